@@ -1,0 +1,56 @@
+# The commands people type. `make demo` and `make test` work on a fresh machine: they build
+# the virtualenv themselves.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+DEMO_ADDR ?= 127.0.0.1:8000
+
+.PHONY: install demo test test-services test-embedded lint format services worker bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# The main job on the embedded default: SQLite under var/, Celery tasks in-process.
+demo: install
+	DEBUG=1 $(BIN)/python manage.py migrate --noinput
+	DEBUG=1 $(BIN)/python manage.py runserver --noreload $(DEMO_ADDR)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+format: install
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+services:
+	bash deploy/ensure-services.sh
+
+# pytest exits 5 when a selection holds no test: that is not a failure of the suite.
+test-services: install services
+	BIBI_TEST_BACKEND=services $(BIN)/pytest $(PYTEST_ARGS) || [ $$? -eq 5 ]
+
+test-embedded: install
+	BIBI_TEST_BACKEND=embedded $(BIN)/pytest -m embedded $(PYTEST_ARGS) || [ $$? -eq 5 ]
+
+test: lint
+	DJANGO_SETTINGS_MODULE=bibi.settings_test $(BIN)/python manage.py makemigrations --check --dry-run
+	$(MAKE) test-services
+	$(MAKE) test-embedded
+
+worker: install services
+	$(BIN)/celery -A bibi worker -Q default,gpu --concurrency 1 -l info
+
+bench: install
+	$(BIN)/python -m fim_engine bench
+	$(BIN)/python -m scoring bench
+
+clean:
+	rm -rf var/test .pytest_cache .mypy_cache .ruff_cache

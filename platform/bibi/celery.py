@@ -1,0 +1,28 @@
+"""The Celery app: two queues, routed by task name.
+
+Tasks named ``gpu.*`` load and run models and go to the ``gpu`` queue; every other task
+(imports, scoring, housekeeping) goes to ``default``. A worker for model work runs
+``celery -A bibi worker -Q gpu``; one for the rest ``-Q default``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bibi.settings")
+
+app = Celery("bibi")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.conf.task_routes = {"gpu.*": {"queue": "gpu"}}
+app.autodiscover_tasks()
+
+GPU_QUEUE = "gpu"
+DEFAULT_QUEUE = "default"
+
+
+@app.task(name="default.ping")
+def ping() -> str:
+    """A task that does nothing but answer: proves a worker consumes from the broker."""
+    return "pong"

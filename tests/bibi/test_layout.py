@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.embedded
+
+
+def test_import_platform_is_the_standard_library():
+    import platform
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"]).resolve()
+    assert Path(platform.__file__).resolve().parent == stdlib
+    assert callable(platform.python_version)
+
+
+def test_the_platform_source_root_is_not_a_package():
+    assert not (REPO_ROOT / "platform" / "__init__.py").exists()
+
+
+def test_no_package_under_platform_has_a_standard_library_name():
+    packages = [
+        p.name
+        for p in (REPO_ROOT / "platform").iterdir()
+        if p.is_dir() and not p.name.startswith((".", "_"))
+    ]
+    assert "bibi" in packages
+    clashes = sorted(set(packages) & set(sys.stdlib_module_names))
+    assert clashes == []
+
+
+@pytest.mark.parametrize("name", ["bibi", "scoring", "fim_engine"])
+def test_each_distribution_package_imports_from_the_checkout(name):
+    module = importlib.import_module(name)
+    assert REPO_ROOT in Path(module.__file__).resolve().parents
+
+
+def test_the_pure_libraries_never_import_django():
+    offenders = [
+        str(path.relative_to(REPO_ROOT))
+        for root in ("scoring", "fim_engine")
+        for path in (REPO_ROOT / root).rglob("*.py")
+        if "import django" in path.read_text() or "from django" in path.read_text()
+    ]
+    assert offenders == []
+
+
+def _run(command: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    import os
+
+    full_env = {**os.environ, "DEBUG": "1", "BIBI_TEST_BACKEND": "embedded", **env}
+    full_env.pop("DJANGO_SETTINGS_MODULE", None)
+    full_env.pop("DATABASE_URL", None)
+    full_env.pop("REDIS_URL", None)
+    full_env["VAR_DIR"] = str(cwd / "var")
+    return subprocess.run(
+        command, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_manage_py_works_from_any_directory(tmp_path):
+    result = _run([sys.executable, str(REPO_ROOT / "manage.py"), "check"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_celery_finds_the_app_from_any_directory(tmp_path):
+    result = _run([sys.executable, "-m", "celery", "-A", "bibi", "report"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "bibi" in result.stdout
+
+
+def test_gunicorn_loads_the_wsgi_app_from_any_directory(tmp_path):
+    gunicorn = Path(sys.executable).with_name("gunicorn")
+    result = _run([str(gunicorn), "--check-config", "bibi.wsgi"], tmp_path)
+    assert result.returncode == 0, result.stderr + result.stdout
