@@ -94,6 +94,8 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "bibi.sharedtasks",
 ]
 
 MIDDLEWARE = [
@@ -160,6 +162,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "bibi.api.exception_handler",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 50),
@@ -178,6 +181,11 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Build It, Break It shared tasks: tasks, phases, datasets, teams, systems and pairs.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI's files come from the sidecar package: the docs page needs no CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
 }
 
 # Celery. With no REDIS_URL, tasks run in-process (the embedded default) so the demo works

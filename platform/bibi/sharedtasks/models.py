@@ -1,0 +1,323 @@
+"""Shared tasks and what they are made of: phases, datasets, teams and who belongs where."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.utils import timezone
+
+DEFAULT_STRATEGY_TAGS = ["morphosyntax", "semantics", "pragmatics", "world_knowledge", "other"]
+
+
+def default_labels() -> list[str]:
+    return ["negative", "positive"]
+
+
+def default_strategy_tags() -> list[str]:
+    return list(DEFAULT_STRATEGY_TAGS)
+
+
+class SharedTask(models.Model):
+    class TaskType(models.TextChoices):
+        TEXT_CLASSIFICATION = "text_classification", "Text classification"
+
+    class WeightMode(models.TextChoices):
+        DEV_ACCURACY = "dev_accuracy", "Dev accuracy (eq. 1 of the 2017 overview)"
+        ORIGINAL_ACCURACY = "original_accuracy", "Accuracy on the team's originals"
+        ORIGINAL_F1 = "original_f1", "Macro-F1 on the team's originals"
+        NONE = "none", "Unweighted"
+
+    class BreakRateMode(models.TextChoices):
+        PAIRS = "pairs", "Breaks per pair"
+        SENTENCES = "sentences", "Breaks per sentence"
+
+    class GuidanceVisibility(models.TextChoices):
+        ORGANIZERS = "organizers", "Organizers only"
+        BREAKERS = "breakers", "Organizers and breaker teams"
+        PUBLIC = "public", "Everyone who can see the task"
+
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=80, unique=True)
+    description = models.TextField(blank=True)
+    is_public = models.BooleanField(
+        default=True, help_text="Anonymous visitors may read the task's public pages."
+    )
+    task_type = models.CharField(
+        max_length=40, choices=TaskType.choices, default=TaskType.TEXT_CLASSIFICATION
+    )
+    labels = models.JSONField(
+        default=default_labels, help_text="The ordered label set, e.g. negative, positive."
+    )
+
+    weight_mode = models.CharField(
+        max_length=20, choices=WeightMode.choices, default=WeightMode.DEV_ACCURACY
+    )
+    break_rate_mode = models.CharField(
+        max_length=20, choices=BreakRateMode.choices, default=BreakRateMode.PAIRS
+    )
+
+    # Minimal-pair rules, checked on submission (defaults let every BACKGROUND.md example pass).
+    pair_min_shared_token_ratio = models.FloatField(default=0.5)
+    pair_max_edit_distance = models.PositiveIntegerField(
+        default=4, help_text="Token edit distance allowed at least, whatever the original's length."
+    )
+    pair_max_edit_ratio = models.FloatField(
+        default=0.35, help_text="Token edit distance allowed as a share of the original's tokens."
+    )
+    pair_require_rationale = models.BooleanField(default=False)
+    pair_max_text_chars = models.PositiveIntegerField(default=1000)
+    strategy_tags = models.JSONField(default=default_strategy_tags)
+
+    guidance_visibility = models.CharField(
+        max_length=20, choices=GuidanceVisibility.choices, default=GuidanceVisibility.BREAKERS
+    )
+    max_systems_per_team = models.PositiveIntegerField(default=3)
+    max_uploads_per_system = models.PositiveIntegerField(default=10)
+    max_pair_sets_per_team = models.PositiveIntegerField(default=10)
+    max_pairs_per_set = models.PositiveIntegerField(default=10_000)
+    allow_anonymous_teams = models.BooleanField(default=True)
+
+    organizers = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="Organizer", related_name="organized_shared_tasks"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        labels = self.labels
+        if not isinstance(labels, list) or len(labels) < 2:
+            raise ValidationError(
+                {"labels": "A task needs an ordered list of at least two labels."}
+            )
+        if any(not isinstance(label, str) or not label.strip() for label in labels):
+            raise ValidationError({"labels": "Every label must be a non-empty string."})
+        if len(set(labels)) != len(labels):
+            raise ValidationError({"labels": "Labels must be distinct."})
+        if not 0 < self.pair_min_shared_token_ratio <= 1:
+            raise ValidationError({"pair_min_shared_token_ratio": "Must be in (0, 1]."})
+        if not 0 < self.pair_max_edit_ratio <= 1:
+            raise ValidationError({"pair_max_edit_ratio": "Must be in (0, 1]."})
+        tags = self.strategy_tags
+        if (
+            not isinstance(tags, list)
+            or not tags
+            or any(not isinstance(t, str) or not t for t in tags)
+        ):
+            raise ValidationError({"strategy_tags": "Give a non-empty list of tag names."})
+
+    def phase_at(self, moment: datetime | None = None) -> Phase | None:
+        """The phase running at ``moment`` (now by default), or None between phases."""
+        moment = moment or timezone.now()
+        return (
+            self.phases.filter(starts_at__lte=moment, ends_at__gt=moment)
+            .order_by("starts_at")
+            .first()
+        )
+
+    @property
+    def results_published(self) -> bool:
+        return self.phases.filter(kind=Phase.Kind.RESULTS, starts_at__lte=timezone.now()).exists()
+
+
+class Organizer(models.Model):
+    shared_task = models.ForeignKey(SharedTask, on_delete=models.CASCADE)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["shared_task", "user"], name="unique_organizer")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} organizes {self.shared_task}"
+
+
+class Phase(models.Model):
+    class Kind(models.TextChoices):
+        BUILD = "build", "Build"
+        BREAK = "break", "Break"
+        CONTEST = "contest", "Contest"
+        RESULTS = "results", "Results"
+
+    shared_task = models.ForeignKey(SharedTask, on_delete=models.CASCADE, related_name="phases")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    starts_at = models.DateTimeField()
+    ends_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["starts_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["shared_task", "kind"], name="one_phase_of_each_kind"),
+            models.CheckConstraint(
+                condition=models.Q(ends_at__gt=models.F("starts_at")), name="phase_ends_after_start"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.shared_task.slug}: {self.kind}"
+
+    def is_open(self, moment: datetime | None = None) -> bool:
+        moment = moment or timezone.now()
+        return self.starts_at <= moment < self.ends_at
+
+
+class Dataset(models.Model):
+    class Split(models.TextChoices):
+        TRAIN = "train", "Training"
+        BLIND_DEV = "blind_dev", "Blind dev"
+        STARTER = "starter", "Starter set"
+
+    shared_task = models.ForeignKey(SharedTask, on_delete=models.CASCADE, related_name="datasets")
+    split = models.CharField(max_length=20, choices=Split.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["shared_task", "split"]
+        constraints = [
+            models.UniqueConstraint(fields=["shared_task", "split"], name="one_dataset_per_split")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.shared_task.slug}: {self.split}"
+
+
+class Example(models.Model):
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="examples")
+    external_id = models.CharField(
+        max_length=200, help_text="The id this example has in the imported file."
+    )
+    text = models.TextField()
+    label = models.CharField(max_length=100)
+    position = models.PositiveIntegerField(help_text="Order of import within the dataset.")
+
+    class Meta:
+        ordering = ["dataset", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dataset", "external_id"], name="unique_example_id_per_dataset"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.external_id}: {self.text[:50]}"
+
+
+class Team(models.Model):
+    class Kind(models.TextChoices):
+        BUILDER = "builder", "Builder"
+        BREAKER = "breaker", "Breaker"
+
+    shared_task = models.ForeignKey(SharedTask, on_delete=models.CASCADE, related_name="teams")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    name = models.CharField(max_length=120)
+    is_anonymous = models.BooleanField(
+        default=False,
+        help_text="Show an alias instead of the name to everyone outside the team and the organizers.",
+    )
+    alias = models.CharField(max_length=60, help_text="The name shown when the team is anonymous.")
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="Membership", related_name="teams"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["shared_task", "kind", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["shared_task", "name"], name="unique_team_name_per_task"
+            ),
+            models.UniqueConstraint(
+                fields=["shared_task", "alias"], name="unique_team_alias_per_task"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def public_name(self) -> str:
+        return self.alias if self.is_anonymous else self.name
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        OWNER = "owner", "Owner"
+        MEMBER = "member", "Member"
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    # Denormalized so the database itself keeps a user to one team per shared task.
+    shared_task = models.ForeignKey(
+        SharedTask, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=20, choices=Role.choices, default=Role.MEMBER)
+    joined_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["shared_task", "user"], name="one_team_per_user_per_task"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.team} ({self.role})"
+
+
+def new_invitation_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+class Invitation(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="invitations")
+    token = models.CharField(max_length=64, unique=True, default=new_invitation_token)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"invitation to {self.team}"
+
+
+class AuditLogEntry(models.Model):
+    """What an organizer did, when, to what. Written by services, never edited."""
+
+    shared_task = models.ForeignKey(SharedTask, on_delete=models.CASCADE, related_name="audit_log")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    action = models.CharField(max_length=60)
+    target = models.CharField(
+        max_length=200, help_text="What the action was done to, e.g. 'phase:break'."
+    )
+    details = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "audit log entries"
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M} {self.actor}: {self.action} {self.target}"
