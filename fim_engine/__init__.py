@@ -1,0 +1,56 @@
+"""fim_engine: safe loading, batched inference, exact λmax and token hints for bibi systems.
+
+A plain library (it never imports Django). The public API:
+
+* :func:`check_model_dir` → :class:`ModelFormat`: static inspection of an upload.
+* :func:`load_system` → :class:`System`: ``predict``, ``fisher``, ``attributions``.
+* :func:`fisher_lambda_max`: the λmax / top-eigenvector algorithm on any differentiable model.
+* :func:`integrated_gradients`: word attributions along the embedding path.
+* :func:`dense_fisher`: Algorithm 1 of the FIM paper (dense G), the slow reference.
+* :func:`train_system`: baseline builders (bow, cnn, bilstm, minilm).
+* exceptions in :mod:`fim_engine.errors`, all subclasses of :class:`ModelFormatError`.
+
+Example:
+    >>> from fim_engine import load_system
+    >>> system = load_system("models/cnn/")
+    >>> system.fisher(["a gorgeous, witty film"])[0].lambda_max
+    0.0123
+"""
+
+from __future__ import annotations
+
+from fim_engine.errors import (
+    LabelCountError,
+    MissingFileError,
+    MissingTokenizerError,
+    MissingWeightsError,
+    ModelFormatError,
+    PaddingSensitiveModelError,
+    PickledWeightsError,
+    RemoteCodeError,
+    UnknownArchitectureError,
+    WeightShapeError,
+)
+from fim_engine.fisher import FisherResult, fisher_lambda_max
+from fim_engine.formats import ModelFormat, check_model_dir
+from fim_engine.system import PredictionBatch, System, load_system
+
+__all__ = [
+    "FisherResult",
+    "LabelCountError",
+    "MissingFileError",
+    "MissingTokenizerError",
+    "MissingWeightsError",
+    "ModelFormat",
+    "ModelFormatError",
+    "PaddingSensitiveModelError",
+    "PickledWeightsError",
+    "PredictionBatch",
+    "RemoteCodeError",
+    "System",
+    "UnknownArchitectureError",
+    "WeightShapeError",
+    "check_model_dir",
+    "fisher_lambda_max",
+    "load_system",
+]

@@ -1,0 +1,36 @@
+"""The contract between :class:`fim_engine.System` and a model family."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import torch
+from torch import nn
+
+from fim_engine._encoding import EncodedBatch, TokenizedText
+
+
+class Backend(Protocol):
+    """A loaded model of one family (bibi-native or transformers).
+
+    Contract: ``logits`` and ``logits_from_embeddings`` return B×C logits and treat each row
+    independently (eval mode, padding masked), so a text scores the same alone or in a batch.
+    """
+
+    kind: str
+    architecture: str
+    labels: list[str]
+    pad_id: int
+    max_length: int
+
+    @property
+    def module(self) -> nn.Module: ...
+
+    def tokenize(self, texts: Sequence[str], max_length: int) -> list[TokenizedText]: ...
+
+    def input_embeddings(self, batch: EncodedBatch) -> torch.Tensor: ...
+
+    def logits_from_embeddings(self, embeds: torch.Tensor, batch: EncodedBatch) -> torch.Tensor: ...
+
+    def logits(self, batch: EncodedBatch) -> torch.Tensor: ...

@@ -1,0 +1,102 @@
+"""Tokenized texts, padded batches and word-level aggregation, shared by every backend."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+
+@dataclass(frozen=True)
+class TokenizedText:
+    """One text after tokenization, before padding.
+
+    ``word_index[t]`` is the word that token ``t`` belongs to, or -1 for tokens a breaker cannot
+    edit ([CLS], [SEP], ...). ``words`` holds the surface form of each word, in text order.
+    """
+
+    input_ids: list[int]
+    word_index: list[int]
+    words: list[str]
+    truncated: bool
+    token_type_ids: list[int] | None = None
+
+
+@dataclass
+class EncodedBatch:
+    """A right-padded batch of B texts of at most L tokens.
+
+    Shapes: ``input_ids``, ``attention_mask``, ``word_index`` and ``token_type_ids`` are B×L;
+    ``editable`` (B×L bool) marks the text's own tokens: not special tokens, not padding.
+    """
+
+    input_ids: torch.Tensor
+    attention_mask: torch.Tensor
+    editable: torch.Tensor
+    word_index: torch.Tensor
+    token_type_ids: torch.Tensor | None
+    words: list[list[str]]
+    truncated: list[bool]
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+
+def collate(items: Sequence[TokenizedText], *, pad_id: int, device: torch.device) -> EncodedBatch:
+    """Pad ``items`` on the right into one :class:`EncodedBatch` on ``device``."""
+    width = max(1, max(len(item.input_ids) for item in items))
+    shape = (len(items), width)
+    input_ids = torch.full(shape, pad_id, dtype=torch.long)
+    attention_mask = torch.zeros(shape, dtype=torch.long)
+    word_index = torch.full(shape, -1, dtype=torch.long)
+    has_types = all(item.token_type_ids is not None for item in items)
+    token_type_ids = torch.zeros(shape, dtype=torch.long) if has_types else None
+    for row, item in enumerate(items):
+        n = len(item.input_ids)
+        input_ids[row, :n] = torch.tensor(item.input_ids, dtype=torch.long)
+        attention_mask[row, :n] = 1
+        word_index[row, :n] = torch.tensor(item.word_index, dtype=torch.long)
+        if token_type_ids is not None and item.token_type_ids is not None:
+            token_type_ids[row, :n] = torch.tensor(item.token_type_ids, dtype=torch.long)
+    return EncodedBatch(
+        input_ids=input_ids.to(device),
+        attention_mask=attention_mask.to(device),
+        editable=(word_index >= 0).to(device),
+        word_index=word_index.to(device),
+        token_type_ids=None if token_type_ids is None else token_type_ids.to(device),
+        words=[list(item.words) for item in items],
+        truncated=[item.truncated for item in items],
+    )
+
+
+def length_sorted_batches(items: Sequence[TokenizedText], batch_size: int) -> Iterator[list[int]]:
+    """Yield index lists of at most ``batch_size`` items of similar length.
+
+    Sorting by length keeps padding (wasted compute) small; callers put results back in input
+    order, and since padding is masked the grouping does not change any value beyond rounding.
+    """
+    order = sorted(range(len(items)), key=lambda i: len(items[i].input_ids))
+    for start in range(0, len(order), batch_size):
+        yield order[start : start + batch_size]
+
+
+def word_scores(
+    token_scores: np.ndarray, word_index: np.ndarray, num_words: int, *, how: str
+) -> np.ndarray:
+    """Aggregate per-token scores (L,) to per-word scores (num_words,).
+
+    ``how="norm"`` treats the scores as norms of disjoint blocks of one vector and returns the
+    norm of each word's block (sqrt of the sum of squares); ``how="sum"`` adds them, as
+    integrated-gradients attributions add up. Tokens with ``word_index < 0`` are ignored.
+    """
+    keep = word_index >= 0
+    out = np.zeros(num_words, dtype=np.float64)
+    if how == "norm":
+        np.add.at(out, word_index[keep], np.square(token_scores[keep]))
+        return np.sqrt(out)
+    if how == "sum":
+        np.add.at(out, word_index[keep], token_scores[keep])
+        return out
+    raise ValueError(f"unknown aggregation {how!r}")

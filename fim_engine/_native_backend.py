@@ -1,0 +1,62 @@
+"""Backend for bibi-native directories: words are tokens, no special tokens."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from fim_engine._encoding import EncodedBatch, TokenizedText
+from fim_engine.native import (
+    NativeClassifier,
+    NativeConfig,
+    Vocabulary,
+    load_native_model,
+    split_words,
+)
+
+
+class NativeBackend:
+    kind = "bibi-native"
+    pad_id = 0
+    # Native models have no position table, so length is bounded only by the caller.
+    max_length = 1_000_000
+
+    def __init__(self, model: NativeClassifier, config: NativeConfig, vocab: Vocabulary) -> None:
+        self.module = model.eval()
+        self.config = config
+        self.vocab = vocab
+        self.architecture = config.architecture
+        self.labels = list(config.labels)
+
+    @classmethod
+    def load(cls, path: str | Path, *, dtype: torch.dtype) -> NativeBackend:
+        model, config, vocab = load_native_model(path, dtype=dtype)
+        return cls(model, config, vocab)
+
+    def tokenize(self, texts: Sequence[str], max_length: int) -> list[TokenizedText]:
+        items = []
+        for text in texts:
+            spans = split_words(text, lowercase=self.config.lowercase)
+            kept = spans[:max_length]
+            # Report the words as written in the text, not lowercased.
+            words = [text[start:end] for _, start, end in kept]
+            items.append(
+                TokenizedText(
+                    input_ids=self.vocab.ids(word for word, _, _ in kept),
+                    word_index=list(range(len(kept))),
+                    words=words,
+                    truncated=len(spans) > len(kept),
+                )
+            )
+        return items
+
+    def input_embeddings(self, batch: EncodedBatch) -> torch.Tensor:
+        return self.module.embedding(batch.input_ids)
+
+    def logits_from_embeddings(self, embeds: torch.Tensor, batch: EncodedBatch) -> torch.Tensor:
+        return self.module.forward_embeddings(embeds, batch.input_ids, batch.attention_mask.bool())
+
+    def logits(self, batch: EncodedBatch) -> torch.Tensor:
+        return self.module(batch.input_ids, batch.attention_mask.bool())

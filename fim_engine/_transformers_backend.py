@@ -1,0 +1,149 @@
+"""Backend for transformers directories: any ``*ForSequenceClassification`` transformers knows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+import transformers
+from transformers import AutoConfig, AutoTokenizer
+
+from fim_engine._encoding import EncodedBatch, TokenizedText
+from fim_engine.errors import (
+    LabelCountError,
+    MissingTokenizerError,
+    MissingWeightsError,
+    WeightShapeError,
+)
+
+# Keys every loader call carries: no network, no code from the directory, no pickles.
+SAFE_LOADING = {"local_files_only": True, "trust_remote_code": False}
+
+
+def config_labels(config: Any) -> list[str]:
+    """Label names in label-index order, from ``config.id2label``."""
+    id2label = {int(k): str(v) for k, v in (config.id2label or {}).items()}
+    if sorted(id2label) != list(range(config.num_labels)):
+        raise LabelCountError(
+            f"config.json: id2label must name labels 0 .. {config.num_labels - 1} (num_labels = "
+            f"{config.num_labels}), got ids {sorted(id2label)}"
+        )
+    return [id2label[i] for i in range(config.num_labels)]
+
+
+class TransformersBackend:
+    kind = "transformers"
+
+    def __init__(self, model: Any, tokenizer: Any) -> None:
+        self.module = model.eval()
+        self.tokenizer = tokenizer
+        self.architecture = type(model).__name__
+        self.labels = config_labels(model.config)
+        pad_id = tokenizer.pad_token_id
+        self.pad_id = int(pad_id) if pad_id is not None else 0
+        candidates = (
+            getattr(model.config, "max_position_embeddings", None),
+            tokenizer.model_max_length,
+        )
+        # Tokenizers without a limit report a huge sentinel (int(1e30)); ignore it.
+        limits = [x for x in candidates if isinstance(x, int) and 0 < x < 1_000_000]
+        self.max_length = min(limits, default=1_000_000)
+
+    @classmethod
+    def load(cls, path: str | Path, *, dtype: torch.dtype) -> TransformersBackend:
+        path = Path(path)
+        config = AutoConfig.from_pretrained(path, **SAFE_LOADING)
+        model_class = getattr(transformers, config.architectures[0])
+        model, info = model_class.from_pretrained(
+            path,
+            config=config,
+            use_safetensors=True,
+            output_loading_info=True,
+            dtype=dtype,
+            **SAFE_LOADING,
+        )
+        if info["mismatched_keys"]:
+            key, found, expected = sorted(info["mismatched_keys"])[0]
+            raise WeightShapeError(
+                f"model.safetensors: tensor {key!r} has shape {tuple(found)}, the config implies {tuple(expected)}"
+            )
+        if info["missing_keys"]:
+            missing = ", ".join(sorted(info["missing_keys"])[:5])
+            raise MissingWeightsError(
+                f"model.safetensors lacks {missing}: upload the fine-tuned classifier, "
+                "not a bare encoder, so that no weights are initialised at random"
+            )
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(path, **SAFE_LOADING)
+        except (OSError, ValueError) as error:
+            raise MissingTokenizerError(
+                f"the tokenizer files could not be loaded: {error}"
+            ) from error
+        for parameter in model.parameters():
+            parameter.requires_grad_(False)
+        return cls(model, tokenizer)
+
+    def tokenize(self, texts: Sequence[str], max_length: int) -> list[TokenizedText]:
+        limit = min(max_length, self.max_length)
+        full = self.tokenizer(list(texts), truncation=False, verbose=False)
+        items = []
+        for row, text in enumerate(texts):
+            encoding, index = full, row
+            if len(full["input_ids"][row]) > limit:
+                # Rare, so re-tokenizing only the long texts is cheaper than always asking
+                # the tokenizer for overflow information.
+                encoding = self.tokenizer([text], truncation=True, max_length=limit)
+                index = 0
+            items.append(self._item(encoding, index, text, truncated=encoding is not full))
+        return items
+
+    def _item(self, encoding: Any, row: int, text: str, *, truncated: bool) -> TokenizedText:
+        input_ids = list(encoding["input_ids"][row])
+        types = encoding.get("token_type_ids")
+        token_type_ids = list(types[row]) if types is not None else None
+        if self.tokenizer.is_fast:
+            raw = encoding.word_ids(row)
+            special = self.tokenizer.get_special_tokens_mask(
+                input_ids, already_has_special_tokens=True
+            )
+            order: dict[int, int] = {}
+            words: list[str] = []
+            word_index = []
+            for token, word in enumerate(raw):
+                if word is None or special[token]:
+                    word_index.append(-1)
+                    continue
+                if word not in order:
+                    order[word] = len(order)
+                    span = encoding.word_to_chars(row, word)
+                    words.append(text[span.start : span.end])
+                word_index.append(order[word])
+        else:
+            # Without a fast tokenizer there is no word alignment: each piece is its own word.
+            special = self.tokenizer.get_special_tokens_mask(
+                input_ids, already_has_special_tokens=True
+            )
+            pieces = self.tokenizer.convert_ids_to_tokens(input_ids)
+            word_index, words = [], []
+            for token, is_special in enumerate(special):
+                word_index.append(-1 if is_special else len(words))
+                if not is_special:
+                    words.append(pieces[token])
+        return TokenizedText(input_ids, word_index, words, truncated, token_type_ids)
+
+    def _inputs(self, batch: EncodedBatch) -> dict[str, torch.Tensor]:
+        inputs = {"attention_mask": batch.attention_mask}
+        if batch.token_type_ids is not None:
+            inputs["token_type_ids"] = batch.token_type_ids
+        return inputs
+
+    def input_embeddings(self, batch: EncodedBatch) -> torch.Tensor:
+        return self.module.get_input_embeddings()(batch.input_ids)
+
+    def logits_from_embeddings(self, embeds: torch.Tensor, batch: EncodedBatch) -> torch.Tensor:
+        return self.module(inputs_embeds=embeds, **self._inputs(batch)).logits
+
+    def logits(self, batch: EncodedBatch) -> torch.Tensor:
+        return self.module(input_ids=batch.input_ids, **self._inputs(batch)).logits

@@ -1,0 +1,345 @@
+"""Static inspection of an uploaded model directory, before anything is loaded or run.
+
+:func:`check_model_dir` reads file names, JSON configs and safetensors headers only: it never
+unpickles, never reads tensor data and never imports code from the directory. The upload
+service calls it first; :func:`fim_engine.load_system` calls it again before loading.
+
+Example:
+    >>> fmt = check_model_dir("upload/", expected_num_labels=2)
+    >>> fmt.kind, fmt.architecture, fmt.labels
+    ('transformers', 'BertForSequenceClassification', ['negative', 'positive'])
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from fim_engine.errors import (
+    LabelCountError,
+    MissingFileError,
+    MissingTokenizerError,
+    MissingWeightsError,
+    ModelFormatError,
+    PickledWeightsError,
+    RemoteCodeError,
+    UnknownArchitectureError,
+    WeightShapeError,
+)
+from fim_engine.native import (
+    ARCHITECTURES,
+    NATIVE_FORMAT,
+    Vocabulary,
+    expected_native_shapes,
+    read_native_config,
+)
+
+PICKLE_SUFFIXES = {".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".joblib", ".dill"}
+CODE_SUFFIXES = {".py", ".pyc", ".pyo", ".pyd", ".so", ".dll", ".dylib", ".ipynb"}
+SENTENCEPIECE_FILES = ("spiece.model", "sentencepiece.bpe.model", "tokenizer.model", "source.spm")
+_SAFE_SAVE_HINT = (
+    "Save the weights with safetensors (model.save_pretrained(dir, safe_serialization=True)) "
+    "and upload model.safetensors instead."
+)
+
+
+@dataclass(frozen=True)
+class ModelFormat:
+    """What :func:`check_model_dir` found: the format, architecture and labels of a directory.
+
+    ``kind`` is ``"transformers"`` or ``"bibi-native"``; ``architecture`` is e.g.
+    ``"BertForSequenceClassification"`` or ``"cnn"``; ``labels`` are in label-index order.
+    """
+
+    path: Path
+    kind: str
+    architecture: str
+    labels: list[str]
+
+
+def check_model_dir(path: str | Path, *, expected_num_labels: int | None = None) -> ModelFormat:
+    """Inspect a model directory without loading weights or running anything.
+
+    Refuses: links, pickled files anywhere (by name or by content), Python files and
+    ``auto_map`` (remote code), missing config, weights or tokenizer, architectures bibi cannot
+    build, tensors whose shapes disagree with the config, and label lists that disagree with
+    the classifier or with ``expected_num_labels``.
+
+    Raises:
+        ModelFormatError: a subclass from :mod:`fim_engine.errors`, with a message for the builder.
+
+    Example:
+        >>> check_model_dir("models/cnn/").architecture
+        'cnn'
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise MissingFileError(f"{root} is not a directory")
+    files = list(_walk(root))
+    for file in files:
+        _refuse_unsafe_file(root, file)
+    config = _read_json(root / "config.json", required=True)
+    for file in files:
+        if file.suffix == ".json":
+            data = config if file == root / "config.json" else _read_json(file, required=False)
+            if _has_key(data, "auto_map"):
+                raise RemoteCodeError(
+                    f'{file.relative_to(root)} has an "auto_map" entry, which asks to run the model\'s own '
+                    "Python code; bibi never runs uploaded code. Use an architecture that transformers ships "
+                    "and remove auto_map."
+                )
+    if config.get("format") == NATIVE_FORMAT:
+        model_format = _check_native(root)
+    else:
+        model_format = _check_transformers(root, config)
+    labels = model_format.labels
+    if len(set(labels)) != len(labels):
+        raise LabelCountError(f"config.json: label names must be distinct, got {labels}")
+    if expected_num_labels is not None and len(labels) != expected_num_labels:
+        raise LabelCountError(
+            f"config.json declares {len(labels)} labels ({', '.join(labels)}) but the shared task has "
+            f"{expected_num_labels}"
+        )
+    return model_format
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    for entry in sorted(root.rglob("*")):
+        if entry.is_symlink():
+            raise ModelFormatError(
+                f"{entry.relative_to(root)} is a link; upload regular files only"
+            )
+        if entry.is_file():
+            yield entry
+
+
+def _refuse_unsafe_file(root: Path, file: Path) -> None:
+    name = file.relative_to(root)
+    suffix = file.suffix.lower()
+    if suffix in PICKLE_SUFFIXES or _looks_pickled(file):
+        raise PickledWeightsError(
+            f"{name} is a pickled file; bibi never unpickles uploads. {_SAFE_SAVE_HINT}"
+        )
+    if suffix in CODE_SUFFIXES:
+        raise RemoteCodeError(
+            f"{name} is code; bibi never runs uploaded code. Remove it from the upload."
+        )
+
+
+def _looks_pickled(file: Path) -> bool:
+    """Sniff content, so renaming ``model.bin`` to ``weights.dat`` does not get a pickle through."""
+    if file.suffix == ".safetensors":
+        # A safetensors file starts with its header length, which may look like a pickle opcode.
+        return False
+    with file.open("rb") as handle:
+        head = handle.read(2)
+    if len(head) == 2 and head[0] == 0x80 and 2 <= head[1] <= 5:
+        return True
+    if head == b"PK" and zipfile.is_zipfile(file):
+        # torch.save writes a zip archive with a data.pkl inside.
+        with zipfile.ZipFile(file) as archive:
+            return any(member.endswith(".pkl") for member in archive.namelist())
+    return False
+
+
+def _read_json(file: Path, *, required: bool) -> dict[str, Any]:
+    if not file.is_file():
+        if required:
+            raise MissingFileError(f"{file.name} is missing: every model directory needs one")
+        return {}
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        if required:
+            raise ModelFormatError(f"{file.name} is not valid UTF-8 JSON: {error}") from error
+        return {}
+    if not isinstance(data, dict):
+        if required:
+            raise ModelFormatError(f"{file.name} must hold a JSON object")
+        return {}
+    return data
+
+
+def _has_key(data: Any, key: str) -> bool:
+    if isinstance(data, dict):
+        return key in data or any(_has_key(value, key) for value in data.values())
+    if isinstance(data, list):
+        return any(_has_key(value, key) for value in data)
+    return False
+
+
+def read_safetensors_header(file: Path) -> dict[str, tuple[int, ...]]:
+    """Tensor name → shape from a safetensors header, without reading tensor data."""
+    size = file.stat().st_size
+    with file.open("rb") as handle:
+        prefix = handle.read(8)
+        if len(prefix) < 8:
+            raise ModelFormatError(f"{file.name} is not a safetensors file (too short)")
+        (length,) = struct.unpack("<Q", prefix)
+        if length > min(size - 8, 100_000_000):
+            raise ModelFormatError(f"{file.name} is not a safetensors file (bad header length)")
+        try:
+            header = json.loads(handle.read(length).decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ModelFormatError(
+                f"{file.name} is not a safetensors file (unreadable header)"
+            ) from error
+    if not isinstance(header, dict):
+        raise ModelFormatError(f"{file.name} is not a safetensors file (header is not an object)")
+    shapes = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
+        shape = entry.get("shape") if isinstance(entry, dict) else None
+        if (
+            not isinstance(shape, list)
+            or not isinstance(offsets, list)
+            or len(offsets) != 2
+            or not all(isinstance(x, int) and x >= 0 for x in [*shape, *offsets])
+            or offsets[1] > size - 8 - length
+        ):
+            raise ModelFormatError(f"{file.name}: tensor {name!r} has a malformed header entry")
+        shapes[name] = tuple(shape)
+    return shapes
+
+
+def _weights(root: Path) -> dict[str, tuple[int, ...]]:
+    files = sorted(root.glob("*.safetensors"))
+    if not files:
+        raise MissingFileError(
+            f"model.safetensors is missing: upload the weights in safetensors format. {_SAFE_SAVE_HINT}"
+        )
+    shapes: dict[str, tuple[int, ...]] = {}
+    for file in files:
+        shapes.update(read_safetensors_header(file))
+    return shapes
+
+
+def _check_native(root: Path) -> ModelFormat:
+    config = read_native_config(root)
+    vocab = Vocabulary.load(root / "vocab.json")
+    found = _weights(root)
+    expected = expected_native_shapes(config, len(vocab))
+    output_rows = expected["output.weight"][0]
+    found_rows = found.get("output.weight", (output_rows,))[0]
+    if found_rows != output_rows:
+        raise LabelCountError(
+            f"config.json lists {len(config.labels)} labels but output.weight in model.safetensors has "
+            f"{found_rows} rows (one per label)"
+        )
+    for name, shape in expected.items():
+        if name not in found:
+            raise MissingWeightsError(
+                f"model.safetensors lacks tensor {name!r} of the {config.architecture} architecture"
+            )
+        if found[name] != shape:
+            extra = (
+                " (rows must match the size of vocab.json)" if name == "embedding.weight" else ""
+            )
+            raise WeightShapeError(
+                f"model.safetensors: tensor {name!r} has shape {found[name]}, config.json implies {shape}{extra}"
+            )
+    unexpected = sorted(set(found) - set(expected))
+    if unexpected:
+        raise WeightShapeError(
+            f"model.safetensors holds tensor {unexpected[0]!r}, which the {config.architecture} architecture "
+            f"with this config.json does not have (architectures: {', '.join(ARCHITECTURES)})"
+        )
+    return ModelFormat(root, NATIVE_FORMAT, config.architecture, list(config.labels))
+
+
+def _has_tokenizer(root: Path) -> bool:
+    names = {file.name for file in root.iterdir()}
+    return (
+        "tokenizer.json" in names
+        or "vocab.txt" in names
+        or {"vocab.json", "merges.txt"} <= names
+        or any(name in names for name in SENTENCEPIECE_FILES)
+    )
+
+
+def _check_transformers(root: Path, raw: dict[str, Any]) -> ModelFormat:
+    import transformers
+    from transformers import AutoConfig
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES,
+    )
+
+    from fim_engine._transformers_backend import SAFE_LOADING, config_labels
+
+    architectures = raw.get("architectures")
+    if (
+        not isinstance(architectures, list)
+        or len(architectures) != 1
+        or not isinstance(architectures[0], str)
+    ):
+        raise UnknownArchitectureError(
+            'config.json must name exactly one architecture, e.g. "architectures": '
+            '["BertForSequenceClassification"] (for a bibi-native model, set "format": "bibi-native")'
+        )
+    name = architectures[0]
+    known = set(MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES.values())
+    if name not in known or not hasattr(transformers, name):
+        raise UnknownArchitectureError(
+            f"config.json: architecture {name!r} is not a sequence classifier known to transformers "
+            f"{transformers.__version__}; use a *ForSequenceClassification class such as BertForSequenceClassification"
+        )
+    if not _has_tokenizer(root):
+        raise MissingTokenizerError(
+            "no tokenizer files: include tokenizer.json (tokenizer.save_pretrained(dir) writes it), "
+            "or vocab.txt, or vocab.json with merges.txt, or a sentencepiece model"
+        )
+    try:
+        config = AutoConfig.from_pretrained(root, **SAFE_LOADING)
+    except (ValueError, KeyError, OSError) as error:
+        raise UnknownArchitectureError(
+            f"config.json could not be read by transformers: {error}"
+        ) from error
+    labels = config_labels(config)
+    _check_transformers_shapes(root, getattr(transformers, name), config, len(labels))
+    return ModelFormat(root, "transformers", name, labels)
+
+
+def _check_transformers_shapes(root: Path, model_class: Any, config: Any, num_labels: int) -> None:
+    found = _weights(root)
+    with torch.device("meta"):
+        model = model_class(config)
+    expected = {key: tuple(value.shape) for key, value in model.state_dict().items()}
+    prefix = f"{model.base_model_prefix}." if model.base_model_prefix else ""
+
+    def lookup(key: str) -> tuple[int, ...] | None:
+        if key in found:
+            return found[key]
+        # Encoders saved without their wrapper name the base weights without the prefix.
+        if prefix and key.startswith(prefix):
+            return found.get(key[len(prefix) :])
+        return None
+
+    for key, shape in expected.items():
+        actual = lookup(key)
+        is_head = not (prefix and key.startswith(prefix))
+        if actual is None:
+            if is_head:
+                raise MissingWeightsError(
+                    f"model.safetensors has no {key!r}: upload the fine-tuned classifier, not a bare encoder, "
+                    "so that no weights are initialised at random"
+                )
+            continue
+        if actual == shape:
+            continue
+        if is_head and shape and shape[0] == num_labels and actual[0] != num_labels:
+            raise LabelCountError(
+                f"config.json declares {num_labels} labels (id2label) but {key} in model.safetensors has "
+                f"{actual[0]} rows (one per label)"
+            )
+        raise WeightShapeError(
+            f"model.safetensors: tensor {key!r} has shape {actual}, config.json implies {shape}"
+        )

@@ -1,0 +1,279 @@
+"""A hosted system: one interface over every model family (predict, fisher, attributions).
+
+Example:
+    >>> system = load_system("models/team-7/", expected_num_labels=2)
+    >>> system.labels
+    ['negative', 'positive']
+    >>> batch = system.predict(["a gorgeous, witty film", "flat and tedious"])
+    >>> batch.probabilities.shape
+    (2, 2)
+    >>> [r.lambda_max for r in system.fisher(["a gorgeous, witty film"])]
+    [0.0123]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+
+from fim_engine._backend import Backend
+from fim_engine._encoding import (
+    EncodedBatch,
+    TokenizedText,
+    collate,
+    length_sorted_batches,
+    word_scores,
+)
+from fim_engine._native_backend import NativeBackend
+from fim_engine.errors import LabelCountError, PaddingSensitiveModelError
+from fim_engine.fisher import FisherResult, fisher_lambda_max
+from fim_engine.formats import check_model_dir
+
+if TYPE_CHECKING:
+    from fim_engine.attributions import WordAttributions
+
+
+@dataclass(frozen=True)
+class PredictionBatch:
+    """Predictions for N texts, in input order.
+
+    ``probabilities`` is N×C float64 in the order of ``label_names``; ``labels`` holds the
+    predicted (argmax) label of each text; ``truncated[i]`` is True when text i was cut to the
+    system's maximum length before it was scored.
+    """
+
+    label_names: list[str]
+    probabilities: np.ndarray
+    labels: list[str]
+    truncated: list[bool]
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+def default_device() -> torch.device:
+    """CUDA when available, else CPU."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class System:
+    """A loaded, ready-to-run classifier. Build it with :func:`load_system`.
+
+    Inference runs in eval mode without gradients on parameters, in batches of ``batch_size``
+    texts grouped by length and padded with masks; texts longer than ``max_length`` tokens
+    (including special tokens) are truncated and reported as such.
+    """
+
+    def __init__(
+        self, backend: Backend, *, device: torch.device, batch_size: int, max_length: int
+    ) -> None:
+        if batch_size < 1 or max_length < 1:
+            raise ValueError("batch_size and max_length must be positive")
+        self.backend = backend
+        self.device = device
+        self.batch_size = batch_size
+        self.max_length = min(max_length, backend.max_length)
+        backend.module.to(device).eval()
+        for parameter in backend.module.parameters():
+            parameter.requires_grad_(False)
+
+    @property
+    def labels(self) -> list[str]:
+        """Label names in the model's label-index order."""
+        return list(self.backend.labels)
+
+    @property
+    def num_labels(self) -> int:
+        return len(self.backend.labels)
+
+    @property
+    def format(self) -> str:
+        """``"transformers"`` or ``"bibi-native"``."""
+        return self.backend.kind
+
+    @property
+    def architecture(self) -> str:
+        return self.backend.architecture
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return next(self.backend.module.parameters()).dtype
+
+    # The embedding path: the functions λmax, hints and attributions differentiate.
+
+    def encode(self, texts: Sequence[str]) -> EncodedBatch:
+        """Tokenize and pad ``texts`` (in the given order) into one batch on the system's device."""
+        return collate(
+            self.backend.tokenize(texts, self.max_length),
+            pad_id=self.backend.pad_id,
+            device=self.device,
+        )
+
+    def input_embeddings(self, batch: EncodedBatch) -> torch.Tensor:
+        """B×L×d input word embeddings of ``batch`` (the x of the Fisher metric)."""
+        return self.backend.input_embeddings(batch)
+
+    def logits_from_embeddings(self, embeds: torch.Tensor, batch: EncodedBatch) -> torch.Tensor:
+        """B×C logits for input embeddings ``embeds`` (B×L×d) in place of the batch's own."""
+        return self.backend.logits_from_embeddings(embeds, batch)
+
+    def batches(self, texts: Sequence[str]) -> Iterator[tuple[list[int], EncodedBatch]]:
+        """Yield ``(indices into texts, batch)`` for length-grouped batches of ``batch_size``."""
+        items: list[TokenizedText] = self.backend.tokenize(texts, self.max_length)
+        for indices in length_sorted_batches(items, self.batch_size):
+            chosen = [items[i] for i in indices]
+            yield indices, collate(chosen, pad_id=self.backend.pad_id, device=self.device)
+
+    # The interface the platform uses.
+
+    def predict(self, texts: Sequence[str]) -> PredictionBatch:
+        """Class probabilities for each text.
+
+        Args:
+            texts: N strings.
+
+        Returns:
+            :class:`PredictionBatch` with N×C probabilities in input order.
+
+        Example:
+            >>> system.predict(["a gorgeous film"]).labels
+            ['positive']
+        """
+        texts = list(texts)
+        probabilities = np.zeros((len(texts), self.num_labels), dtype=np.float64)
+        truncated = [False] * len(texts)
+        with torch.inference_mode():
+            for indices, batch in self.batches(texts):
+                logits = self.backend.logits(batch)
+                probabilities[indices] = torch.softmax(logits.double(), dim=-1).cpu().numpy()
+                for row, i in enumerate(indices):
+                    truncated[i] = batch.truncated[row]
+        names = self.labels
+        labels = [names[i] for i in probabilities.argmax(axis=1)] if texts else []
+        return PredictionBatch(names, probabilities, labels, truncated)
+
+    def fisher(self, texts: Sequence[str], *, hints: bool = True) -> list[FisherResult]:
+        """λmax of the Fisher metric w.r.t. each text's own word embeddings, with word hints.
+
+        Args:
+            texts: N strings.
+            hints: compute per-word hints (cheap; False leaves ``hints`` empty).
+
+        Returns:
+            N :class:`FisherResult` in input order.
+
+        Example:
+            >>> result = system.fisher(["it is n't bad at all"])[0]
+            >>> max(result.hints, key=lambda h: h[1])
+            ("n't", 0.71)
+        """
+        texts = list(texts)
+        results: list[FisherResult | None] = [None] * len(texts)
+        names = self.labels
+        with torch.enable_grad():
+            for indices, batch in self.batches(texts):
+                embeds = self.input_embeddings(batch).detach().requires_grad_(True)
+                logits = self.logits_from_embeddings(embeds, batch)
+                lam, scores = fisher_lambda_max(logits, embeds, batch.editable, token_scores=hints)
+                probs = torch.softmax(logits.detach().double(), dim=-1).cpu().numpy()
+                lam_values = lam.cpu().numpy()
+                score_rows = scores.cpu().numpy() if scores is not None else None
+                word_rows = batch.word_index.cpu().numpy()
+                for row, i in enumerate(indices):
+                    words = batch.words[row]
+                    word_hints: list[tuple[str, float]] = []
+                    if score_rows is not None:
+                        per_word = word_scores(
+                            score_rows[row], word_rows[row], len(words), how="norm"
+                        )
+                        word_hints = [(w, float(s)) for w, s in zip(words, per_word, strict=True)]
+                    results[i] = FisherResult(
+                        lambda_max=float(lam_values[row]),
+                        hints=word_hints,
+                        truncated=batch.truncated[row],
+                        label=names[int(probs[row].argmax())],
+                        probabilities=probs[row],
+                    )
+        return [r for r in results if r is not None]
+
+    def attributions(
+        self, texts: Sequence[str], *, steps: int = 50, target: str | None = None
+    ) -> list[WordAttributions]:
+        """Integrated-gradients attributions per word; see :func:`fim_engine.integrated_gradients`."""
+        from fim_engine.attributions import integrated_gradients
+
+        return integrated_gradients(self, texts, steps=steps, target=target)
+
+
+def load_system(
+    path: str | Path,
+    *,
+    device: str | torch.device | None = None,
+    batch_size: int = 32,
+    max_length: int = 128,
+    expected_num_labels: int | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> System:
+    """Check and load a model directory (transformers or bibi-native format).
+
+    Args:
+        path: the model directory.
+        device: ``"cpu"``, ``"cuda"``, ...; default CUDA when available, else CPU.
+        batch_size: texts per forward pass.
+        max_length: maximum tokens per text, special tokens included; longer texts are truncated.
+        expected_num_labels: the shared task's label count; a mismatch raises :class:`LabelCountError`.
+        dtype: parameter dtype (float64 is for exactness tests).
+
+    Raises:
+        ModelFormatError: a subclass naming what is wrong (see :mod:`fim_engine.errors`).
+
+    Example:
+        >>> system = load_system("models/cnn/", batch_size=64)
+    """
+    model_format = check_model_dir(path, expected_num_labels=expected_num_labels)
+    backend: Backend
+    if model_format.kind == "bibi-native":
+        backend = NativeBackend.load(path, dtype=dtype)
+    else:
+        # Imported here so that the platform's web process can inspect uploads without transformers.
+        from fim_engine._transformers_backend import TransformersBackend
+
+        backend = TransformersBackend.load(path, dtype=dtype)
+    if expected_num_labels is not None and len(backend.labels) != expected_num_labels:
+        raise LabelCountError(
+            f"the model has {len(backend.labels)} labels ({', '.join(backend.labels)}) but the shared task "
+            f"has {expected_num_labels}"
+        )
+    system = System(
+        backend,
+        device=torch.device(device) if device is not None else default_device(),
+        batch_size=batch_size,
+        max_length=max_length,
+    )
+    if backend.kind == "transformers":
+        _check_padding_invariance(system)
+    return system
+
+
+def _check_padding_invariance(system: System) -> None:
+    """Refuse models whose scores change when a text is padded (e.g. last-token pooling).
+
+    Every result bibi reports assumes a text scores the same alone and inside a batch; a model
+    that reads the last position regardless of the mask would silently break that.
+    """
+    texts = ["good", "a much longer text to force some padding onto the short one ."]
+    with torch.inference_mode():
+        together = system.backend.logits(system.encode(texts))[0]
+        alone = system.backend.logits(system.encode(texts[:1]))[0]
+    scale = max(1.0, float(alone.abs().max()))
+    tolerance = 1e-3 if system.dtype in (torch.float16, torch.bfloat16) else 1e-4
+    if float((together - alone).abs().max()) > tolerance * scale:
+        raise PaddingSensitiveModelError(
+            f"{system.architecture}: the prediction for a text changes when it is padded inside a batch "
+            "(the model probably pools the last position); bibi cannot host it"
+        )
