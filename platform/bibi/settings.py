@@ -186,6 +186,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "PhaseKindEnum": "bibi.sharedtasks.models.Phase.Kind",
+        "TeamKindEnum": "bibi.sharedtasks.models.Team.Kind",
+    },
 }
 
 # Celery. With no REDIS_URL, tasks run in-process (the embedded default) so the demo works

@@ -1,0 +1,664 @@
+"""REST API for shared tasks, phases, datasets, examples, teams and invitations.
+
+Thin on purpose: each view checks who may do what through ``selectors``, validates input
+with a small serializer, calls one service and answers with an output serializer. A task
+the user may not see answers 404, as if it did not exist; an action on a visible task
+that the user's role does not allow answers 403.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.permissions import AllowAny, IsAuthenticated, IsAuthenticatedOrReadOnly
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from bibi.sharedtasks import selectors, services
+from bibi.sharedtasks.models import (
+    AuditLogEntry,
+    Dataset,
+    Example,
+    Invitation,
+    Membership,
+    Phase,
+    SharedTask,
+    Team,
+)
+
+
+def shared_task_for(request: Request, slug: str) -> SharedTask:
+    """The task named by the URL, or 404 for anyone who may not see it."""
+    shared_task = get_object_or_404(SharedTask, slug=slug)
+    if not selectors.can_view_shared_task(user=request.user, shared_task=shared_task):
+        raise Http404("No shared task matches the given query.")
+    return shared_task
+
+
+def require_organizer(request: Request, shared_task: SharedTask) -> None:
+    if not selectors.is_organizer(user=request.user, shared_task=shared_task):
+        raise PermissionDenied("Only the organizers of this shared task may do that.")
+
+
+def role_in(request: Request, shared_task: SharedTask) -> str | None:
+    if selectors.is_organizer(user=request.user, shared_task=shared_task):
+        return "organizer"
+    membership = selectors.membership_get(user=request.user, shared_task=shared_task)
+    return membership.team.kind if membership else None
+
+
+def paginated(
+    view: APIView, request: Request, queryset: Any, serializer_class: type, **context: Any
+) -> Response:
+    paginator = PageNumberPagination()
+    page = paginator.paginate_queryset(queryset, request, view=view)
+    data = serializer_class(page, many=True, context={"request": request, **context}).data
+    return paginator.get_paginated_response(data)
+
+
+# --- Shared tasks -------------------------------------------------------------------------
+
+
+class PhaseOutput(serializers.ModelSerializer):
+    is_open = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Phase
+        fields = ["kind", "starts_at", "ends_at", "is_open"]
+
+    def get_is_open(self, phase: Phase) -> bool:
+        return phase.is_open()
+
+
+class SharedTaskOutput(serializers.ModelSerializer):
+    phases = PhaseOutput(many=True, read_only=True)
+    current_phase = serializers.SerializerMethodField()
+    results_published = serializers.BooleanField(read_only=True)
+    my_role = serializers.SerializerMethodField()
+
+    class Meta:
+        model = SharedTask
+        fields = [
+            "slug",
+            "name",
+            "description",
+            "is_public",
+            "task_type",
+            "labels",
+            "weight_mode",
+            "break_rate_mode",
+            "pair_min_shared_token_ratio",
+            "pair_max_edit_distance",
+            "pair_max_edit_ratio",
+            "pair_require_rationale",
+            "pair_max_text_chars",
+            "strategy_tags",
+            "guidance_visibility",
+            "max_systems_per_team",
+            "max_uploads_per_system",
+            "max_pair_sets_per_team",
+            "max_pairs_per_set",
+            "allow_anonymous_teams",
+            "created_at",
+            "phases",
+            "current_phase",
+            "results_published",
+            "my_role",
+        ]
+
+    def get_current_phase(self, shared_task: SharedTask) -> str | None:
+        phase = shared_task.phase_at()
+        return phase.kind if phase else None
+
+    def get_my_role(self, shared_task: SharedTask) -> str | None:
+        return role_in(self.context["request"], shared_task)
+
+
+class SharedTaskInput(serializers.ModelSerializer):
+    class Meta:
+        model = SharedTask
+        fields = ["slug", "task_type", *services.SHARED_TASK_EDITABLE_FIELDS]
+        extra_kwargs = {"slug": {"validators": []}}
+
+    def validate_labels(self, labels: Any) -> list[str]:
+        if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
+            raise serializers.ValidationError("Give the labels as a list of strings, in order.")
+        return labels
+
+    def validate_strategy_tags(self, tags: Any) -> list[str]:
+        if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
+            raise serializers.ValidationError("Give the strategy tags as a list of strings.")
+        return tags
+
+
+class SharedTaskUpdateInput(SharedTaskInput):
+    class Meta(SharedTaskInput.Meta):
+        fields = list(services.SHARED_TASK_EDITABLE_FIELDS)
+
+
+class SharedTaskListApi(APIView):
+    permission_classes = [IsAuthenticatedOrReadOnly]
+
+    @extend_schema(responses=SharedTaskOutput(many=True), operation_id="shared_tasks_list")
+    def get(self, request: Request) -> Response:
+        queryset = selectors.shared_task_list(user=request.user).prefetch_related("phases")
+        return paginated(self, request, queryset, SharedTaskOutput)
+
+    @extend_schema(request=SharedTaskInput, responses={201: SharedTaskOutput})
+    def post(self, request: Request) -> Response:
+        serializer = SharedTaskInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        shared_task = services.shared_task_create(creator=request.user, **serializer.validated_data)
+        return Response(
+            SharedTaskOutput(shared_task, context={"request": request}).data,
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class SharedTaskDetailApi(APIView):
+    permission_classes = [IsAuthenticatedOrReadOnly]
+
+    @extend_schema(responses=SharedTaskOutput)
+    def get(self, request: Request, slug: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        return Response(SharedTaskOutput(shared_task, context={"request": request}).data)
+
+    @extend_schema(request=SharedTaskUpdateInput, responses=SharedTaskOutput)
+    def patch(self, request: Request, slug: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        require_organizer(request, shared_task)
+        serializer = SharedTaskUpdateInput(shared_task, data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        shared_task = services.shared_task_update(
+            shared_task=shared_task, actor=request.user, **serializer.validated_data
+        )
+        return Response(SharedTaskOutput(shared_task, context={"request": request}).data)
+
+
+# --- Phases -------------------------------------------------------------------------------
+
+
+class PhaseInput(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=Phase.Kind.choices)
+    starts_at = serializers.DateTimeField()
+    ends_at = serializers.DateTimeField()
+
+
+class PhaseUpdateInput(serializers.Serializer):
+    starts_at = serializers.DateTimeField()
+    ends_at = serializers.DateTimeField()
+
+
+class PhaseExtendInput(serializers.Serializer):
+    ends_at = serializers.DateTimeField()
+    reason = serializers.CharField(max_length=500, allow_blank=True, required=False, default="")
+
+
+KIND_PARAMETER = OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=Phase.Kind.values)
+SPLIT_PARAMETER = OpenApiParameter("split", str, OpenApiParameter.PATH, enum=Dataset.Split.values)
+
+
+def phase_for(shared_task: SharedTask, kind: str) -> Phase:
+    return get_object_or_404(Phase, shared_task=shared_task, kind=kind)
+
+
+class PhaseListApi(APIView):
+    permission_classes = [IsAuthenticatedOrReadOnly]
+
+    @extend_schema(responses=PhaseOutput(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        return Response(PhaseOutput(shared_task.phases.all(), many=True).data)
+
+    @extend_schema(request=PhaseInput, responses={201: PhaseOutput})
+    def post(self, request: Request, slug: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        require_organizer(request, shared_task)
+        serializer = PhaseInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        phase = services.phase_create(
+            shared_task=shared_task, actor=request.user, **serializer.validated_data
+        )
+        return Response(PhaseOutput(phase).data, status=status.HTTP_201_CREATED)
+
+
+class PhaseDetailApi(APIView):
+    permission_classes = [IsAuthenticatedOrReadOnly]
+
+    @extend_schema(parameters=[KIND_PARAMETER], responses=PhaseOutput)
+    def get(self, request: Request, slug: str, kind: str) -> Response:
+        return Response(PhaseOutput(phase_for(shared_task_for(request, slug), kind)).data)
+
+    @extend_schema(parameters=[KIND_PARAMETER], request=PhaseUpdateInput, responses=PhaseOutput)
+    def patch(self, request: Request, slug: str, kind: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        require_organizer(request, shared_task)
+        phase = phase_for(shared_task, kind)
+        serializer = PhaseUpdateInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        phase = services.phase_update(phase=phase, actor=request.user, **serializer.validated_data)
+        return Response(PhaseOutput(phase).data)
+
+
+class PhaseExtendApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(parameters=[KIND_PARAMETER], request=PhaseExtendInput, responses=PhaseOutput)
+    def post(self, request: Request, slug: str, kind: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        require_organizer(request, shared_task)
+        phase = phase_for(shared_task, kind)
+        serializer = PhaseExtendInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        phase = services.phase_extend(phase=phase, actor=request.user, **serializer.validated_data)
+        return Response(PhaseOutput(phase).data)
+
+
+# --- Datasets and examples ----------------------------------------------------------------
+
+
+class DatasetOutput(serializers.ModelSerializer):
+    example_count = serializers.IntegerField(read_only=True)
+    labels_visible = serializers.SerializerMethodField()
+    examples_visible = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Dataset
+        fields = ["split", "created_at", "example_count", "examples_visible", "labels_visible"]
+
+    def get_labels_visible(self, dataset: Dataset) -> bool:
+        return selectors.can_view_labels(user=self.context["request"].user, dataset=dataset)
+
+    def get_examples_visible(self, dataset: Dataset) -> bool:
+        return selectors.can_view_examples(user=self.context["request"].user, dataset=dataset)
+
+
+class ExampleOutput(serializers.ModelSerializer):
+    id = serializers.CharField(source="external_id")
+
+    class Meta:
+        model = Example
+        fields = ["id", "text", "label"]
+
+
+class UnlabelledExampleOutput(serializers.ModelSerializer):
+    id = serializers.CharField(source="external_id")
+
+    class Meta:
+        model = Example
+        fields = ["id", "text"]
+
+
+class ExamplesImportInput(serializers.Serializer):
+    file = serializers.FileField()
+    format = serializers.ChoiceField(choices=["csv", "tsv", "jsonl", "sst2"], required=False)
+    label_map = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        help_text="Comma-separated FROM=TO pairs mapping the file's labels to the task's, e.g. 0=negative,1=positive.",
+    )
+
+    def validate_label_map(self, raw: str) -> dict[str, str] | None:
+        if not raw.strip():
+            return None
+        mapping: dict[str, str] = {}
+        for item in raw.split(","):
+            source, sep, target = item.partition("=")
+            if not sep or not source.strip() or not target.strip():
+                raise serializers.ValidationError(f"'{item}' is not of the form FROM=TO.")
+            mapping[source.strip()] = target.strip()
+        return mapping
+
+
+class ExamplesImportOutput(serializers.Serializer):
+    created = serializers.IntegerField()
+    encoding = serializers.CharField()
+    format = serializers.CharField()
+
+
+ROW_ERRORS = inline_serializer(
+    "ExamplesImportRejected",
+    fields={
+        "detail": serializers.CharField(),
+        "encoding": serializers.CharField(allow_null=True),
+        "errors": serializers.ListField(
+            child=inline_serializer(
+                "RowError",
+                fields={"line": serializers.IntegerField(), "reason": serializers.CharField()},
+            )
+        ),
+    },
+)
+
+
+def dataset_for(shared_task: SharedTask, split: str) -> Dataset:
+    return get_object_or_404(Dataset, shared_task=shared_task, split=split)
+
+
+class DatasetListApi(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(responses=DatasetOutput(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        datasets = shared_task.datasets.annotate(example_count=Count("examples")).order_by("split")
+        return Response(DatasetOutput(datasets, many=True, context={"request": request}).data)
+
+
+class ExampleListApi(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "label",
+                str,
+                description="Only examples with this label (not on the blind dev set).",
+            ),
+            OpenApiParameter("search", str, description="Only examples whose text contains this."),
+            OpenApiParameter("page", int),
+        ],
+        responses=ExampleOutput(many=True),
+    )
+    def get(self, request: Request, slug: str, split: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        dataset = dataset_for(shared_task, split)
+        if not selectors.can_view_examples(user=request.user, dataset=dataset):
+            raise PermissionDenied(
+                "The blind dev texts are shown to the task's teams and organizers only."
+            )
+        labels_visible = selectors.can_view_labels(user=request.user, dataset=dataset)
+        queryset = selectors.example_list(dataset=dataset)
+        label = request.query_params.get("label")
+        if label is not None:
+            if not labels_visible:
+                # Filtering by a hidden label would reveal it one page count at a time.
+                raise PermissionDenied(
+                    "The labels of this dataset are hidden, so it cannot be filtered by label."
+                )
+            queryset = queryset.filter(label=label)
+        search = request.query_params.get("search")
+        if search:
+            queryset = queryset.filter(text__icontains=search)
+        return paginated(
+            self, request, queryset, ExampleOutput if labels_visible else UnlabelledExampleOutput
+        )
+
+
+class ExamplesImportApi(APIView):
+    permission_classes = [IsAuthenticated]
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        request=ExamplesImportInput, responses={201: ExamplesImportOutput, 400: ROW_ERRORS}
+    )
+    def post(self, request: Request, slug: str, split: str) -> Response:
+        from bibi.sharedtasks import importing
+
+        shared_task = shared_task_for(request, slug)
+        require_organizer(request, shared_task)
+        if split not in Dataset.Split.values:
+            raise Http404("No such split.")
+        serializer = ExamplesImportInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        upload = serializer.validated_data["file"]
+        dataset = services.dataset_get_or_create(shared_task=shared_task, split=split)
+        try:
+            report = importing.examples_import(
+                dataset=dataset,
+                actor=request.user,
+                data=upload.read(),
+                filename=upload.name,
+                file_format=serializer.validated_data.get("format"),
+                label_map=serializer.validated_data.get("label_map"),
+            )
+        except importing.ExamplesImportRejected as rejected:
+            body = {
+                "detail": f"Nothing was imported: {len(rejected.errors)} problem(s) in {upload.name}.",
+                "encoding": rejected.encoding,
+                "errors": [
+                    {"line": error.line, "reason": error.reason} for error in rejected.errors
+                ],
+            }
+            return Response(body, status=status.HTTP_400_BAD_REQUEST)
+        body = {"created": report.created, "encoding": report.encoding, "format": report.format}
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+# --- Teams, memberships, invitations ------------------------------------------------------
+
+
+class TeamOutput(serializers.ModelSerializer):
+    """What everyone who sees the task may know of a team: the real name only if not anonymous."""
+
+    name = serializers.CharField(source="public_name")
+    member_count = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Team
+        fields = ["id", "kind", "name", "is_anonymous", "member_count", "created_at"]
+
+    def get_member_count(self, team: Team) -> int:
+        return team.memberships.count()
+
+
+class TeamPrivateOutput(serializers.ModelSerializer):
+    """What the team's members and the task's organizers see."""
+
+    members = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Team
+        fields = ["id", "kind", "name", "alias", "is_anonymous", "members", "created_at"]
+
+    def get_members(self, team: Team) -> list[dict[str, str]]:
+        memberships = team.memberships.select_related("user").order_by("joined_at")
+        return [{"username": m.user.get_username(), "role": m.role} for m in memberships]
+
+
+class TeamInput(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=Team.Kind.choices)
+    name = serializers.CharField(max_length=120)
+    is_anonymous = serializers.BooleanField(default=False)
+
+
+class TeamUpdateInput(serializers.Serializer):
+    name = serializers.CharField(max_length=120, required=False)
+    is_anonymous = serializers.BooleanField(required=False)
+
+
+class InvitationOutput(serializers.ModelSerializer):
+    team = serializers.IntegerField(source="team_id")
+    accepted_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Invitation
+        fields = [
+            "token",
+            "team",
+            "created_at",
+            "expires_at",
+            "accepted_by",
+            "accepted_at",
+            "revoked_at",
+        ]
+
+
+class MembershipOutput(serializers.ModelSerializer):
+    team = serializers.IntegerField(source="team_id")
+    shared_task = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    username = serializers.CharField(source="user.username")
+
+    class Meta:
+        model = Membership
+        fields = ["shared_task", "team", "username", "role", "joined_at"]
+
+
+def team_for(shared_task: SharedTask, team_id: int) -> Team:
+    return get_object_or_404(Team, shared_task=shared_task, id=team_id)
+
+
+class TeamListApi(APIView):
+    permission_classes = [IsAuthenticatedOrReadOnly]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("kind", str, enum=Team.Kind.values),
+            OpenApiParameter("page", int),
+        ],
+        responses=TeamOutput(many=True),
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        teams = selectors.team_list(shared_task=shared_task)
+        kind = request.query_params.get("kind")
+        if kind:
+            teams = teams.filter(kind=kind)
+        return paginated(self, request, teams, TeamOutput)
+
+    @extend_schema(request=TeamInput, responses={201: TeamPrivateOutput})
+    def post(self, request: Request, slug: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        serializer = TeamInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        team = services.team_create(
+            shared_task=shared_task, owner=request.user, **serializer.validated_data
+        )
+        return Response(TeamPrivateOutput(team).data, status=status.HTTP_201_CREATED)
+
+
+class TeamDetailApi(APIView):
+    permission_classes = [IsAuthenticatedOrReadOnly]
+
+    @extend_schema(responses=TeamPrivateOutput)
+    def get(self, request: Request, slug: str, team_id: int) -> Response:
+        team = team_for(shared_task_for(request, slug), team_id)
+        if selectors.can_view_team_private(user=request.user, team=team):
+            return Response(TeamPrivateOutput(team).data)
+        return Response(TeamOutput(team).data)
+
+    @extend_schema(request=TeamUpdateInput, responses=TeamPrivateOutput)
+    def patch(self, request: Request, slug: str, team_id: int) -> Response:
+        team = team_for(shared_task_for(request, slug), team_id)
+        serializer = TeamUpdateInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        team = services.team_update(team=team, actor=request.user, **serializer.validated_data)
+        return Response(TeamPrivateOutput(team).data)
+
+
+class InvitationListApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=InvitationOutput(many=True))
+    def get(self, request: Request, slug: str, team_id: int) -> Response:
+        team = team_for(shared_task_for(request, slug), team_id)
+        if not selectors.is_team_owner(user=request.user, team=team):
+            raise PermissionDenied("Only the team's owners see its invitations.")
+        return Response(InvitationOutput(team.invitations.all(), many=True).data)
+
+    @extend_schema(request=None, responses={201: InvitationOutput})
+    def post(self, request: Request, slug: str, team_id: int) -> Response:
+        team = team_for(shared_task_for(request, slug), team_id)
+        invitation = services.invitation_create(team=team, actor=request.user)
+        return Response(InvitationOutput(invitation).data, status=status.HTTP_201_CREATED)
+
+
+class InvitationAcceptApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={201: MembershipOutput})
+    def post(self, request: Request, token: str) -> Response:
+        membership = services.invitation_accept(token=token, user=request.user)
+        return Response(MembershipOutput(membership).data, status=status.HTTP_201_CREATED)
+
+
+class InvitationRevokeApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses=InvitationOutput)
+    def post(self, request: Request, token: str) -> Response:
+        invitation = get_object_or_404(Invitation, token=token)
+        if not selectors.can_view_team_private(user=request.user, team=invitation.team):
+            raise Http404("No invitation matches the given query.")
+        invitation = services.invitation_revoke(invitation=invitation, actor=request.user)
+        return Response(InvitationOutput(invitation).data)
+
+
+# --- Organizers and the audit log ---------------------------------------------------------
+
+
+class OrganizerInput(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+
+
+class OrganizerOutput(serializers.Serializer):
+    username = serializers.CharField(source="user.username")
+    added_at = serializers.DateTimeField()
+
+
+class AuditLogEntryOutput(serializers.ModelSerializer):
+    actor = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = AuditLogEntry
+        fields = ["created_at", "actor", "action", "target", "details"]
+
+
+class OrganizerListApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=OrganizerOutput(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        require_organizer(request, shared_task)
+        organizers = shared_task.organizer_set.select_related("user").order_by("added_at")
+        return Response(OrganizerOutput(organizers, many=True).data)
+
+    @extend_schema(request=OrganizerInput, responses={201: OrganizerOutput})
+    def post(self, request: Request, slug: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        require_organizer(request, shared_task)
+        serializer = OrganizerInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        user = (
+            get_user_model().objects.filter(username=serializer.validated_data["username"]).first()
+        )
+        if user is None:
+            raise serializers.ValidationError({"username": "No user has this username."})
+        organizer = services.organizer_add(shared_task=shared_task, actor=request.user, user=user)
+        return Response(OrganizerOutput(organizer).data, status=status.HTTP_201_CREATED)
+
+
+class AuditLogApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("page", int)], responses=AuditLogEntryOutput(many=True)
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        require_organizer(request, shared_task)
+        return paginated(
+            self, request, shared_task.audit_log.select_related("actor"), AuditLogEntryOutput
+        )
+
+
+class MyMembershipsApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=MembershipOutput(many=True))
+    def get(self, request: Request) -> Response:
+        memberships = Membership.objects.filter(user=request.user).select_related(
+            "shared_task", "user"
+        )
+        return Response(MembershipOutput(memberships, many=True).data)
