@@ -19,6 +19,8 @@ Example:
 
 from __future__ import annotations
 
+from fim_engine.algorithm1 import DenseFisher, dense_fisher
+from fim_engine.attributions import WordAttributions, integrated_gradients
 from fim_engine.errors import (
     LabelCountError,
     MissingFileError,
@@ -36,6 +38,10 @@ from fim_engine.formats import ModelFormat, check_model_dir
 from fim_engine.system import PredictionBatch, System, load_system
 
 __all__ = [
+    "DenseFisher",
+    "WordAttributions",
+    "dense_fisher",
+    "integrated_gradients",
     "FisherResult",
     "LabelCountError",
     "MissingFileError",

@@ -175,7 +175,8 @@ class System:
         texts = list(texts)
         results: list[FisherResult | None] = [None] * len(texts)
         names = self.labels
-        with torch.enable_grad():
+        # Gradients are needed even when the caller runs under no_grad or inference_mode.
+        with torch.inference_mode(False), torch.enable_grad():
             for indices, batch in self.batches(texts):
                 embeds = self.input_embeddings(batch).detach().requires_grad_(True)
                 logits = self.logits_from_embeddings(embeds, batch)
@@ -263,17 +264,25 @@ def load_system(
 def _check_padding_invariance(system: System) -> None:
     """Refuse models whose scores change when a text is padded (e.g. last-token pooling).
 
-    Every result bibi reports assumes a text scores the same alone and inside a batch; a model
-    that reads the last position regardless of the mask would silently break that.
+    Every result bibi reports assumes a text scores the same alone and inside a batch, through
+    token ids (predict) and through input embeddings (λmax, attributions); a model that reads
+    the last position regardless of the mask would silently break that.
     """
     texts = ["good", "a much longer text to force some padding onto the short one ."]
+    together, alone = system.encode(texts), system.encode(texts[:1])
     with torch.inference_mode():
-        together = system.backend.logits(system.encode(texts))[0]
-        alone = system.backend.logits(system.encode(texts[:1]))[0]
-    scale = max(1.0, float(alone.abs().max()))
+        pairs = [
+            (system.backend.logits(together)[0], system.backend.logits(alone)[0]),
+            (
+                system.logits_from_embeddings(system.input_embeddings(together), together)[0],
+                system.logits_from_embeddings(system.input_embeddings(alone), alone)[0],
+            ),
+        ]
     tolerance = 1e-3 if system.dtype in (torch.float16, torch.bfloat16) else 1e-4
-    if float((together - alone).abs().max()) > tolerance * scale:
-        raise PaddingSensitiveModelError(
-            f"{system.architecture}: the prediction for a text changes when it is padded inside a batch "
-            "(the model probably pools the last position); bibi cannot host it"
-        )
+    for padded, single in pairs:
+        scale = max(1.0, float(single.abs().max()))
+        if float((padded - single).abs().max()) > tolerance * scale:
+            raise PaddingSensitiveModelError(
+                f"{system.architecture}: the prediction for a text changes when it is padded inside a "
+                "batch (the model probably reads the last position); bibi cannot host it"
+            )

@@ -1,0 +1,76 @@
+"""Algorithm 1 of the FIM paper, as written: dense G and a full eigendecomposition.
+
+    p = f(x);  J = ∇ₓ log p  (C × n·d);  G = Σ_y p_y J_yᵀ J_y  (n·d × n·d);  λ, v = eig(G)
+
+This is the slow reference the exact C×C method in :mod:`fim_engine.fisher` replaces: it costs
+C backward passes plus an O((n·d)³) eigendecomposition per sentence. The benchmark times it;
+it also serves as an independent cross-check of λmax and of the top eigenvector.
+
+Example:
+    >>> reference = dense_fisher(system, "a gorgeous, witty film")
+    >>> reference.lambda_max, reference.token_norms.shape
+    (0.0123, torch.Size([5]))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import torch
+from torch.autograd.functional import jacobian
+
+if TYPE_CHECKING:
+    from fim_engine.system import System
+
+
+@dataclass(frozen=True)
+class DenseFisher:
+    """λmax and the top eigenvector of the dense G of one text.
+
+    ``token_norms`` (n,) are the per-token norms of the unit top eigenvector reshaped n×d, for
+    the n positions considered (the editable ones unless ``editable_only=False``).
+    """
+
+    lambda_max: float
+    token_norms: torch.Tensor
+    size: int
+
+
+def dense_fisher(
+    system: System, text: str, *, editable_only: bool = True, dtype: torch.dtype = torch.float64
+) -> DenseFisher:
+    """Build G for ``text`` from the full Jacobian of log p and eigendecompose it.
+
+    Args:
+        system: a loaded :class:`fim_engine.System`.
+        text: one string.
+        editable_only: restrict x to the text's own tokens (what :meth:`System.fisher` measures);
+            False uses every position, [CLS], [SEP] included, as the paper's algorithm does.
+        dtype: dtype of G and of the eigendecomposition.
+
+    Returns:
+        :class:`DenseFisher`; ``size`` is n·d, the side of G.
+    """
+    batch = system.encode([text])
+    with torch.inference_mode(False), torch.enable_grad():
+        embeds = system.input_embeddings(batch).detach()[0]
+        positions = batch.editable[0] if editable_only else batch.attention_mask[0].bool()
+        index = positions.nonzero().squeeze(-1)
+
+        def log_probs(x: torch.Tensor) -> torch.Tensor:
+            full = embeds.index_put((index,), x)
+            return torch.log_softmax(
+                system.logits_from_embeddings(full.unsqueeze(0), batch)[0], dim=-1
+            )
+
+        x = embeds[index]
+        if x.shape[0] == 0:
+            return DenseFisher(0.0, torch.zeros(0, dtype=dtype), 0)
+        jac = jacobian(log_probs, x).reshape(system.num_labels, -1).to(dtype)  # C × n·d
+        with torch.no_grad():
+            p = log_probs(x).exp().to(dtype)
+    gram = jac.T @ (p.unsqueeze(1) * jac)  # G = Σ_y p_y J_yᵀ J_y
+    evals, evecs = torch.linalg.eigh(gram)
+    top = evecs[:, -1].reshape(x.shape[0], -1)
+    return DenseFisher(float(evals[-1]), top.norm(dim=1), gram.shape[0])

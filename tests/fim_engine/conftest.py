@@ -1,0 +1,106 @@
+"""Tiny models of every family, and the dense-G oracle the exactness tests compare against."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+import torch
+from torch.autograd.functional import jacobian
+
+from fim_engine import System, load_system
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fim_engine"
+SST2_DIR = Path("/work/shared/data/sst2")
+FAMILIES = ("bow", "cnn", "bilstm", "bert")
+
+
+def _load_builders() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "fim_fixture_builders", FIXTURES / "build_fixtures.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def builders() -> ModuleType:
+    """The fixture generator module (tiny_native, tiny_bert, tiny_tokenizer, ...)."""
+    return _load_builders()
+
+
+@pytest.fixture(scope="session")
+def model_dir(
+    tmp_path_factory: pytest.TempPathFactory, builders: ModuleType
+) -> Callable[[str, int], Path]:
+    """``model_dir(family, num_labels)`` → a saved tiny random model directory (cached)."""
+    cache: dict[tuple[str, int], Path] = {}
+
+    def make(family: str, num_labels: int) -> Path:
+        key = (family, num_labels)
+        if key not in cache:
+            out = tmp_path_factory.mktemp(f"{family}-{num_labels}")
+            if family == "bert":
+                cache[key] = builders.tiny_bert(out, num_labels=num_labels, seed=num_labels)
+            else:
+                labels = [f"class_{i}" for i in range(num_labels)]
+                cache[key] = builders.tiny_native(family, out, labels=labels, seed=num_labels)
+        return cache[key]
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def float64_system(model_dir: Callable[[str, int], Path]) -> Callable[..., System]:
+    """``float64_system(family, num_labels, **load_kwargs)`` → a loaded float64 System."""
+
+    def make(family: str, num_labels: int, **kwargs: object) -> System:
+        return load_system(
+            model_dir(family, num_labels), device="cpu", dtype=torch.float64, **kwargs
+        )  # type: ignore[arg-type]
+
+    return make
+
+
+def dense_reference(system: System, text: str) -> tuple[float, np.ndarray]:
+    """λmax and per-word norms of the top eigenvector of the dense G of ``text``.
+
+    Built independently of the library's algorithms: the full Jacobian of log p with respect
+    to the embeddings of the editable tokens, G = Σ_y p_y ∇log p_y ∇log p_yᵀ, and eigh.
+    """
+    batch = system.encode([text])
+    embeds = system.input_embeddings(batch).detach()[0]
+    index = batch.editable[0].nonzero().squeeze(-1)
+
+    def log_probs(x: torch.Tensor) -> torch.Tensor:
+        full = embeds.index_put((index,), x)
+        return torch.log_softmax(system.logits_from_embeddings(full.unsqueeze(0), batch)[0], dim=-1)
+
+    x = embeds[index].double()
+    jac = jacobian(log_probs, x).reshape(system.num_labels, -1)
+    p = log_probs(x).exp().detach()
+    g = sum(p[y] * torch.outer(jac[y], jac[y]) for y in range(system.num_labels))
+    evals, evecs = torch.linalg.eigh(g)
+    token_norms = evecs[:, -1].reshape(len(index), -1).norm(dim=1).numpy()
+    words = batch.word_index[0][index].numpy()
+    word_norms = np.sqrt(np.bincount(words, weights=token_norms**2, minlength=len(batch.words[0])))
+    return float(evals[-1]), word_norms
+
+
+@pytest.fixture(scope="session")
+def dense() -> Callable[[System, str], tuple[float, np.ndarray]]:
+    return dense_reference
+
+
+@pytest.fixture(scope="session")
+def sst2_dev() -> Path:
+    path = SST2_DIR / "stsa.binary.dev"
+    if not path.is_file():
+        pytest.skip("SST-2 data not available at /work/shared/data/sst2")
+    return path
