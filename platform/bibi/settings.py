@@ -96,6 +96,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "bibi.sharedtasks",
+    "bibi.systems",
 ]
 
 MIDDLEWARE = [
@@ -189,6 +190,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "PhaseKindEnum": "bibi.sharedtasks.models.Phase.Kind",
         "TeamKindEnum": "bibi.sharedtasks.models.Team.Kind",
+        "SystemKindEnum": "bibi.systems.models.System.Kind",
     },
 }
 
@@ -212,6 +214,20 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_EXPIRES = env_int("CELERY_RESULT_EXPIRES", 24 * 3600)
+CELERY_BEAT_SCHEDULE = {
+    # A worker killed mid-validation cannot say so itself: find its versions and free the quota.
+    "reap-stale-system-versions": {"task": "default.system_versions_reap_stale", "schedule": 300.0},
+}
+
+# Hosted builder systems: what an upload may be, and what validating one may cost.
+SYSTEM_UPLOAD_MAX_BYTES = env_int("SYSTEM_UPLOAD_MAX_BYTES", 2 * 1024**3)
+SYSTEM_ARCHIVE_MAX_FILES = env_int("SYSTEM_ARCHIVE_MAX_FILES", 200)
+SYSTEM_ARCHIVE_MAX_UNPACKED_BYTES = env_int("SYSTEM_ARCHIVE_MAX_UNPACKED_BYTES", 4 * 1024**3)
+SYSTEM_ARCHIVE_MAX_RATIO = env_int("SYSTEM_ARCHIVE_MAX_RATIO", 50)
+SYSTEM_VALIDATION_SOFT_TIME_LIMIT = env_int("SYSTEM_VALIDATION_SOFT_TIME_LIMIT", 30 * 60)
+SYSTEM_VALIDATION_TIME_LIMIT = env_int("SYSTEM_VALIDATION_TIME_LIMIT", 35 * 60)
+SYSTEM_MAX_SEQUENCE_LENGTH = env_int("SYSTEM_MAX_SEQUENCE_LENGTH", 128)
+SYSTEM_BATCH_SIZE = env_int("SYSTEM_BATCH_SIZE", 32)
 
 LOGGING = {
     "version": 1,

@@ -12,6 +12,7 @@ api_v1 = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("bibi.sharedtasks.urls")),
+    path("", include("bibi.systems.urls")),
 ]
 
 urlpatterns = [

@@ -1,0 +1,271 @@
+"""REST API for builder systems: create, upload versions, follow validation, self-report.
+
+Only the team's members and the task's organizers see a system, its versions, status,
+failure reasons and dev scores; to anyone else a system does not exist (404).
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError as ApiValidationError
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from bibi.sharedtasks import selectors as sharedtask_selectors
+from bibi.sharedtasks.apis import paginated, shared_task_for
+from bibi.systems import selectors, services
+from bibi.systems.models import Prediction, System, SystemVersion
+from bibi.systems.upload import SizeLimitedUpload
+
+
+class SystemVersionOutput(serializers.ModelSerializer):
+    counts_against_quota = serializers.BooleanField(read_only=True)
+
+    class Meta:
+        model = SystemVersion
+        fields = [
+            "number",
+            "status",
+            "failure_reason",
+            "failure_detail",
+            "uploaded_at",
+            "started_at",
+            "finished_at",
+            "archive_name",
+            "archive_sha256",
+            "archive_bytes",
+            "model_format",
+            "label_mapping",
+            "dev_accuracy",
+            "dev_macro_f1",
+            "dev_count",
+            "truncated_count",
+            "counts_against_quota",
+        ]
+
+
+class SystemOutput(serializers.ModelSerializer):
+    team = serializers.IntegerField(source="team_id")
+    active_version = serializers.IntegerField(
+        source="active_version.number", allow_null=True, default=None
+    )
+    versions = serializers.SerializerMethodField()
+
+    class Meta:
+        model = System
+        fields = ["id", "name", "kind", "team", "active_version", "created_at", "versions"]
+
+    def get_versions(self, system: System) -> list[dict]:
+        return SystemVersionOutput(selectors.version_list(system=system), many=True).data
+
+
+class SystemInput(serializers.Serializer):
+    name = serializers.CharField(max_length=120)
+    kind = serializers.ChoiceField(choices=System.Kind.choices)
+
+
+class VersionUploadInput(serializers.Serializer):
+    archive = serializers.FileField(
+        help_text="A .zip or .tar.gz of a transformers or bibi-native model directory."
+    )
+    label_mapping = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        help_text='JSON object: model label → task label, e.g. {"LABEL_0": "negative", "LABEL_1": "positive"}.',
+    )
+
+    def validate_label_mapping(self, raw: str):
+        if not raw.strip():
+            return {}
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise serializers.ValidationError(f"Not valid JSON: {exc.msg}.") from None
+
+
+class PredictionsUploadInput(serializers.Serializer):
+    file = serializers.FileField(
+        help_text="CSV, TSV or JSONL: id,label for the blind dev set; text,label for pair texts."
+    )
+    source = serializers.ChoiceField(choices=[Prediction.Source.BLIND_DEV, Prediction.Source.PAIRS])
+
+
+class StarterFisherOutput(serializers.ModelSerializer):
+    id = serializers.CharField(source="example.external_id")
+
+    class Meta:
+        model = Prediction
+        fields = ["id", "text", "label", "probabilities", "lambda_max", "hints", "truncated"]
+
+
+ROW_ERRORS = inline_serializer(
+    "PredictionsRejected",
+    fields={
+        "detail": serializers.CharField(),
+        "errors": serializers.ListField(
+            child=inline_serializer(
+                "PredictionRowError",
+                fields={"line": serializers.IntegerField(), "reason": serializers.CharField()},
+            )
+        ),
+    },
+)
+
+
+def system_for(request: Request, slug: str, system_id: int) -> System:
+    shared_task = shared_task_for(request, slug)
+    system = get_object_or_404(
+        System.objects.select_related("team", "shared_task"), shared_task=shared_task, id=system_id
+    )
+    if not selectors.can_view_system(user=request.user, system=system):
+        raise Http404("No system matches the given query.")
+    return system
+
+
+def version_for(system: System, number: int) -> SystemVersion:
+    return get_object_or_404(SystemVersion, system=system, number=number)
+
+
+class SystemListApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(parameters=[OpenApiParameter("page", int)], responses=SystemOutput(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        return paginated(
+            self,
+            request,
+            selectors.system_list(user=request.user, shared_task=shared_task),
+            SystemOutput,
+        )
+
+    @extend_schema(request=SystemInput, responses={201: SystemOutput})
+    def post(self, request: Request, slug: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        membership = sharedtask_selectors.membership_get(user=request.user, shared_task=shared_task)
+        if membership is None:
+            raise PermissionDenied(
+                "Only members of a builder team of this task may create systems."
+            )
+        serializer = SystemInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        system = services.system_create(
+            team=membership.team, actor=request.user, **serializer.validated_data
+        )
+        return Response(SystemOutput(system).data, status=status.HTTP_201_CREATED)
+
+
+class SystemDetailApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=SystemOutput)
+    def get(self, request: Request, slug: str, system_id: int) -> Response:
+        return Response(SystemOutput(system_for(request, slug, system_id)).data)
+
+
+class VersionUploadApi(APIView):
+    permission_classes = [IsAuthenticated]
+    parser_classes = [MultiPartParser, FormParser]
+
+    def initialize_request(self, request, *args, **kwargs):
+        # Installed before anything reads the body (session CSRF checks do), so an
+        # oversized archive is cut off while it streams in.
+        self.limiter = SizeLimitedUpload(request, settings.SYSTEM_UPLOAD_MAX_BYTES)
+        request.upload_handlers.insert(0, self.limiter)
+        return super().initialize_request(request, *args, **kwargs)
+
+    @extend_schema(request=VersionUploadInput, responses={201: SystemVersionOutput})
+    def post(self, request: Request, slug: str, system_id: int) -> Response:
+        system = system_for(request, slug, system_id)
+        serializer = VersionUploadInput(data=request.data)
+        if self.limiter.exceeded:
+            raise ApiValidationError(
+                {
+                    "archive": [
+                        f"The archive is larger than the limit of {settings.SYSTEM_UPLOAD_MAX_BYTES} bytes."
+                    ]
+                }
+            )
+        serializer.is_valid(raise_exception=True)
+        version = services.system_version_upload(
+            system=system,
+            actor=request.user,
+            archive=serializer.validated_data["archive"],
+            label_mapping=serializer.validated_data.get("label_mapping"),
+        )
+        return Response(SystemVersionOutput(version).data, status=status.HTTP_201_CREATED)
+
+
+class VersionDetailApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=SystemVersionOutput)
+    def get(self, request: Request, slug: str, system_id: int, number: int) -> Response:
+        return Response(
+            SystemVersionOutput(version_for(system_for(request, slug, system_id), number)).data
+        )
+
+
+class VersionActivateApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses=SystemOutput)
+    def post(self, request: Request, slug: str, system_id: int, number: int) -> Response:
+        version = version_for(system_for(request, slug, system_id), number)
+        return Response(
+            SystemOutput(services.system_version_activate(version=version, actor=request.user)).data
+        )
+
+
+class VersionStarterFisherApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("page", int)], responses=StarterFisherOutput(many=True)
+    )
+    def get(self, request: Request, slug: str, system_id: int, number: int) -> Response:
+        version = version_for(system_for(request, slug, system_id), number)
+        return paginated(
+            self, request, selectors.starter_fisher(version=version), StarterFisherOutput
+        )
+
+
+class PredictionsUploadApi(APIView):
+    permission_classes = [IsAuthenticated]
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        request=PredictionsUploadInput, responses={201: SystemVersionOutput, 400: ROW_ERRORS}
+    )
+    def post(self, request: Request, slug: str, system_id: int) -> Response:
+        system = system_for(request, slug, system_id)
+        serializer = PredictionsUploadInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        upload = serializer.validated_data["file"]
+        try:
+            version = services.system_predictions_upload(
+                system=system,
+                actor=request.user,
+                data=upload.read(),
+                filename=upload.name,
+                source=serializer.validated_data["source"],
+            )
+        except services.PredictionsRejected as rejected:
+            body = {
+                "detail": f"Nothing was stored: {len(rejected.errors)} problem(s) in {upload.name}.",
+                "errors": [
+                    {"line": error.line, "reason": error.reason} for error in rejected.errors
+                ],
+            }
+            return Response(body, status=status.HTTP_400_BAD_REQUEST)
+        return Response(SystemVersionOutput(version).data, status=status.HTTP_201_CREATED)

@@ -1,0 +1,158 @@
+"""Builder systems, their versions, and the predictions they produced.
+
+A ``System`` is a team's named entry; each upload makes a ``SystemVersion``; one version is
+the active one. ``Prediction`` is one cell of the prediction matrix: what one system
+version says about one text (and, for starter originals, its λmax and token hints).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from bibi.sharedtasks.models import Example, SharedTask, Team
+
+
+def text_digest(text: str) -> str:
+    """The key a text is found by in the prediction matrix (texts can be long)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class System(models.Model):
+    class Kind(models.TextChoices):
+        HOSTED = "hosted", "Hosted: the platform runs the model"
+        SELF_REPORTED = "self_reported", "Self-reported: the team uploads predictions"
+
+    shared_task = models.ForeignKey(SharedTask, on_delete=models.CASCADE, related_name="systems")
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="systems")
+    name = models.CharField(max_length=120)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    active_version = models.ForeignKey(
+        "SystemVersion", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["shared_task", "team", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "name"], name="unique_system_name_per_team")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.team.name}/{self.name}"
+
+
+class SystemVersion(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        READY = "ready", "Ready"
+        FAILED = "failed", "Failed"
+
+    class FailureReason(models.TextChoices):
+        INVALID_ARCHIVE = "invalid_archive", "The archive was refused"
+        INVALID_MODEL = "invalid_model", "The model directory was refused"
+        LABEL_MISMATCH = "label_mismatch", "The model's labels do not match the task's"
+        MODEL_ERROR = "model_error", "The model failed while running"
+        TIMEOUT = "timeout", "The model took longer than the time limit"
+        OUT_OF_MEMORY = "out_of_memory", "The model ran out of memory"
+        WORKER_LOST = "worker_lost", "The platform lost the worker (not counted against the quota)"
+
+    # Failures the platform caused: they never count against a team's upload quota.
+    PLATFORM_FAILURES = frozenset({FailureReason.WORKER_LOST})
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    uploaded_at = models.DateTimeField(auto_now_add=True)
+
+    archive_name = models.CharField(max_length=255, blank=True)
+    archive_path = models.CharField(
+        max_length=500, blank=True, help_text="Where the upload is kept, under UPLOAD_ROOT."
+    )
+    archive_sha256 = models.CharField(max_length=64, blank=True)
+    archive_bytes = models.BigIntegerField(null=True, blank=True)
+    model_dir = models.CharField(
+        max_length=500, blank=True, help_text="The unpacked model, under MODEL_STORE."
+    )
+    model_format = models.CharField(max_length=40, blank=True)
+    label_mapping = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The model's labels → the task's labels, as stated or as found.",
+    )
+
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    failure_reason = models.CharField(max_length=30, choices=FailureReason.choices, blank=True)
+    failure_detail = models.TextField(blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    dev_accuracy = models.FloatField(null=True, blank=True)
+    dev_macro_f1 = models.FloatField(null=True, blank=True)
+    dev_count = models.PositiveIntegerField(null=True, blank=True)
+    truncated_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["system", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["system", "number"], name="unique_version_number")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.system} v{self.number} ({self.status})"
+
+    @property
+    def counts_against_quota(self) -> bool:
+        return not (
+            self.status == self.Status.FAILED and self.failure_reason in self.PLATFORM_FAILURES
+        )
+
+
+class Prediction(models.Model):
+    class Source(models.TextChoices):
+        BLIND_DEV = "blind_dev", "Blind dev set"
+        STARTER = "starter", "Starter set"
+        PAIRS = "pairs", "Pair texts"
+
+    system_version = models.ForeignKey(
+        SystemVersion, on_delete=models.CASCADE, related_name="predictions"
+    )
+    source = models.CharField(max_length=20, choices=Source.choices)
+    example = models.ForeignKey(
+        Example, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    text = models.TextField()
+    text_sha256 = models.CharField(max_length=64)
+    label = models.CharField(
+        max_length=100, help_text="The predicted label, in the task's label set."
+    )
+    probabilities = models.JSONField(
+        null=True, blank=True, help_text="Task label → probability (hosted systems)."
+    )
+    lambda_max = models.FloatField(null=True, blank=True)
+    hints = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="[word, score] pairs: where an edit moves the prediction most.",
+    )
+    truncated = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["system_version", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["system_version", "source", "text_sha256"], name="one_prediction_per_text"
+            )
+        ]
+        indexes = [models.Index(fields=["text_sha256"])]
+
+    def __str__(self) -> str:
+        return f"{self.system_version}: {self.label} for {self.text[:40]}"

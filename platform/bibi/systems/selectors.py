@@ -1,0 +1,42 @@
+"""Reads for builder systems, and who may see them: the team's members and the organizers."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from bibi.sharedtasks import selectors as sharedtask_selectors
+from bibi.sharedtasks.models import SharedTask
+from bibi.systems.models import Prediction, System, SystemVersion
+
+
+def can_view_system(*, user, system: System) -> bool:
+    if not user.is_authenticated:
+        return False
+    if sharedtask_selectors.is_organizer(user=user, shared_task=system.shared_task):
+        return True
+    return system.team.memberships.filter(user=user).exists()
+
+
+def system_list(*, user, shared_task: SharedTask) -> QuerySet[System]:
+    """Every system for the organizers; the caller's own team's systems for anyone else."""
+    systems = System.objects.filter(shared_task=shared_task).select_related(
+        "team", "active_version"
+    )
+    if sharedtask_selectors.is_organizer(user=user, shared_task=shared_task):
+        return systems.order_by("team_id", "id")
+    if not user.is_authenticated:
+        return systems.none()
+    return systems.filter(team__memberships__user=user).order_by("id")
+
+
+def version_list(*, system: System) -> QuerySet[SystemVersion]:
+    return system.versions.order_by("-number")
+
+
+def starter_fisher(*, version: SystemVersion) -> QuerySet[Prediction]:
+    """The starter originals with this version's λmax and hints, most fragile first."""
+    return (
+        version.predictions.filter(source=Prediction.Source.STARTER)
+        .select_related("example")
+        .order_by("-lambda_max", "id")
+    )
