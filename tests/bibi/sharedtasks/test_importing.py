@@ -1,0 +1,387 @@
+"""Importing examples: all or nothing, every bad row named, organizers only."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import connection
+
+from bibi.sharedtasks import services
+from bibi.sharedtasks.files import RowError
+from bibi.sharedtasks.importing import (
+    ExamplesImportRejected,
+    examples_import,
+    label_map_parse,
+)
+from bibi.sharedtasks.models import AuditLogEntry, Dataset
+
+pytestmark = pytest.mark.django_db
+
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "import"
+SST2_DEV = Path(__file__).resolve().parents[4] / "shared" / "data" / "sst2" / "stsa.binary.dev"
+
+REVIEWS = [
+    "Amélie is a naïve, charming fairy tale – and it’s “magnifique”…",
+    "The piñata scene doesn’t work, and the café chase drags.",
+    "Zoë Kazan’s performance is a revelation — tender, funny, exact.",
+    "A clichéd résumé of better films; déjà vu from start to finish.",
+    "Crème brûlée for the eyes: the señor’s hacienda glows on screen.",
+    "Even the naïveté of its hero can’t save this “comedy”…",
+]
+REVIEW_LABELS = ["positive", "negative"] * 3
+BINARY = {"0": "negative", "1": "positive"}
+SIGNED = {"-1": "negative", "+1": "positive"}
+
+
+@pytest.fixture
+def fresh(cast) -> Dataset:
+    """The cast's task has no test split yet: import into an empty dataset named for it."""
+    Dataset.objects.filter(shared_task=cast.shared_task, split="train").delete()
+    return services.dataset_get_or_create(shared_task=cast.shared_task, split="train")
+
+
+def import_csv(dataset: Dataset, actor, text: str, **options):
+    return examples_import(
+        dataset=dataset, actor=actor, data=text.encode("utf-8"), filename="rows.csv", **options
+    )
+
+
+def rejection(dataset: Dataset, actor, text: str, **options) -> ExamplesImportRejected:
+    with pytest.raises(ExamplesImportRejected) as raised:
+        import_csv(dataset, actor, text, **options)
+    return raised.value
+
+
+def stored(dataset: Dataset) -> list[tuple[str, str, str, int]]:
+    return list(
+        dataset.examples.order_by("position").values_list(
+            "external_id", "text", "label", "position"
+        )
+    )
+
+
+@pytest.mark.embedded
+class TestEachFormatAndEncoding:
+    @pytest.mark.parametrize(
+        ("name", "label_map", "file_format", "encoding"),
+        [
+            ("reviews.utf8.csv", None, "csv", "utf-8"),
+            ("reviews.cp1252.csv", None, "csv", "cp1252"),
+            ("reviews.macroman.csv", None, "csv", "mac_roman"),
+            ("reviews.tsv", SIGNED, "tsv", "utf-8"),
+            ("reviews.jsonl", BINARY, "jsonl", "utf-8"),
+        ],
+    )
+    def test_it_imports_the_reviews_and_reports_how_it_read_them(
+        self, cast, fresh, name, label_map, file_format, encoding
+    ):
+        report = examples_import(
+            dataset=fresh,
+            actor=cast.organizer,
+            data=(FIXTURES / name).read_bytes(),
+            filename=name,
+            label_map=label_map,
+        )
+        assert (report.created, report.encoding, report.file_format) == (6, encoding, file_format)
+        assert stored(fresh) == [
+            (f"r{i + 1}", text, label, i)
+            for i, (text, label) in enumerate(zip(REVIEWS, REVIEW_LABELS, strict=True))
+        ]
+
+    def test_an_sst2_file_gets_its_line_numbers_as_ids(self, cast, fresh):
+        report = examples_import(
+            dataset=fresh,
+            actor=cast.organizer,
+            data=(FIXTURES / "reviews.sst2.txt").read_bytes(),
+            filename="reviews.sst2.txt",
+            label_map=BINARY,
+        )
+        assert report.file_format == "sst2"
+        assert [(eid, text) for eid, text, _, _ in stored(fresh)] == [
+            (str(line), text) for line, text in enumerate(REVIEWS, start=1)
+        ]
+
+    def test_a_requested_format_overrides_the_file_name(self, cast, fresh):
+        report = examples_import(
+            dataset=fresh,
+            actor=cast.organizer,
+            data=b"id\ttext\tlabel\nx1\tgood\tpositive\n",
+            filename="export.txt",
+            file_format="tsv",
+        )
+        assert report.file_format == "tsv"
+        assert stored(fresh) == [("x1", "good", "positive", 0)]
+
+    def test_stored_text_is_nfc(self, cast, fresh):
+        import_csv(fresh, cast.organizer, "id,text,label\nx1,Ame\u0301lie,positive\n")
+        assert fresh.examples.get().text == "Amélie"
+
+    def test_other_column_names_can_be_given(self, cast, fresh):
+        report = import_csv(
+            fresh,
+            cast.organizer,
+            "sid,sentence,gold\nx1,good,1\n",
+            id_column="sid",
+            text_column="sentence",
+            label_column="gold",
+            label_map=BINARY,
+        )
+        assert report.created == 1
+        assert stored(fresh) == [("x1", "good", "positive", 0)]
+
+
+@pytest.mark.embedded
+class TestAllOrNothing:
+    GOOD = ["x1,fine film,positive", "x2,dull film,negative", "x3,fair film,positive"]
+
+    @pytest.mark.parametrize(("where", "line"), [(0, 2), (2, 4), (4, 6)])
+    def test_one_bad_row_anywhere_stores_nothing_and_is_named_by_line(
+        self, cast, fresh, where, line
+    ):
+        rows = [*self.GOOD, "x4,fine again,positive"]
+        rows.insert(where, "x9,,positive")
+        rejected = rejection(fresh, cast.organizer, "id,text,label\n" + "\n".join(rows))
+        assert rejected.errors == [RowError(line=line, reason="the text is empty")]
+        assert fresh.examples.count() == 0
+        assert not AuditLogEntry.objects.filter(action="examples.import").exists()
+
+    def test_every_bad_row_is_listed_with_its_reason(self, cast, fresh):
+        text = "\n".join(
+            [
+                "id,text,label",
+                "x1,fine film,positive",  # 2
+                "x2,   ,negative",  # 3
+                "x3,odd film,neutral",  # 4
+                "x1,same id,positive",  # 5
+                ",no id,positive",  # 6
+                "x6,no label,",  # 7
+                "x7,too,many,fields",  # 8
+                'x8,"Terrific" says nobody,positive',  # 9
+            ]
+        )
+        rejected = rejection(fresh, cast.organizer, text)
+        assert [(error.line, error.reason) for error in rejected.errors] == [
+            (3, "the text is empty"),
+            (
+                4,
+                "the label 'neutral' is not one of this task's labels (negative, positive); "
+                "give a label map to translate the file's labels",
+            ),
+            (5, "the id 'x1' is used twice (first on line 2)"),
+            (6, "the id is empty"),
+            (7, "the label is missing"),
+            (8, "has 4 fields but the header has 3"),
+            (
+                9,
+                "a closing quote is followed by more text: quote the whole field and double "
+                'the quotes inside it ("")',
+            ),
+        ]
+        assert fresh.examples.count() == 0
+
+    def test_one_row_may_have_several_problems(self, cast, fresh):
+        rejected = rejection(fresh, cast.organizer, "id,text,label\n,,\n")
+        assert [error.reason for error in rejected.errors] == [
+            "the id is empty",
+            "the text is empty",
+            "the label is missing",
+        ]
+        assert {error.line for error in rejected.errors} == {2}
+
+    def test_the_rejection_is_a_validation_error_that_reads_line_by_line(self, cast, fresh):
+        rejected = rejection(fresh, cast.organizer, "id,text,label\nx1,,positive\n")
+        assert isinstance(rejected, ValidationError)
+        assert rejected.messages == ["line 2: the text is empty"]
+        assert (rejected.encoding, rejected.file_format) == ("utf-8", "csv")
+
+    def test_an_id_already_in_the_dataset_is_refused(self, cast):
+        rejected = rejection(cast.starter, cast.organizer, "id,text,label\ns2,again,negative\n")
+        assert rejected.errors == [
+            RowError(line=2, reason="the id 's2' is already in the starter dataset")
+        ]
+        assert cast.starter.examples.count() == 4
+
+    def test_the_same_id_may_be_in_another_split(self, cast):
+        import_csv(cast.train, cast.organizer, "id,text,label\ns2,a train text,negative\n")
+        assert cast.train.examples.filter(external_id="s2").exists()
+
+    def test_a_duplicate_id_is_reported_even_when_its_first_row_is_bad(self, cast, fresh):
+        rejected = rejection(fresh, cast.organizer, "id,text,label\nx1,,positive\nx1,b,positive\n")
+        assert [error.line for error in rejected.errors] == [2, 3]
+        assert rejected.errors[1].reason == "the id 'x1' is used twice (first on line 2)"
+
+    def test_an_overlong_id_is_refused(self, cast, fresh):
+        rejected = rejection(fresh, cast.organizer, f"id,text,label\n{'x' * 201},t,positive\n")
+        assert rejected.errors == [RowError(line=2, reason="the id is longer than 200 characters")]
+
+    def test_a_missing_column_is_one_error_for_the_header(self, cast, fresh):
+        rejected = rejection(fresh, cast.organizer, "id,sentence\nx1,good\nx2,bad\n")
+        assert rejected.errors == [
+            RowError(
+                line=1,
+                reason="the header has no 'text', 'label' columns (it has 'id', 'sentence')",
+            )
+        ]
+
+    def test_a_tab_separated_file_named_csv_gets_a_hint(self, cast, fresh):
+        rejected = rejection(fresh, cast.organizer, "id\ttext\tlabel\nx1\tgood\tpositive\n")
+        assert "looks separated by tabs" in rejected.errors[0].reason
+
+    def test_a_jsonl_row_without_a_field_is_a_row_error(self, cast, fresh):
+        data = b'{"id": "x1", "text": "good", "label": "positive"}\n{"id": "x2", "text": "bad"}\n'
+        with pytest.raises(ExamplesImportRejected) as raised:
+            examples_import(dataset=fresh, actor=cast.organizer, data=data, filename="a.jsonl")
+        assert raised.value.errors == [RowError(line=2, reason="has no 'label' field")]
+
+    def test_a_file_with_no_examples_is_refused(self, cast, fresh):
+        rejected = rejection(fresh, cast.organizer, "id,text,label\n")
+        assert rejected.errors == [RowError(line=0, reason="the file has no examples")]
+
+    def test_an_unreadable_file_is_refused_with_its_reason(self, cast, fresh):
+        with pytest.raises(ExamplesImportRejected) as raised:
+            examples_import(
+                dataset=fresh, actor=cast.organizer, data=b"id,text\n", filename="rows.xlsx"
+            )
+        assert raised.value.errors[0].line == 0
+        assert "cannot tell the format of 'rows.xlsx'" in raised.value.errors[0].reason
+
+    def test_an_encoding_problem_names_its_line(self, cast, fresh):
+        data = (
+            "id,text,label\n" + "x1,naïve “café”,positive\n" * 3
+        ).encode() + b"x9,caf\xe9,positive\n"
+        with pytest.raises(ExamplesImportRejected) as raised:
+            examples_import(dataset=fresh, actor=cast.organizer, data=data, filename="a.csv")
+        assert raised.value.errors[0].line == 5
+        assert raised.value.file_format == "csv"
+
+
+@pytest.mark.embedded
+class TestLabels:
+    def test_a_label_map_translates_zero_and_one(self, cast, fresh):
+        import_csv(fresh, cast.organizer, "id,text,label\nx1,good,1\nx2,bad,0\n", label_map=BINARY)
+        assert [label for _, _, label, _ in stored(fresh)] == ["positive", "negative"]
+
+    @pytest.mark.parametrize("positive", ["1", "+1"])
+    def test_signed_labels_match_however_the_map_spells_them(self, cast, fresh, positive):
+        import_csv(
+            fresh,
+            cast.organizer,
+            "id,text,label\nx1,good,+1\nx2,bad,-1\nx3,fine,1\n",
+            label_map={"-1": "negative", positive: "positive"},
+        )
+        assert [label for _, _, label, _ in stored(fresh)] == ["positive", "negative", "positive"]
+
+    def test_labels_that_already_are_the_tasks_pass_a_map_unchanged(self, cast, fresh):
+        import_csv(
+            fresh, cast.organizer, "id,text,label\nx1,good,1\nx2,bad,negative\n", label_map=BINARY
+        )
+        assert [label for _, _, label, _ in stored(fresh)] == ["positive", "negative"]
+
+    def test_a_label_outside_the_map_is_a_row_error(self, cast, fresh):
+        rejected = rejection(fresh, cast.organizer, "id,text,label\nx1,meh,2\n", label_map=BINARY)
+        assert rejected.errors == [
+            RowError(
+                line=2,
+                reason="the label '2' is neither in the label map (0, 1) "
+                "nor one of this task's labels (negative, positive)",
+            )
+        ]
+
+    def test_a_map_to_a_label_the_task_does_not_have_is_refused_before_reading(self, cast, fresh):
+        with pytest.raises(ValidationError, match="'neutral', which is not one of"):
+            import_csv(
+                fresh, cast.organizer, "id,text,label\nx1,meh,2\n", label_map={"2": "neutral"}
+            )
+
+    def test_a_map_that_gives_one_label_two_meanings_is_refused(self, cast, fresh):
+        with pytest.raises(ValidationError, match="two different labels"):
+            import_csv(
+                fresh,
+                cast.organizer,
+                "id,text,label\nx1,meh,1\n",
+                label_map={"1": "positive", "+1": "negative"},
+            )
+
+    def test_a_label_map_is_written_as_pairs(self):
+        assert label_map_parse("0=negative, 1=positive") == BINARY
+        assert label_map_parse("-1=negative,+1=positive,") == SIGNED
+
+    @pytest.mark.parametrize("text", ["0:negative", "0=", "=negative", "0=negative,0=positive"])
+    def test_a_label_map_that_is_not_pairs_is_refused(self, text):
+        with pytest.raises(ValidationError):
+            label_map_parse(text)
+
+
+@pytest.mark.embedded
+class TestRecordKeeping:
+    def test_new_examples_come_after_the_existing_ones(self, cast):
+        import_csv(cast.starter, cast.organizer, "id,text,label\ns5,new one,positive\n")
+        assert stored(cast.starter)[-1] == ("s5", "new one", "positive", 4)
+
+    def test_the_import_is_audited(self, cast, fresh):
+        import_csv(fresh, cast.organizer, "id,text,label\nx1,good,1\n", label_map=BINARY)
+        entry = AuditLogEntry.objects.get(action="examples.import")
+        assert entry.actor == cast.organizer
+        assert entry.target == "dataset:train"
+        assert entry.details == {
+            "rows": 1,
+            "encoding": "utf-8",
+            "format": "csv",
+            "filename": "rows.csv",
+            "label_map": BINARY,
+        }
+
+    def test_the_audit_keeps_the_file_name_without_its_folders(self, cast, fresh):
+        report = examples_import(
+            dataset=fresh,
+            actor=cast.organizer,
+            data=b"id,text,label\nx1,good,positive\n",
+            filename="C:/Users/olga/starter.csv",
+        )
+        assert report.filename == "starter.csv"
+
+    @pytest.mark.parametrize(
+        "who", ["other_organizer", "builder", "breaker", "outsider", "anonymous"]
+    )
+    def test_only_the_tasks_organizers_may_import(self, cast, fresh, who):
+        with pytest.raises(PermissionDenied):
+            import_csv(fresh, getattr(cast, who), "id,text,label\nx1,good,positive\n")
+        assert fresh.examples.count() == 0
+
+
+def test_it_imports_the_real_sst2_dev_set(cast):
+    report = examples_import(
+        dataset=cast.blind_dev,
+        actor=cast.organizer,
+        data=SST2_DEV.read_bytes(),
+        filename=SST2_DEV.name,
+        label_map=BINARY,
+    )
+    assert (report.created, report.encoding, report.file_format) == (872, "utf-8", "sst2")
+    imported = cast.blind_dev.examples.exclude(external_id__startswith="d")
+    assert imported.filter(label="negative").count() == 428
+    assert imported.filter(label="positive").count() == 444
+    first = imported.get(external_id="1")
+    assert (first.text, first.label, first.position) == (
+        "one long string of cliches .",
+        "negative",
+        3,
+    )
+
+
+def test_fifty_thousand_rows_import_in_one_call_within_seconds(cast, fresh):
+    lines = ["id,text,label"] + [
+        f"x{i},a film numbered {i} that is “fine” – naïvely so,{i % 2}" for i in range(50_000)
+    ]
+    data = "\n".join(lines).encode("utf-8")
+    started = time.perf_counter()
+    report = examples_import(
+        dataset=fresh, actor=cast.organizer, data=data, filename="big.csv", label_map=BINARY
+    )
+    elapsed = time.perf_counter() - started
+    assert report.created == fresh.examples.count() == 50_000
+    # The issue asks for "a few seconds"; this leaves room for a slow CI machine.
+    assert elapsed < 10, f"{elapsed:.1f} s on {connection.vendor}"
