@@ -1,0 +1,98 @@
+"""Self-reported systems: predictions for the blind dev set, checked for coverage."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bibi.systems import services
+from bibi.systems.models import Prediction
+
+from ..conftest import BLIND_DEV
+
+pytestmark = [pytest.mark.embedded, pytest.mark.django_db]
+
+URL = "/api/v1/shared-tasks/sst/systems/{}/predictions/"
+
+
+def tsv(rows: list[tuple[str, str]]) -> bytes:
+    return ("id\tlabel\n" + "".join(f"{i}\t{label}\n" for i, label in rows)).encode()
+
+
+def upload(cast, system, data: bytes, name: str = "dev.tsv", source: str = "blind_dev"):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    return cast.client("builder").post(
+        URL.format(system.id),
+        {"file": SimpleUploadedFile(name, data), "source": source},
+        format="multipart",
+    )
+
+
+def test_a_complete_file_is_accepted_and_scored(self_reported):
+    cast, system = self_reported
+    response = upload(
+        cast, system, tsv([("d1", "positive"), ("d2", "positive"), ("d3", "positive")])
+    )
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert body["status"] == "ready"
+    assert body["dev_accuracy"] == pytest.approx(2 / 3)
+    assert body["dev_count"] == 3
+    system.refresh_from_db()
+    assert system.active_version.number == 1
+    assert Prediction.objects.filter(system_version__system=system).count() == 3
+
+
+def test_a_jsonl_file_in_any_order_is_accepted(self_reported):
+    cast, system = self_reported
+    lines = [json.dumps({"id": eid, "label": label}) for eid, _, label in reversed(BLIND_DEV)]
+    response = upload(cast, system, "\n".join(lines).encode(), name="dev.jsonl")
+    assert response.status_code == 201, response.json()
+    assert response.json()["dev_accuracy"] == 1.0
+
+
+def test_every_problem_is_listed_and_nothing_is_stored(self_reported):
+    cast, system = self_reported
+    rows = [("d1", "positive"), ("d1", "negative"), ("d2", "neutral"), ("d9", "positive")]
+    response = upload(cast, system, tsv(rows))
+    assert response.status_code == 400
+    errors = response.json()["errors"]
+    assert errors == [
+        {"line": 3, "reason": "id 'd1' is predicted twice (first on line 2)"},
+        {"line": 4, "reason": "label 'neutral' is not in the label set (negative, positive)"},
+        {"line": 5, "reason": "id 'd9' is not one of the texts to predict"},
+        {"line": 0, "reason": "no prediction for id 'd3'"},
+    ]
+    assert not system.versions.exists()
+    assert not Prediction.objects.exists()
+
+
+def test_a_missing_text_alone_is_refused(self_reported):
+    cast, system = self_reported
+    response = upload(cast, system, tsv([("d1", "positive"), ("d2", "negative")]))
+    assert response.status_code == 400
+    assert response.json()["errors"] == [{"line": 0, "reason": "no prediction for id 'd3'"}]
+
+
+def test_a_hosted_system_takes_no_predictions(hosted):
+    cast, system = hosted
+    response = upload(cast, system, tsv([(eid, label) for eid, _, label in BLIND_DEV]))
+    assert response.status_code == 400
+    assert "This system is hosted" in json.dumps(response.json())
+
+
+def test_pair_predictions_wait_for_the_break_phase_to_close(self_reported):
+    cast, system = self_reported
+    response = upload(cast, system, b"text\tlabel\n", name="pairs.tsv", source="pairs")
+    assert response.status_code == 400
+    assert "released once the break phase has closed" in json.dumps(response.json())
+
+
+def test_the_members_of_another_team_cannot_upload(self_reported):
+    cast, system = self_reported
+    with pytest.raises(services.PermissionDenied):
+        services.system_predictions_upload(
+            system=system, actor=cast.breaker, data=tsv([]), filename="x.tsv", source="blind_dev"
+        )
