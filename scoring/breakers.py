@@ -1,0 +1,103 @@
+"""Breaker scores: eq. 1 of the 2017 overview paper, with the weight as a setting.
+
+For team j with pair set D_j and systems i = 1..N:
+score(j) = 100 · (1/N) · Σ_i weight(i, j) · break(i, j) / |D_j|.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from scoring._inputs import clean_weights
+from scoring.breaks import Breaks, broken_pct
+from scoring.confusion import accuracy, confusion_counts, macro_f1
+from scoring.errors import ScoringInputError
+
+WEIGHT_MODES = ("dev_accuracy", "original_accuracy", "original_f1", "none")
+
+
+def check_weight_mode(weight: str) -> None:
+    if weight not in WEIGHT_MODES:
+        raise ScoringInputError(
+            f"unknown weight mode {weight!r}; expected one of {', '.join(WEIGHT_MODES)}"
+        )
+
+
+def system_weights(
+    breaks: Breaks, weight: str = "dev_accuracy", weights: pd.DataFrame | None = None
+) -> np.ndarray:
+    """The weight of each system against each team: (S, T), systems and teams in the order
+    of `breaks`.
+
+    - `dev_accuracy`: the `weights` input (system, weight), the same against every team;
+    - `original_accuracy`, `original_f1` (macro): the system's score on the originals of
+      that team's pairs;
+    - `none`: 1.
+
+    Example::
+
+        system_weights(breaks, "original_f1")  # array of shape (systems, teams)
+    """
+    check_weight_mode(weight)
+    shape = (len(breaks.systems), len(breaks.teams))
+    if weight == "none":
+        return np.ones(shape)
+    if weight == "dev_accuracy":
+        per_system = clean_weights(weights, breaks.systems)
+        return np.broadcast_to(per_system[:, None], shape).copy()
+    counts = confusion_counts(
+        breaks.gold_original,
+        breaks.predicted_original,
+        breaks.team_codes,
+        len(breaks.teams),
+        len(breaks.labels),
+    )
+    return accuracy(counts) if weight == "original_accuracy" else macro_f1(counts)
+
+
+def breaker_scores(
+    breaks: Breaks,
+    weight: str = "dev_accuracy",
+    weights: pd.DataFrame | None = None,
+    break_rate: str = "pairs",
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Score each breaker team: the mean over systems of weight × break rate, × 100.
+
+    Returns two frames:
+    - one row per team, best first: team, pairs, score;
+    - one row per (team, system): team, system, pairs, breaks, broken_pct, weight,
+      weighted_pct (= weight × broken_pct; the score is its mean over systems).
+
+    With weights 0.8 and 0.6 and a team breaking 1 of its 2 pairs on each system, the
+    score is (0.8 · 50 + 0.6 · 50) / 2 = 35. Example::
+
+        teams, detail = breaker_scores(breaks, "dev_accuracy", weights)
+    """
+    weight_matrix = system_weights(breaks, weight, weights)
+    breaks_by_team = breaks.by_team(breaks.broken)
+    pairs_per_team = breaks.pairs_per_team
+    pct = broken_pct(breaks_by_team, pairs_per_team, break_rate)
+    weighted = weight_matrix * pct
+
+    teams = pd.DataFrame(
+        {"team": breaks.teams, "pairs": pairs_per_team, "score": weighted.mean(axis=0)}
+    )
+    teams = teams.sort_values(
+        ["score", "team"], ascending=[False, True], kind="stable"
+    ).reset_index(drop=True)
+
+    n_systems, n_teams = weight_matrix.shape
+    detail = pd.DataFrame(
+        {
+            "team": np.tile(breaks.teams, n_systems),
+            "system": np.repeat(breaks.systems, n_teams),
+            "pairs": np.tile(pairs_per_team, n_systems),
+            "breaks": breaks_by_team.ravel().astype(np.int64),
+            "broken_pct": pct.ravel(),
+            "weight": weight_matrix.ravel(),
+            "weighted_pct": weighted.ravel(),
+        }
+    )
+    detail = detail.sort_values(["team", "system"], kind="stable").reset_index(drop=True)
+    return teams, detail

@@ -1,0 +1,223 @@
+"""The break rule: a pair breaks a system when the system is right on exactly one item.
+
+Everything downstream (builder metrics, breaker scores, tables, λmax analyses) reads the
+matrices built here: one row per system, one column per pair, in canonical order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from scoring._grouping import group_sums
+from scoring._inputs import clean_pairs, clean_predictions, quote, quote_some, resolve_labels
+from scoring.errors import ScoringInputError
+from scoring.labels import sort_labels
+
+BREAK_RATE_MODES = ("pairs", "sentences")
+
+Codes = npt.NDArray[np.int32]
+Flags = npt.NDArray[np.bool_]
+Floats = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Breaks:
+    """Who got which item of which pair right, for every system and pair.
+
+    `pairs` is the clean pair table in canonical order (team, pair_id); every (S, P) array
+    has one row per system of `systems` (sorted) and one column per row of `pairs`.
+    Label codes index `vocabulary`; codes below `len(labels)` are in the task's label set,
+    the others are predictions outside it (always wrong).
+    """
+
+    pairs: pd.DataFrame
+    systems: list[str]
+    teams: list[str]
+    labels: list[str]
+    vocabulary: list[str]
+    team_codes: npt.NDArray[np.intp]
+    gold_original: Codes
+    gold_variant: Codes
+    predicted_original: Codes
+    predicted_variant: Codes
+    original_correct: Flags
+    variant_correct: Flags
+    lambda_original: Floats | None
+    lambda_variant: Floats | None
+
+    @property
+    def broken(self) -> Flags:
+        """(S, P): right on exactly one of the two items."""
+        return self.original_correct ^ self.variant_correct
+
+    @property
+    def both_wrong(self) -> Flags:
+        """(S, P): wrong on both items; not a break, reported apart."""
+        return ~self.original_correct & ~self.variant_correct
+
+    @property
+    def pairs_per_team(self) -> npt.NDArray[np.int64]:
+        """(T,) number of pairs of each team of `teams`."""
+        return np.bincount(self.team_codes, minlength=len(self.teams))
+
+    def by_team(self, values: npt.NDArray[np.generic]) -> Floats:
+        """Sum an (S, P) array over each team's pairs: (S, T)."""
+        return group_sums(values, self.team_codes, len(self.teams))
+
+
+def broken_pct(breaks: npt.ArrayLike, pairs: npt.ArrayLike, break_rate: str = "pairs") -> Floats:
+    """Break counts as percentages under a break-rate convention.
+
+    `pairs` (the definition): 100 · breaks / pairs. `sentences`: 100 · breaks / (2 · pairs),
+    the per-sentence convention of the published 2017 tables.
+
+    >>> broken_pct(3, 4), broken_pct(3, 4, "sentences")
+    (np.float64(75.0), np.float64(37.5))
+    """
+    check_break_rate(break_rate)
+    per_pair = 2 if break_rate == "sentences" else 1
+    return 100.0 * np.asarray(breaks, dtype=float) / (per_pair * np.asarray(pairs, dtype=float))
+
+
+def check_break_rate(break_rate: str) -> None:
+    if break_rate not in BREAK_RATE_MODES:
+        raise ScoringInputError(
+            f"unknown break_rate mode {break_rate!r}; expected one of {', '.join(BREAK_RATE_MODES)}"
+        )
+
+
+def find_breaks(
+    pairs: pd.DataFrame, predictions: pd.DataFrame, labels: Sequence[object] | None = None
+) -> Breaks:
+    """Apply the break rule to every pair and system.
+
+    pairs: pair_id, team, original_id, original_text, original_label, variant_text,
+    variant_label[, tags]. predictions: system, text, label[, lambda_max], one row per
+    system and distinct text of the pairs (rows for other texts are ignored; repeated rows
+    must agree). labels: the task's label set, by default the gold labels of the pairs.
+
+    >>> pairs = pd.DataFrame({"pair_id": [1], "team": ["T"], "original_id": ["o1"],
+    ...     "original_text": ["good"], "original_label": [1],
+    ...     "variant_text": ["not good"], "variant_label": [-1]})
+    >>> predictions = pd.DataFrame({"system": ["S", "S"], "text": ["good", "not good"],
+    ...     "label": [1, 1]})
+    >>> find_breaks(pairs, predictions).broken
+    array([[ True]])
+    """
+    clean = clean_pairs(pairs)
+    label_set = resolve_labels(clean, labels)
+    predicted = clean_predictions(predictions)
+    n_pairs = len(clean)
+
+    # One code per distinct text: a starter original shared by many pairs is predicted once.
+    text_codes, texts = pd.factorize(pd.concat([clean["original_text"], clean["variant_text"]]))
+    n_texts = len(texts)
+    systems = sorted(predicted["system"].cat.categories)
+    n_systems = len(systems)
+
+    # The columns are categorical: look up each distinct value once, then index by code.
+    text_column = predicted["text"].cat
+    text_of_row = pd.Index(texts).get_indexer(text_column.categories)[text_column.codes.to_numpy()]
+    used = text_of_row >= 0
+    system_column = predicted["system"].cat
+    system_of_row = pd.Index(systems).get_indexer(system_column.categories)[
+        system_column.codes.to_numpy()[used]
+    ]
+    label_column = predicted["label"].cat
+    seen_labels = label_column.categories[np.unique(label_column.codes.to_numpy()[used])]
+    vocabulary = label_set + sort_labels(set(seen_labels) - set(label_set))
+    label_of_row = pd.Index(vocabulary).get_indexer(label_column.categories)[
+        label_column.codes.to_numpy()[used]
+    ]
+    cells = pd.DataFrame(
+        {
+            "cell": system_of_row.astype(np.int64) * n_texts + text_of_row[used],
+            "label": label_of_row.astype(np.int32),
+        }
+    )
+    if "lambda_max" in predicted.columns:
+        cells["lambda_max"] = predicted["lambda_max"].to_numpy()[used]
+    if np.bincount(cells["cell"].to_numpy(), minlength=n_systems * n_texts).max() > 1:
+        cells = _one_row_per_cell(cells, systems, texts, vocabulary)
+
+    flat = np.full(n_systems * n_texts, -1, dtype=np.int32)
+    flat[cells["cell"].to_numpy()] = cells["label"].to_numpy()
+    _require_every_prediction(flat, systems, texts)
+    matrix = flat.reshape(n_systems, n_texts)
+
+    lambda_matrix: Floats | None = None
+    if "lambda_max" in cells.columns:
+        lambda_flat = np.full(n_systems * n_texts, np.nan)
+        lambda_flat[cells["cell"].to_numpy()] = cells["lambda_max"].to_numpy()
+        lambda_matrix = lambda_flat.reshape(n_systems, n_texts)
+
+    vocabulary_index = pd.Index(vocabulary)
+    gold_original = vocabulary_index.get_indexer(clean["original_label"]).astype(np.int32)
+    gold_variant = vocabulary_index.get_indexer(clean["variant_label"]).astype(np.int32)
+    original_text, variant_text = text_codes[:n_pairs], text_codes[n_pairs:]
+    predicted_original = matrix[:, original_text]
+    predicted_variant = matrix[:, variant_text]
+    team_codes, teams = pd.factorize(clean["team"], sort=True)
+    return Breaks(
+        pairs=clean,
+        systems=systems,
+        teams=list(teams),
+        labels=label_set,
+        vocabulary=vocabulary,
+        team_codes=team_codes,
+        gold_original=gold_original,
+        gold_variant=gold_variant,
+        predicted_original=predicted_original,
+        predicted_variant=predicted_variant,
+        original_correct=predicted_original == gold_original,
+        variant_correct=predicted_variant == gold_variant,
+        lambda_original=None if lambda_matrix is None else lambda_matrix[:, original_text],
+        lambda_variant=None if lambda_matrix is None else lambda_matrix[:, variant_text],
+    )
+
+
+def _one_row_per_cell(
+    cells: pd.DataFrame, systems: list[str], texts: pd.Index, vocabulary: list[str]
+) -> pd.DataFrame:
+    """Drop exact repeats of a (system, text) prediction; conflicting repeats are errors.
+
+    Rows that agree on the label but not on lambda_max conflict too: keeping either one
+    would make the result depend on row order.
+    """
+    distinct = cells.drop_duplicates()
+    conflicting = distinct[distinct["cell"].duplicated(keep=False)]
+    if conflicting.empty:
+        return distinct
+    first = conflicting["cell"].iloc[0]
+    system, text = systems[first // len(texts)], texts[first % len(texts)]
+    rows = conflicting[conflicting["cell"] == first]
+    given = sorted({vocabulary[code] for code in rows["label"]})
+    what = f"labels {quote_some(given)}" if len(given) > 1 else "different lambda_max values"
+    raise ScoringInputError(
+        f"system {quote(system)} has conflicting predictions for text {quote(text)}: {what} "
+        f"({conflicting['cell'].nunique()} (system, text) pair(s) conflict)"
+    )
+
+
+def _require_every_prediction(
+    matrix: npt.NDArray[np.int32], systems: list[str], texts: pd.Index
+) -> None:
+    """A missing prediction is an error, never a silent zero."""
+    missing = np.flatnonzero(matrix < 0)
+    if not len(missing):
+        return
+    n_texts = len(texts)
+    first = int(missing[0])
+    per_system = np.bincount(missing // n_texts, minlength=len(systems))
+    counts = ", ".join(
+        f"{quote(systems[index])}: {per_system[index]}" for index in np.flatnonzero(per_system)
+    )
+    raise ScoringInputError(
+        f"system {quote(systems[first // n_texts])} has no prediction for text "
+        f"{quote(texts[first % n_texts])}; missing predictions per system: {counts}"
+    )

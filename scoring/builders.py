@@ -1,0 +1,70 @@
+"""Builder metrics: macro-F1 and accuracy over every sentence, and the share of pairs broken."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from scoring.breaks import Breaks, broken_pct
+from scoring.confusion import accuracy, confusion_counts, macro_f1
+
+
+def builder_metrics(breaks: Breaks, break_rate: str = "pairs") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Score each system over all sentences (originals and variants) of all breaker teams,
+    and over each team's sentences.
+
+    Returns two frames:
+    - overall, one row per system, best first (fewest broken, then highest F1): system, f1,
+      accuracy, broken_pct, breaks, pairs, both_wrong, outside_label_set (number of
+      sentences whose prediction is outside the label set);
+    - by team, one row per (system, team): system, team, pairs, f1, accuracy, breaks,
+      broken_pct, both_wrong.
+    A sentence counts once per pair it belongs to, as in the 2017 tables.
+
+    Example::
+
+        overall, by_team = builder_metrics(find_breaks(pairs, predictions), "sentences")
+        overall[["system", "f1", "broken_pct"]]
+    """
+    n_labels = len(breaks.labels)
+    gold = np.concatenate([breaks.gold_original, breaks.gold_variant])
+    predicted = np.concatenate([breaks.predicted_original, breaks.predicted_variant], axis=1)
+    groups = np.concatenate([breaks.team_codes, breaks.team_codes])
+    counts = confusion_counts(gold, predicted, groups, len(breaks.teams), n_labels)
+    total_counts = counts.sum(axis=1)
+
+    broken_by_team = breaks.by_team(breaks.broken)
+    both_wrong_by_team = breaks.by_team(breaks.both_wrong)
+    pairs_per_team = breaks.pairs_per_team
+    n_pairs = len(breaks.pairs)
+
+    overall = pd.DataFrame(
+        {
+            "system": breaks.systems,
+            "f1": macro_f1(total_counts),
+            "accuracy": accuracy(total_counts),
+            "broken_pct": broken_pct(broken_by_team.sum(axis=1), n_pairs, break_rate),
+            "breaks": broken_by_team.sum(axis=1).astype(np.int64),
+            "pairs": n_pairs,
+            "both_wrong": both_wrong_by_team.sum(axis=1).astype(np.int64),
+            "outside_label_set": (predicted >= n_labels).sum(axis=1),
+        }
+    )
+    overall = overall.sort_values(
+        ["broken_pct", "f1", "system"], ascending=[True, False, True], kind="stable"
+    ).reset_index(drop=True)
+
+    n_systems, n_teams = len(breaks.systems), len(breaks.teams)
+    by_team = pd.DataFrame(
+        {
+            "system": np.repeat(breaks.systems, n_teams),
+            "team": np.tile(breaks.teams, n_systems),
+            "pairs": np.tile(pairs_per_team, n_systems),
+            "f1": macro_f1(counts).ravel(),
+            "accuracy": accuracy(counts).ravel(),
+            "breaks": broken_by_team.ravel().astype(np.int64),
+            "broken_pct": broken_pct(broken_by_team, pairs_per_team, break_rate).ravel(),
+            "both_wrong": both_wrong_by_team.ravel().astype(np.int64),
+        }
+    )
+    return overall, by_team

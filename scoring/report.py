@@ -1,0 +1,360 @@
+"""`score()`: every table of a scoring run in one ScoreReport, as JSON-ready dicts or Markdown."""
+
+from __future__ import annotations
+
+import gc
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from itertools import compress
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from scoring._markdown import markdown_table
+from scoring.breakers import breaker_scores, check_weight_mode
+from scoring.breaks import Breaks, check_break_rate, find_breaks
+from scoring.builders import builder_metrics
+from scoring.lambda_analysis import LambdaAnalysis, lambda_analysis
+from scoring.tables import (
+    PAIR_FIELDS,
+    both_wrong_table,
+    break_matrix,
+    flip_table,
+    item_table,
+    outside_label_table,
+    tag_table,
+)
+
+
+@dataclass(frozen=True)
+class ScoreReport:
+    """Every result of one scoring run; percentages are 0-100, rates follow `break_rate`.
+
+    Frames (see the function that builds each for its columns): builders and
+    builders_by_team (`builder_metrics`), breakers and breaker_systems (`breaker_scores`),
+    matrix (`break_matrix`), items (`item_table`), tags and tags_by_system (`tag_table`),
+    flips and flips_by_system (`flip_table`), both_wrong (`both_wrong_table`),
+    outside_label_set (`outside_label_table`), lambda_analysis (`lambda_analysis`, None
+    without λmax). `breaks` keeps the per-pair, per-system matrices behind them all.
+    """
+
+    weight: str
+    break_rate: str
+    breaks: Breaks
+    builders: pd.DataFrame
+    builders_by_team: pd.DataFrame
+    breakers: pd.DataFrame
+    breaker_systems: pd.DataFrame
+    matrix: pd.DataFrame
+    items: pd.DataFrame
+    tags: pd.DataFrame
+    tags_by_system: pd.DataFrame
+    flips: pd.DataFrame
+    flips_by_system: pd.DataFrame
+    both_wrong: pd.DataFrame
+    outside_label_set: pd.DataFrame
+    lambda_analysis: LambdaAnalysis | None
+
+    @property
+    def systems(self) -> list[str]:
+        return self.breaks.systems
+
+    @property
+    def teams(self) -> list[str]:
+        return self.breaks.teams
+
+    @property
+    def labels(self) -> list[str]:
+        return self.breaks.labels
+
+    @property
+    def broke_every_system(self) -> pd.DataFrame:
+        """The items that broke every system."""
+        return self.items[self.items["broke_every_system"]].reset_index(drop=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything as JSON-ready Python values (NaN becomes None).
+
+        Keys: settings, systems, teams, labels, pairs, builders, breakers, matrix, items,
+        tags, flips, both_wrong, broke_every_system, outside_label_set, and lambda when the
+        predictions carried λmax. Builders carry by_team (team → % broken), f1_by_team and
+        accuracy_by_team; breakers carry by_system (system → % broken) and weights; each
+        item carries predictions (system → [original, variant]), broken and both_wrong
+        (lists of systems).
+        """
+        by_team = self.builders_by_team
+        builders = _records(self.builders)
+        for row in builders:
+            mine = by_team[by_team["system"] == row["system"]]
+            row["by_team"] = _mapping(mine["team"], mine["broken_pct"])
+            row["f1_by_team"] = _mapping(mine["team"], mine["f1"])
+            row["accuracy_by_team"] = _mapping(mine["team"], mine["accuracy"])
+        breakers = _records(self.breakers)
+        detail = self.breaker_systems
+        for row in breakers:
+            mine = detail[detail["team"] == row["team"]]
+            row["by_system"] = _mapping(mine["system"], mine["broken_pct"])
+            row["weights"] = _mapping(mine["system"], mine["weight"])
+        both_wrong = self.both_wrong
+        both_wrong_rows = []
+        for system in self.systems:
+            mine = both_wrong[both_wrong["system"] == system]
+            total, pairs = int(mine["both_wrong"].sum()), int(mine["pairs"].sum())
+            both_wrong_rows.append(
+                {
+                    "system": system,
+                    "both_wrong": total,
+                    "pairs": pairs,
+                    "both_wrong_pct": 100.0 * total / pairs,
+                    "by_team": _mapping(mine["team"], mine["both_wrong"]),
+                }
+            )
+        result: dict[str, Any] = {
+            "settings": {"weight": self.weight, "break_rate": self.break_rate},
+            "systems": list(self.systems),
+            "teams": list(self.teams),
+            "labels": list(self.labels),
+            "pairs": len(self.items),
+            "builders": builders,
+            "breakers": breakers,
+            "matrix": {
+                "teams": list(self.matrix.index),
+                "systems": list(self.matrix.columns),
+                "broken_pct": _nested(self.matrix.to_numpy()),
+            },
+            "items": self._item_records(),
+            "tags": _with_by_system(self.tags, self.tags_by_system, "tag"),
+            "flips": _with_by_system(self.flips, self.flips_by_system, "kind"),
+            "both_wrong": both_wrong_rows,
+            "broke_every_system": _records(
+                self.broke_every_system[["pair_id", "team", "original_text", "variant_text"]]
+            ),
+            "outside_label_set": _records(self.outside_label_set),
+        }
+        if self.lambda_analysis is not None:
+            result["lambda"] = {
+                "delta": _records(self.lambda_analysis.delta),
+                "correlation": _records(self.lambda_analysis.correlation),
+                "quartiles": _records(self.lambda_analysis.quartiles),
+            }
+        return result
+
+    def to_json(self) -> str:
+        """`to_dict()` as compact JSON (UTF-8 text kept as is; no NaN, which JSON lacks).
+
+        Compact because indenting makes `json` fall back to its pure-Python encoder,
+        several times slower on large tasks; `python -m json.tool` pretty-prints.
+        """
+        return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False)
+
+    def _item_records(self) -> list[dict[str, Any]]:
+        with _collector_paused():
+            return self._build_item_records()
+
+    def _build_item_records(self) -> list[dict[str, Any]]:
+        breaks = self.breaks
+        vocabulary = np.asarray(breaks.vocabulary, dtype=object)
+        systems = breaks.systems
+        records = _records(self.items[PAIR_FIELDS])
+        # Building one JSON object per pair is the serializer's job and is per pair by
+        # nature; the arrays it reads were computed for all pairs at once.
+        # (pairs, systems, 2) nested lists come out of numpy in one call.
+        predictions = np.stack(
+            [vocabulary[breaks.predicted_original.T], vocabulary[breaks.predicted_variant.T]],
+            axis=-1,
+        ).tolist()
+        broken = breaks.broken.T.tolist()
+        both_wrong = breaks.both_wrong.T.tolist()
+        for record, predicted, broke, wrong in zip(
+            records, predictions, broken, both_wrong, strict=True
+        ):
+            record["predictions"] = dict(zip(systems, predicted, strict=True))
+            record["broken"] = list(compress(systems, broke))
+            record["both_wrong"] = list(compress(systems, wrong))
+        return records
+
+    def to_markdown(self, max_items: int = 50) -> str:
+        """The leaderboards and tables as Markdown; the item table only when there are at
+        most `max_items` pairs (it has one row per pair).
+        """
+        sections = [
+            "# Scoring report",
+            f"{len(self.items)} pairs from {len(self.teams)} breaker team(s), "
+            f"{len(self.systems)} system(s), labels {', '.join(self.labels)}. "
+            f"Breaker weight: `{self.weight}`; break rate per `{self.break_rate}`.",
+            "## Builders",
+            "Lower % broken is better; F1 is macro-F1 over all sentences.",
+            markdown_table(_ranked(self.builders.drop(columns="pairs"), "broken_pct", True)),
+            "## Breakers",
+            "Score: mean over systems of weight × % broken.",
+            markdown_table(_ranked(self.breakers, "score", False)),
+            "## % broken: breaker team × system",
+            markdown_table(self.matrix.reset_index()),
+        ]
+        if not self.tags.empty:
+            sections += [
+                "## % broken by strategy tag",
+                markdown_table(self.tags_by_system.reset_index()),
+            ]
+        sections += [
+            "## Flipped-label vs same-label pairs (% broken)",
+            markdown_table(self.flips_by_system.reset_index()),
+            "## Pairs wrong on both items (not breaks)",
+            markdown_table(
+                self.both_wrong.pivot(index="team", columns="system", values="both_wrong")
+                .reset_index()
+                .rename_axis(columns=None)
+            ),
+            "## Pairs that broke every system",
+            markdown_table(
+                self.broke_every_system[["pair_id", "team", "original_text", "variant_text"]]
+            )
+            if len(self.broke_every_system)
+            else "None.",
+            "## Predictions outside the label set (counted wrong)",
+            markdown_table(self.outside_label_set) if len(self.outside_label_set) else "None.",
+        ]
+        if self.lambda_analysis is not None:
+            sections += [
+                "## λmax: original's λmax vs. broken",
+                markdown_table(self.lambda_analysis.correlation, digits=3),
+                "## λmax: % broken in the bottom vs. top quartile of the original's λmax",
+                markdown_table(self.lambda_analysis.quartiles, digits=3),
+                "## λmax: Δλmax = λmax(variant) − λmax(original)",
+                markdown_table(self.lambda_analysis.delta, digits=3),
+            ]
+        if len(self.items) <= max_items:
+            sections += [
+                "## Items",
+                "Predictions as original / variant; * marks a break.",
+                markdown_table(self._item_grid()),
+            ]
+        else:
+            sections += [f"## Items\n\n{len(self.items)} pairs: see the JSON output."]
+        return "\n\n".join(sections) + "\n"
+
+    def _item_grid(self) -> pd.DataFrame:
+        breaks = self.breaks
+        vocabulary = np.asarray(breaks.vocabulary, dtype=object)
+        grid = self.items[["pair_id", "team", "original_label", "variant_label"]].copy()
+        grid.columns = ["pair_id", "team", "gold original", "gold variant"]
+        cells = (
+            vocabulary[breaks.predicted_original].astype(str)
+            + " / "
+            + vocabulary[breaks.predicted_variant].astype(str)
+            + np.where(breaks.broken, " *", "")
+        )
+        for system, column in zip(breaks.systems, cells, strict=True):
+            grid[system] = column
+        return grid
+
+
+def score(
+    pairs: pd.DataFrame,
+    predictions: pd.DataFrame,
+    *,
+    weights: pd.DataFrame | None = None,
+    weight: str = "dev_accuracy",
+    break_rate: str = "pairs",
+    labels: Sequence[object] | None = None,
+) -> ScoreReport:
+    """Score a shared task's pairs against every system's predictions.
+
+    pairs: pair_id, team, original_id, original_text, original_label, variant_text,
+    variant_label[, tags] (`;`-separated). predictions: system, text, label[, probabilities,
+    lambda_max], one per system and distinct pair text. weights: system, weight (in [0, 1];
+    needed, and used, only with weight="dev_accuracy"). weight: dev_accuracy |
+    original_accuracy | original_f1 | none. break_rate: pairs | sentences. labels: the
+    task's label set (default: the gold labels seen). Raises ScoringInputError on bad input.
+
+    >>> pairs = pd.DataFrame({"pair_id": [1], "team": ["T"], "original_id": ["o1"],
+    ...     "original_text": ["good"], "original_label": [1],
+    ...     "variant_text": ["not good"], "variant_label": [-1]})
+    >>> predictions = pd.DataFrame({"system": ["S", "S"], "text": ["good", "not good"],
+    ...     "label": [1, 1]})
+    >>> score(pairs, predictions, weight="none").to_dict()["breakers"][0]["score"]
+    100.0
+    """
+    check_weight_mode(weight)
+    check_break_rate(break_rate)
+    breaks = find_breaks(pairs, predictions, labels)
+    builders, builders_by_team = builder_metrics(breaks, break_rate)
+    breakers, breaker_systems = breaker_scores(breaks, weight, weights, break_rate)
+    tags, tags_by_system = tag_table(breaks, break_rate)
+    flips, flips_by_system = flip_table(breaks, break_rate)
+    return ScoreReport(
+        weight=weight,
+        break_rate=break_rate,
+        breaks=breaks,
+        builders=builders,
+        builders_by_team=builders_by_team,
+        breakers=breakers,
+        breaker_systems=breaker_systems,
+        matrix=break_matrix(breaks, break_rate),
+        items=item_table(breaks),
+        tags=tags,
+        tags_by_system=tags_by_system,
+        flips=flips,
+        flips_by_system=flips_by_system,
+        both_wrong=both_wrong_table(breaks),
+        outside_label_set=outside_label_table(breaks),
+        lambda_analysis=lambda_analysis(breaks, break_rate),
+    )
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building millions of small containers.
+
+    Each few hundred new lists or dicts trigger a collection, and the older generations'
+    collections walk the whole heap: with 50 systems × 50,000 pairs that tripled the time
+    of to_dict(). Plain lists and dicts of strings cannot form cycles, so nothing is lost.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as dicts of plain Python values, NaN as None."""
+    return frame.astype(object).where(frame.notna(), None).to_dict("records")
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and np.isnan(value):
+        return None
+    return value
+
+
+def _mapping(keys: pd.Series, values: pd.Series) -> dict[str, Any]:
+    return {str(key): _plain(value) for key, value in zip(keys, values, strict=True)}
+
+
+def _nested(matrix: np.ndarray) -> list[list[Any]]:
+    return [[_plain(value) for value in row] for row in matrix.tolist()]
+
+
+def _with_by_system(
+    summary: pd.DataFrame, by_system: pd.DataFrame, key: str
+) -> list[dict[str, Any]]:
+    records = _records(summary)
+    for record in records:
+        row = by_system.loc[record[key]]
+        record["by_system"] = _mapping(pd.Series(row.index), pd.Series(row.to_numpy()))
+    return records
+
+
+def _ranked(frame: pd.DataFrame, column: str, ascending: bool) -> pd.DataFrame:
+    """Prefix a rank column; ties share the better rank."""
+    ranked = frame.copy()
+    ranked.insert(0, "rank", frame[column].rank(method="min", ascending=ascending).astype("Int64"))
+    return ranked
