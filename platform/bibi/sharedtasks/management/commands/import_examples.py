@@ -1,0 +1,116 @@
+"""Import a file of examples into one split of a shared task, all or nothing.
+
+    python manage.py import_examples sst blind_dev stsa.binary.dev --label-map 0=negative,1=positive
+
+On rejection every bad row is printed with its line number, nothing is stored and the
+command exits with status 1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from bibi.sharedtasks import services
+from bibi.sharedtasks.files import FORMATS
+from bibi.sharedtasks.importing import ExamplesImportRejected, examples_import, label_map_parse
+from bibi.sharedtasks.models import Dataset, SharedTask
+
+
+class Command(BaseCommand):
+    help = "Import examples (CSV, TSV, JSON Lines or SST 'LABEL sentence' lines) into a dataset."
+
+    def add_arguments(self, parser):
+        parser.add_argument("shared_task", metavar="TASK-SLUG")
+        parser.add_argument("split", choices=Dataset.Split.values)
+        parser.add_argument("file", metavar="FILE", type=Path)
+        parser.add_argument(
+            "--format", dest="file_format", choices=FORMATS, help="Default: from the file name."
+        )
+        parser.add_argument(
+            "--label-map",
+            default="",
+            metavar="MAP",
+            help="Translate the file's labels, e.g. 0=negative,1=positive. A map that starts with "
+            "a minus sign needs the = form: --label-map=-1=negative,+1=positive.",
+        )
+        parser.add_argument(
+            "--as",
+            dest="username",
+            metavar="USERNAME",
+            help="The organizer to import as (and to record in the audit log). "
+            "Default: the task's first organizer.",
+        )
+        parser.add_argument("--id-column", default="id")
+        parser.add_argument("--text-column", default="text")
+        parser.add_argument("--label-column", default="label")
+
+    def handle(self, *args, **options):
+        shared_task = SharedTask.objects.filter(slug=options["shared_task"]).first()
+        if shared_task is None:
+            raise CommandError(f"There is no shared task with the slug '{options['shared_task']}'.")
+        actor = self._actor(shared_task, options["username"])
+        path: Path = options["file"]
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            raise CommandError(f"Cannot read {path}: {error.strerror}.") from None
+        try:
+            label_map = label_map_parse(options["label_map"])
+        except ValidationError as error:
+            raise CommandError(" ".join(error.messages)) from None
+
+        try:
+            # A dataset created for a file that is then rejected goes too: nothing is stored.
+            with transaction.atomic():
+                dataset = services.dataset_get_or_create(
+                    shared_task=shared_task, split=options["split"]
+                )
+                report = examples_import(
+                    dataset=dataset,
+                    actor=actor,
+                    data=data,
+                    filename=path.name,
+                    file_format=options["file_format"],
+                    label_map=label_map or None,
+                    id_column=options["id_column"],
+                    text_column=options["text_column"],
+                    label_column=options["label_column"],
+                )
+        except ExamplesImportRejected as rejected:
+            for error in rejected.errors:
+                self.stderr.write(f"{path.name}: {error}")
+            read_as = ", ".join(filter(None, [rejected.file_format, rejected.encoding]))
+            raise CommandError(
+                f"Rejected {path.name}{f' (read as {read_as})' if read_as else ''}: "
+                f"{len(rejected.errors)} problem{'s' if len(rejected.errors) != 1 else ''}, "
+                "nothing was imported."
+            ) from None
+        except PermissionDenied as error:
+            raise CommandError(f"{actor.get_username()}: {error}") from None
+        except ValidationError as error:
+            raise CommandError(" ".join(error.messages)) from None
+
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Imported {report.created} examples into {shared_task.slug}/{dataset.split} "
+                f"from {report.filename} ({report.file_format}, {report.encoding}) "
+                f"as {actor.get_username()}."
+            )
+        )
+
+    def _actor(self, shared_task: SharedTask, username: str | None):
+        if username:
+            User = get_user_model()
+            try:
+                return User.objects.get_by_natural_key(username)
+            except User.DoesNotExist:
+                raise CommandError(f"There is no user '{username}'.") from None
+        organizer = shared_task.organizer_set.select_related("user").order_by("added_at").first()
+        if organizer is None:
+            raise CommandError(f"'{shared_task.slug}' has no organizer: name one with --as.")
+        return organizer.user
