@@ -24,7 +24,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bibi.sharedtasks import selectors, services
+from bibi.sharedtasks import importing, selectors, services
 from bibi.sharedtasks.models import (
     AuditLogEntry,
     Dataset,
@@ -403,8 +403,6 @@ class ExamplesImportApi(APIView):
         request=ExamplesImportInput, responses={201: ExamplesImportOutput, 400: ROW_ERRORS}
     )
     def post(self, request: Request, slug: str, split: str) -> Response:
-        from bibi.sharedtasks import importing
-
         shared_task = shared_task_for(request, slug)
         require_organizer(request, shared_task)
         if split not in Dataset.Split.values:
@@ -431,7 +429,11 @@ class ExamplesImportApi(APIView):
                 ],
             }
             return Response(body, status=status.HTTP_400_BAD_REQUEST)
-        body = {"created": report.created, "encoding": report.encoding, "format": report.format}
+        body = {
+            "created": report.created,
+            "encoding": report.encoding,
+            "format": report.file_format,
+        }
         return Response(body, status=status.HTTP_201_CREATED)
 
 

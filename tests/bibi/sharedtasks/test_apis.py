@@ -112,3 +112,37 @@ def test_the_docs_page_is_served_without_a_cdn(cast):
     assert response.status_code == 200
     assert b"cdn.jsdelivr" not in response.content
     assert b"swagger-ui" in response.content
+
+
+def _import(cast, split: str, name: str, data: bytes, **fields):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    body = {"file": SimpleUploadedFile(name, data), **fields}
+    return cast.client("organizer").post(
+        f"{BASE}/datasets/{split}/import/", body, format="multipart"
+    )
+
+
+def test_an_organizer_imports_an_sst2_file_with_a_label_map(cast):
+    response = _import(
+        cast, "train", "extra.train", b"1 a joy .\n0 a chore .\n", label_map="0=negative,1=positive"
+    )
+    assert response.status_code == 201, response.json()
+    assert response.json() == {"created": 2, "encoding": "utf-8", "format": "sst2"}
+    assert cast.train.examples.count() == 4
+
+
+def test_a_rejected_import_lists_every_bad_row_and_stores_nothing(cast):
+    data = b"id\ttext\tlabel\nn1\t\tpositive\nn2\tfine\tmaybe\nn3\tgood\tpositive\n"
+    response = _import(cast, "starter", "bad.tsv", data)
+    assert response.status_code == 400
+    body = response.json()
+    assert body["detail"] == "Nothing was imported: 2 problem(s) in bad.tsv."
+    assert [error["line"] for error in body["errors"]] == [2, 3]
+    assert cast.starter.examples.count() == 4
+
+
+def test_a_label_map_that_is_not_from_to_pairs_is_refused(cast):
+    response = _import(cast, "train", "x.tsv", b"id\ttext\tlabel\n", label_map="0:negative")
+    assert response.status_code == 400
+    assert response.json() == {"label_map": ["'0:negative' is not of the form FROM=TO."]}
