@@ -19,7 +19,7 @@ from fim_engine.errors import (
 )
 
 # Keys every loader call carries: no network, no code from the directory, no pickles.
-SAFE_LOADING = {"local_files_only": True, "trust_remote_code": False}
+SAFE_LOADING: dict[str, Any] = {"local_files_only": True, "trust_remote_code": False}
 
 
 def config_labels(config: Any) -> list[str]:

