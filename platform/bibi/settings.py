@@ -97,6 +97,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "bibi.sharedtasks",
     "bibi.systems",
+    "bibi.pairs",
 ]
 
 MIDDLEWARE = [

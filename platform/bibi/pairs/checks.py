@@ -1,0 +1,444 @@
+"""The minimal-pair rules: what a submitted pair must be, as pure functions.
+
+A pair is one unaltered original from the task's starter set and a variant of it, with the
+variant's gold label. The 2017 organizers found that "minimal" needed a concrete definition
+(BACKGROUND.md, "Lessons"); this module is that definition. Everything here works on plain
+values, so the rules can be read, tested and explained without a database.
+
+Texts are compared after ``normalize_text`` (NFC, runs of whitespace to one space, trimmed)
+and measured in tokens (``tokenize``). With a task's parameters (``PairRules``, read off
+``SharedTask.pair_*``), a pair is refused when:
+
+- the original is not in the starter set (looked up by id, or by its text when no id is
+  given); a given original text must equal the example's, a given original label its label;
+- the variant is empty, has control characters, or is longer than ``max_text_chars``
+  characters (default 1000);
+- the variant has the same tokens as the original (only spacing changed, or nothing);
+- the variant shares less than ``min_shared_token_ratio`` of its tokens with the original
+  (default 0.5; tokens counted with multiplicity);
+- the token edit distance (insert, delete or replace one token) is more than
+  ``max(max_edit_distance, max_edit_ratio x the original's token count)`` (default
+  ``max(4, 35%)``);
+- the variant's label, after the optional label map, is not in the task's label set;
+- the task requires a rationale and there is none; a rationale over 2000 characters;
+- a strategy tag is not in the task's vocabulary (matched ignoring case, spaces and hyphens);
+- the same variant text appears twice in one set.
+
+The four 2017 example pairs of BACKGROUND.md pass with the defaults; the widest is
+"I love this movie!" -> "I'm mad for this movie!": distance 3 (limit 4), 4 of the
+variant's 7 tokens shared.
+
+    >>> tokenize('Russell is "terrific" as coach Herb Brooks.')
+    ['Russell', 'is', '"', 'terrific', '"', 'as', 'coach', 'Herb', 'Brooks', '.']
+    >>> token_edit_distance(tokenize("It's harmless."), tokenize("It's not harmless."))
+    1
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from bibi.sharedtasks.files import RowError
+
+if TYPE_CHECKING:
+    from bibi.sharedtasks.models import SharedTask
+
+RATIONALE_MAX_CHARS = 2000
+
+# Penn-Treebank-like splitting, so that a change of punctuation or quoting is one token edit
+# and "film." and "film ." (SST's pre-tokenized spelling) read the same:
+# - "doesn't" is "does" + "n't": negation is a unit breakers add and remove;
+# - "it's" is "it" + "'s", "I'm" is "I" + "'m" (clitics), but "'terrific'" is ' terrific ';
+# - a word is a run of letters, digits and underscores; every other visible character
+#   (punctuation, quotes, brackets, hyphens, symbols) is a token of its own.
+_TOKEN = re.compile(
+    r"""
+    \w+(?=n['’]t\b)
+    | n['’]t\b
+    | ['’](?:s|d|m|re|ve|ll)\b
+    | \w+
+    | \S
+    """,
+    re.VERBOSE | re.IGNORECASE,
+)
+_WHITESPACE = re.compile(r"\s+")
+_TAG_SEPARATORS = re.compile(r"[\s\-]+")
+
+
+def normalize_text(text: str) -> str:
+    """NFC, every run of whitespace (tabs, line breaks too) as one space, no edge spaces."""
+    return _WHITESPACE.sub(" ", unicodedata.normalize("NFC", text)).strip()
+
+
+def tokenize(text: str) -> list[str]:
+    """Split ``text`` into word, clitic and punctuation tokens (case kept).
+
+    >>> tokenize("I'm mad for this movie!")
+    ['I', "'m", 'mad', 'for', 'this', 'movie', '!']
+    """
+    return _TOKEN.findall(text)
+
+
+def token_edit_distance(a: Sequence[str], b: Sequence[str]) -> int:
+    """Levenshtein distance between two token sequences: inserts, deletes, replacements.
+
+    The common prefix and suffix are dropped first: a minimal pair shares most of its
+    tokens, so the quadratic part runs over the few tokens around the edit.
+    """
+    start = 0
+    while start < len(a) and start < len(b) and a[start] == b[start]:
+        start += 1
+    end_a, end_b = len(a), len(b)
+    while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
+        end_a -= 1
+        end_b -= 1
+    a, b = a[start:end_a], b[start:end_b]
+    if not a or not b:
+        return len(a) + len(b)
+    previous = list(range(len(b) + 1))
+    for i, token_a in enumerate(a, start=1):
+        current = [i]
+        for j, token_b in enumerate(b, start=1):
+            current.append(
+                min(
+                    previous[j] + 1,
+                    current[j - 1] + 1,
+                    previous[j - 1] + (token_a != token_b),
+                )
+            )
+        previous = current
+    return previous[-1]
+
+
+def shared_token_ratio(original: Sequence[str], variant: Sequence[str]) -> float:
+    """The share of the variant's tokens that the original has too (counted with repeats).
+
+    0.0 for an empty variant.
+    """
+    if not variant:
+        return 0.0
+    shared = sum((Counter(original) & Counter(variant)).values())
+    return shared / len(variant)
+
+
+def _control_characters(text: str) -> list[str]:
+    """Control characters left after whitespace normalization (NUL breaks PostgreSQL)."""
+    found = {c for c in text if unicodedata.category(c) in ("Cc", "Cs") and c not in "\t\n\r"}
+    return [f"U+{ord(c):04X}" for c in sorted(found)]
+
+
+def _tag_key(tag: str) -> str:
+    return _TAG_SEPARATORS.sub("_", tag.strip().lower())
+
+
+@dataclass(frozen=True)
+class PairRules:
+    """A shared task's minimal-pair parameters (the ``SharedTask.pair_*`` fields)."""
+
+    labels: tuple[str, ...]
+    strategy_tags: tuple[str, ...]
+    min_shared_token_ratio: float = 0.5
+    max_edit_distance: int = 4
+    max_edit_ratio: float = 0.35
+    require_rationale: bool = False
+    max_text_chars: int = 1000
+
+    @classmethod
+    def for_shared_task(cls, shared_task: SharedTask) -> PairRules:
+        return cls(
+            labels=tuple(shared_task.labels),
+            strategy_tags=tuple(shared_task.strategy_tags),
+            min_shared_token_ratio=shared_task.pair_min_shared_token_ratio,
+            max_edit_distance=shared_task.pair_max_edit_distance,
+            max_edit_ratio=shared_task.pair_max_edit_ratio,
+            require_rationale=shared_task.pair_require_rationale,
+            max_text_chars=shared_task.pair_max_text_chars,
+        )
+
+    def edit_limit(self, original_token_count: int) -> float:
+        """The largest token edit distance allowed from an original of this many tokens."""
+        return max(self.max_edit_distance, self.max_edit_ratio * original_token_count)
+
+
+@dataclass(frozen=True)
+class PairInput:
+    """One pair as submitted, before any check. ``row`` is what errors are reported against:
+    the file's line number (the header is line 1) or the position in a JSON list (from 1).
+    Either ``original_id`` or ``original_text`` names the original."""
+
+    row: int
+    variant_text: str
+    variant_label: str
+    original_id: str = ""
+    original_text: str = ""
+    original_label: str = ""
+    rationale: str = ""
+    tags: tuple[str, ...] = ()
+    source_id: str = ""
+
+
+@dataclass(frozen=True)
+class StarterExample:
+    """A starter-set example as the checks need it: ``id`` is the database key."""
+
+    id: int
+    external_id: str
+    text: str
+    label: str
+
+
+class StarterIndex:
+    """The starter set, findable by external id and by normalized text.
+
+    Duplicate texts resolve to the first example given, i.e. the first in import order.
+    """
+
+    def __init__(self, examples: Iterable[StarterExample]) -> None:
+        self.by_id: dict[str, StarterExample] = {}
+        self.by_text: dict[str, StarterExample] = {}
+        for example in examples:
+            normalized = StarterExample(
+                id=example.id,
+                external_id=example.external_id,
+                text=normalize_text(example.text),
+                label=example.label,
+            )
+            self.by_id[example.external_id] = normalized
+            self.by_text.setdefault(normalized.text, normalized)
+
+    def __len__(self) -> int:
+        return len(self.by_id)
+
+
+@dataclass(frozen=True)
+class CheckedPair:
+    """A pair that passed every check, normalized and resolved, ready to be stored."""
+
+    row: int
+    source_id: str
+    original: StarterExample
+    variant_text: str
+    variant_label: str
+    rationale: str
+    tags: tuple[str, ...]
+    edit_distance: int
+
+
+def label_map_problems(label_map: Mapping[str, str] | None, *, rules: PairRules) -> list[str]:
+    """Why a label map cannot be used: every target must be one of the task's labels."""
+    if not label_map:
+        return []
+    return [
+        f"the label map sends '{source}' to '{target}', which is not a label of this task "
+        f"({', '.join(rules.labels)})"
+        for source, target in label_map.items()
+        if target not in rules.labels
+    ]
+
+
+def _map_label(raw: str, label_map: Mapping[str, str] | None) -> str:
+    label = raw.strip()
+    if label_map and label in label_map:
+        return label_map[label]
+    return label
+
+
+def _label_problem(what: str, label: str, raw: str, rules: PairRules, mapped: bool) -> str | None:
+    if not raw.strip():
+        return f"the {what} has no label"
+    if label in rules.labels:
+        return None
+    hint = "" if mapped else " (give a label map if the file uses other names, e.g. 1=positive)"
+    return f"the {what}'s label '{raw.strip()}' is not one of {', '.join(rules.labels)}{hint}"
+
+
+def _resolve_original(
+    pair: PairInput,
+    starter: StarterIndex,
+    rules: PairRules,
+    label_map: Mapping[str, str] | None,
+) -> tuple[StarterExample | None, list[str]]:
+    original_id = pair.original_id.strip()
+    given_text = normalize_text(pair.original_text)
+    if original_id:
+        original = starter.by_id.get(original_id)
+        if original is None:
+            return None, [f"the original id '{original_id[:200]}' is not in the starter set"]
+        if given_text and given_text != original.text:
+            return None, [
+                f"the original text does not match starter example '{original_id}': "
+                f"it is {original.text!r}"
+            ]
+    elif given_text:
+        original = starter.by_text.get(given_text)
+        if original is None:
+            return None, ["the original text is not a sentence of the starter set"]
+    else:
+        return None, ["the pair names no original: give its starter-set id (or its text)"]
+    if pair.original_label.strip():
+        given_label = _map_label(pair.original_label, label_map)
+        problem = _label_problem(
+            "original", given_label, pair.original_label, rules, bool(label_map)
+        )
+        if problem:
+            return None, [problem]
+        if given_label != original.label:
+            return None, [
+                f"the original's label is '{original.label}' in the starter set, "
+                f"not '{pair.original_label.strip()}'"
+            ]
+    return original, []
+
+
+def _tags(tags: Sequence[str], rules: PairRules) -> tuple[tuple[str, ...], list[str]]:
+    vocabulary = {_tag_key(tag): tag for tag in rules.strategy_tags}
+    chosen: list[str] = []
+    problems: list[str] = []
+    for tag in tags:
+        if not tag.strip():
+            continue
+        canonical = vocabulary.get(_tag_key(tag))
+        if canonical is None:
+            problems.append(
+                f"the tag '{tag.strip()[:100]}' is not one of {', '.join(rules.strategy_tags)}"
+            )
+        elif canonical not in chosen:
+            chosen.append(canonical)
+    return tuple(chosen), problems
+
+
+def check_pair(
+    pair: PairInput,
+    *,
+    starter: StarterIndex,
+    rules: PairRules,
+    label_map: Mapping[str, str] | None = None,
+) -> tuple[CheckedPair | None, list[str]]:
+    """Check one pair on its own. Returns the checked pair, or None and every reason why not."""
+    problems: list[str] = []
+    original, original_problems = _resolve_original(pair, starter, rules, label_map)
+    problems += original_problems
+
+    variant = normalize_text(pair.variant_text)
+    rationale = pair.rationale.strip()
+    if not variant:
+        problems.append("the variant is empty")
+    else:
+        if len(variant) > rules.max_text_chars:
+            problems.append(
+                f"the variant has {len(variant)} characters; "
+                f"this task allows at most {rules.max_text_chars}"
+            )
+        control = _control_characters(variant)
+        if control:
+            problems.append(f"the variant has control characters ({', '.join(control)})")
+
+    label = _map_label(pair.variant_label, label_map)
+    label_problem = _label_problem("variant", label, pair.variant_label, rules, bool(label_map))
+    if label_problem:
+        problems.append(label_problem)
+
+    if rules.require_rationale and not rationale:
+        problems.append("this task requires a rationale for every pair")
+    if len(rationale) > RATIONALE_MAX_CHARS:
+        problems.append(
+            f"the rationale has {len(rationale)} characters; at most {RATIONALE_MAX_CHARS}"
+        )
+    elif _control_characters(rationale):
+        problems.append(
+            f"the rationale has control characters ({', '.join(_control_characters(rationale))})"
+        )
+    if len(pair.source_id) > 200 or _control_characters(pair.source_id):
+        problems.append("the pair's id is longer than 200 characters or has control characters")
+
+    tags, tag_problems = _tags(pair.tags, rules)
+    problems += tag_problems
+
+    distance = 0
+    if original is not None and variant:
+        distance, edit_problems = minimal_edit_problems(original.text, variant, rules=rules)
+        problems += edit_problems
+
+    if problems or original is None:
+        return None, problems
+    return (
+        CheckedPair(
+            row=pair.row,
+            source_id=pair.source_id.strip(),
+            original=original,
+            variant_text=variant,
+            variant_label=label,
+            rationale=rationale,
+            tags=tags,
+            edit_distance=distance,
+        ),
+        [],
+    )
+
+
+def minimal_edit_problems(
+    original: str, variant: str, *, rules: PairRules
+) -> tuple[int, list[str]]:
+    """Whether ``variant`` is a real and minimal edit of ``original`` (both normalized).
+
+    Returns the token edit distance and the reasons the edit is not acceptable.
+    """
+    original_tokens = tokenize(original)
+    variant_tokens = tokenize(variant)
+    if original_tokens == variant_tokens:
+        if original == variant:
+            return 0, ["the variant is identical to the original"]
+        return 0, ["the variant has the same tokens as the original (only spacing differs)"]
+    problems: list[str] = []
+    ratio = shared_token_ratio(original_tokens, variant_tokens)
+    if ratio < rules.min_shared_token_ratio:
+        problems.append(
+            f"the variant shares {ratio:.0%} of its tokens with the original; "
+            f"at least {rules.min_shared_token_ratio:.0%} must be shared"
+        )
+    distance = token_edit_distance(original_tokens, variant_tokens)
+    limit = rules.edit_limit(len(original_tokens))
+    if distance > limit:
+        problems.append(
+            f"the variant is {distance} token edits away from the original; at most "
+            f"{int(limit)} are allowed (the larger of {rules.max_edit_distance} and "
+            f"{rules.max_edit_ratio:.0%} of the original's {len(original_tokens)} tokens)"
+        )
+    return distance, problems
+
+
+def check_pairs(
+    pairs: Sequence[PairInput],
+    *,
+    starter: StarterIndex,
+    rules: PairRules,
+    label_map: Mapping[str, str] | None = None,
+    taken_variants: Mapping[str, int] | None = None,
+) -> tuple[list[CheckedPair], list[RowError]]:
+    """Check a whole set: each pair on its own, then no variant twice.
+
+    ``taken_variants`` maps the normalized variants already in the set (when pairs are
+    added to a draft one by one) to their rows. Returns the checked pairs and, in row
+    order, every problem found; the set may be stored only when the second list is empty.
+    """
+    checked: list[CheckedPair] = []
+    errors: list[RowError] = []
+    seen: dict[str, int] = dict(taken_variants or {})
+    for pair in pairs:
+        result, problems = check_pair(pair, starter=starter, rules=rules, label_map=label_map)
+        variant = normalize_text(pair.variant_text)
+        if variant and variant in seen:
+            problems.append(f"the same variant as row {seen[variant]}")
+        elif variant:
+            seen[variant] = pair.row
+        if problems:
+            errors.extend(RowError(line=pair.row, reason=problem) for problem in problems)
+        elif result is not None:
+            checked.append(result)
+    errors.sort(key=lambda error: error.line)
+    return checked, errors

@@ -1,0 +1,243 @@
+"""Pair-set files and JSON lists: which field means what.
+
+Files are decoded and split into numbered rows by ``bibi.sharedtasks.files`` (UTF-8,
+cp1252 or Mac Roman; CSV, TSV or JSON Lines; NFC), exactly as the example importer does;
+this module only gives the rows their meaning, in one of two layouts told apart by their
+column names (matched ignoring case and edge spaces):
+
+``pairs`` (one pair per row)
+    ``original_id``     the original's id in the starter set (or give ``original_text``)
+    ``original_text``   optional: must then equal the starter example's text
+    ``original_label``  optional: must then equal the starter example's label
+    ``variant_text``    the edited sentence
+    ``variant_label``   the variant's gold label
+    ``rationale``       optional: why the edit should be hard for systems
+    ``tags``            optional strategy tags, separated by ``;`` (in JSON Lines or the
+                        JSON API also a list)
+
+``sst2017`` (the 2017 shared task's files: two rows per pair)
+    ``sentence_id``     ``<id>_a`` for the original, ``<id>_b`` for its variant
+    ``sentence``        the text
+    ``label``           its gold label
+    ``rationale``, ``tags``  optional, on either row (two rationales are joined)
+
+    In this layout ``<id>`` names the pair, not a starter example: the original is found in
+    the starter set by its text, and its given label must be the example's.
+
+Labels in either layout may be the task's own or anything a label map translates, such as
+the 2017 files' ``1``/``-1``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bibi.pairs.checks import PairInput
+from bibi.sharedtasks.files import (
+    FileFormatError,
+    Row,
+    RowError,
+    decode_upload,
+    detect_format,
+    read_rows,
+)
+
+PAIRS_COLUMNS = (
+    "original_id",
+    "original_text",
+    "original_label",
+    "variant_text",
+    "variant_label",
+    "rationale",
+    "tags",
+)
+SST2017_COLUMNS = ("sentence_id", "sentence", "label", "rationale", "tags")
+LAYOUTS = ("pairs", "sst2017")
+
+_SIDE = re.compile(r"(.+)_([ab])", re.IGNORECASE | re.DOTALL)
+_TAG_LIST = re.compile(r"[;,]")
+
+
+@dataclass
+class PairFile:
+    """What a file holds: pairs to check, and rows that could not even be read."""
+
+    layout: str
+    file_format: str
+    encoding: str
+    pairs: list[PairInput] = field(default_factory=list)
+    errors: list[RowError] = field(default_factory=list)
+
+
+def split_tags(value: Any) -> tuple[str, ...]:
+    """Tags from ``"semantics; pragmatics"``, a JSON list, or a list: stripped, non-empty."""
+    if isinstance(value, list | tuple):
+        items = [str(item) for item in value]
+    else:
+        text = str(value or "").strip()
+        items = []
+        if text.startswith("["):
+            # JSON Lines files come through the row reader with lists already as JSON text.
+            try:
+                parsed = json.loads(text)
+            except json.JSONDecodeError:
+                parsed = None
+            if isinstance(parsed, list):
+                items = [str(item) for item in parsed]
+        if not items:
+            items = _TAG_LIST.split(text)
+    return tuple(item.strip() for item in items if item.strip())
+
+
+def pair_input_from_fields(row: int, fields: Mapping[str, Any]) -> PairInput:
+    """A pair in the ``pairs`` layout, from one file row or one JSON object."""
+
+    def text(name: str) -> str:
+        value = fields.get(name)
+        return "" if value is None else str(value)
+
+    return PairInput(
+        row=row,
+        original_id=text("original_id"),
+        original_text=text("original_text"),
+        original_label=text("original_label"),
+        variant_text=text("variant_text"),
+        variant_label=text("variant_label"),
+        rationale=text("rationale"),
+        tags=split_tags(fields.get("tags")),
+    )
+
+
+def read_pair_file(data: bytes, *, filename: str, file_format: str | None = None) -> PairFile:
+    """Decode and read a pair-set file.
+
+    Raises ``FileFormatError`` when the file cannot be read at all (encoding, format, no
+    rows, unknown or missing columns); rows that cannot be read are ``PairFile.errors``.
+    """
+    file_format = detect_format(filename, file_format)
+    if file_format == "sst2":
+        raise FileFormatError(
+            "the 'LABEL sentence' line format has no ids, so it cannot say which original a "
+            "variant belongs to: upload CSV, TSV or JSON Lines (see the pair-set layouts)"
+        )
+    decoded = decode_upload(data)
+    rows = read_rows(decoded.text, file_format=file_format)
+    readable = [row for row in rows if row.error is None]
+    errors = [RowError(line=row.line, reason=row.error) for row in rows if row.error is not None]
+    if not rows:
+        raise FileFormatError("the file has no pairs", line=1)
+
+    columns: dict[str, int] = {}
+    for row in readable:
+        for name in row.fields:
+            columns.setdefault(name.strip().lower(), row.line)
+    layout = _layout(columns)
+    normalized = [
+        Row(line=row.line, fields={k.strip().lower(): v for k, v in row.fields.items()})
+        for row in readable
+    ]
+    result = PairFile(layout=layout, file_format=file_format, encoding=decoded.encoding)
+    if layout == "pairs":
+        result.pairs = [pair_input_from_fields(row.line, row.fields) for row in normalized]
+    else:
+        result.pairs, layout_errors = _read_sst2017(normalized)
+        errors += layout_errors
+    result.errors = sorted(errors, key=lambda error: error.line)
+    return result
+
+
+def _layout(columns: Mapping[str, int]) -> str:
+    """Which layout the column names say; raises FileFormatError for unknown columns."""
+    if not columns:
+        # Every row was unreadable: the row errors say why, the layout does not matter.
+        return "pairs"
+    if "sentence_id" in columns:
+        layout, known = "sst2017", SST2017_COLUMNS
+        required: tuple[str, ...] = ("sentence_id", "sentence", "label")
+    elif "variant_text" in columns:
+        layout, known = "pairs", PAIRS_COLUMNS
+        required = ("variant_text", "variant_label")
+    else:
+        raise FileFormatError(
+            "cannot tell the file's layout from its columns: give "
+            f"{', '.join(PAIRS_COLUMNS)} (one pair per row) or "
+            f"{', '.join(SST2017_COLUMNS[:3])} (the 2017 layout, <id>_a and <id>_b rows)",
+            line=1,
+        )
+    unknown = sorted(name for name in columns if name not in known)
+    if unknown:
+        raise FileFormatError(
+            f"unknown column(s) {', '.join(repr(name[:60]) for name in unknown[:10])}: "
+            f"the {layout} layout has {', '.join(known)}",
+            line=min(columns[name] for name in unknown),
+        )
+    missing = [name for name in required if name not in columns]
+    if layout == "pairs" and "original_id" not in columns and "original_text" not in columns:
+        missing.insert(0, "original_id")
+    if missing:
+        raise FileFormatError(
+            f"the {layout} layout needs the column(s) {', '.join(missing)}", line=1
+        )
+    return layout
+
+
+def _read_sst2017(rows: list[Row]) -> tuple[list[PairInput], list[RowError]]:
+    errors: list[RowError] = []
+    sides: dict[str, dict[str, Row]] = {}
+    for row in rows:
+        sentence_id = row.fields.get("sentence_id", "").strip()
+        match = _SIDE.fullmatch(sentence_id)
+        if match is None:
+            errors.append(
+                RowError(
+                    line=row.line,
+                    reason=f"the sentence_id '{sentence_id[:200]}' must end in _a (the "
+                    "original) or _b (the variant)",
+                )
+            )
+            continue
+        key, side = match.group(1), match.group(2).lower()
+        pair = sides.setdefault(key, {})
+        if side in pair:
+            errors.append(
+                RowError(
+                    line=row.line,
+                    reason=f"'{sentence_id[:200]}' appears twice (first on line {pair[side].line})",
+                )
+            )
+            continue
+        pair[side] = row
+
+    pairs: list[PairInput] = []
+    for key, pair in sides.items():
+        if "a" not in pair or "b" not in pair:
+            present = pair.get("a") or pair["b"]
+            lacking = "original" if "a" not in pair else "variant"
+            suffix = "a" if "a" not in pair else "b"
+            errors.append(
+                RowError(
+                    line=present.line,
+                    reason=f"the pair '{key[:200]}' has no {lacking} (no row {key[:200]}_{suffix})",
+                )
+            )
+            continue
+        original, variant = pair["a"].fields, pair["b"].fields
+        rationales = [original.get("rationale", "").strip(), variant.get("rationale", "").strip()]
+        pairs.append(
+            PairInput(
+                row=min(pair["a"].line, pair["b"].line),
+                source_id=key,
+                original_text=original.get("sentence", ""),
+                original_label=original.get("label", ""),
+                variant_text=variant.get("sentence", ""),
+                variant_label=variant.get("label", ""),
+                rationale=" ".join(r for r in rationales if r),
+                tags=split_tags(original.get("tags")) + split_tags(variant.get("tags")),
+            )
+        )
+    pairs.sort(key=lambda pair: pair.row)
+    return pairs, errors

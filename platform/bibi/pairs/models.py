@@ -1,0 +1,153 @@
+"""Breaker pair sets, their pairs, and contests of pair labels.
+
+Choices made here, and why:
+
+- A ``PairSet`` is a version of a breaker team's submission. A submitted set never changes:
+  a team that wants to change its pairs submits a new set, and its *entry* (what is scored)
+  is the set it marked final, else its latest set submitted before the break deadline
+  (``selectors.pair_set_entry``). Sets from a file or a JSON list are submitted whole.
+- Pairs added one at a time (the web form, ``POST .../pairs/``) go into the team's one
+  *draft* set, checked as they come; the team submits the draft when it is done, and only
+  then does it become a version and count against the quota.
+- A ``Pair`` keeps copies of what it was checked against (the original's normalized text
+  and label) beside the foreign key to the starter ``Example``, so a pair reads the same
+  however the starter set is later displayed. ``variant_label`` is what the team submitted
+  and never changes; ``effective_label`` and ``is_excluded`` are what scoring uses, and
+  only an adjudication (``services.contest_adjudicate``) changes them.
+- A ``Contest`` is one team's challenge of one pair's label; a team contests a pair at most
+  once. The organizers' decision is absolute (keep = the submitted label, relabel = a new
+  label, exclude = out of scoring), so the latest decision on a pair is its state and a
+  decision can be revised.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from bibi.sharedtasks.models import Example, SharedTask, Team
+
+
+class PairSet(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft (pairs added one at a time)"
+        SUBMITTED = "submitted", "Submitted"
+
+    class Source(models.TextChoices):
+        FILE = "file", "File upload"
+        API = "api", "JSON list"
+        FORM = "form", "One pair at a time"
+
+    shared_task = models.ForeignKey(SharedTask, on_delete=models.CASCADE, related_name="pair_sets")
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="pair_sets")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.SUBMITTED)
+    source = models.CharField(max_length=20, choices=Source.choices)
+    filename = models.CharField(max_length=255, blank=True)
+    file_format = models.CharField(max_length=20, blank=True, help_text="csv, tsv or jsonl.")
+    layout = models.CharField(
+        max_length=20, blank=True, help_text="'pairs' or 'sst2017' for files."
+    )
+    encoding = models.CharField(max_length=20, blank=True)
+    is_final = models.BooleanField(
+        default=False, help_text="The team's chosen entry, whatever it submitted later."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    submitted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    submitted_at = models.DateTimeField(
+        null=True, blank=True, help_text="Server time of submission; empty for a draft."
+    )
+
+    class Meta:
+        ordering = ["-submitted_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["team"], condition=Q(status="draft"), name="one_draft_pair_set_per_team"
+            ),
+            models.UniqueConstraint(
+                fields=["team"], condition=Q(is_final=True), name="one_final_pair_set_per_team"
+            ),
+            models.CheckConstraint(
+                condition=Q(status="draft", submitted_at__isnull=True, is_final=False)
+                | Q(status="submitted", submitted_at__isnull=False),
+                name="pair_set_submitted_iff_dated",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"pair set {self.id} of {self.team} ({self.status})"
+
+
+class Pair(models.Model):
+    pair_set = models.ForeignKey(PairSet, on_delete=models.CASCADE, related_name="pairs")
+    row = models.PositiveIntegerField(
+        help_text="Line in the file (header = 1), position in the JSON list, or order added."
+    )
+    source_id = models.CharField(
+        max_length=200, blank=True, help_text="The pair's own id in the file, if it had one."
+    )
+    original = models.ForeignKey(Example, on_delete=models.PROTECT, related_name="+")
+    original_text = models.TextField()
+    original_label = models.CharField(max_length=100)
+    variant_text = models.TextField()
+    variant_label = models.CharField(max_length=100)
+    rationale = models.TextField(blank=True)
+    tags = models.JSONField(default=list, blank=True)
+    edit_distance = models.PositiveIntegerField(help_text="Token edit distance to the original.")
+    effective_label = models.CharField(
+        max_length=100, help_text="The label scoring uses: the variant's, unless relabelled."
+    )
+    is_excluded = models.BooleanField(default=False, help_text="Excluded from scoring.")
+
+    class Meta:
+        ordering = ["pair_set", "row"]
+        constraints = [
+            models.UniqueConstraint(fields=["pair_set", "row"], name="unique_pair_row_per_set")
+        ]
+
+    def __str__(self) -> str:
+        return f"pair {self.id}: {self.variant_text[:50]}"
+
+
+class Contest(models.Model):
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        KEPT = "kept", "Label kept"
+        RELABELLED = "relabelled", "Relabelled"
+        EXCLUDED = "excluded", "Excluded"
+
+    class Decision(models.TextChoices):
+        KEEP = "keep", "Keep the label"
+        RELABEL = "relabel", "Relabel"
+        EXCLUDE = "exclude", "Exclude the pair"
+
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="contests")
+    team = models.ForeignKey(
+        Team, on_delete=models.CASCADE, related_name="contests", help_text="The contesting team."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    reason = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.OPEN)
+    new_label = models.CharField(max_length=100, blank=True)
+    note = models.TextField(blank=True, help_text="The organizers' reasons for the decision.")
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["pair", "team"], name="one_contest_per_pair_per_team")
+        ]
+
+    def __str__(self) -> str:
+        return f"contest {self.id} of pair {self.pair_id} ({self.status})"

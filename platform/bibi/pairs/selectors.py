@@ -1,0 +1,197 @@
+"""Reads of pair sets, pairs and contests, and the one place that says who sees them.
+
+Visibility:
+
+- A pair set and its pairs: the team's members and the task's organizers; once the task's
+  results are published, every submitted set is visible to whoever can see the task (a
+  draft never is).
+- During the contest phase, members of every team in the task (builders too) see the
+  *entry* pairs of the other teams: texts and labels, with no team name and no rationale.
+  Contesting a label means reading it; this is the least that allows it.
+- A contest: the contesting team, the author team and the organizers.
+
+The entry of a breaker team is the set it marked final, else its latest set submitted
+before the break deadline (server clock); drafts are never entries.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count, F, Q, QuerySet
+from django.utils import timezone
+
+from bibi.pairs.models import Contest, Pair, PairSet
+from bibi.sharedtasks import selectors as task_selectors
+from bibi.sharedtasks.models import Membership, Phase, SharedTask, Team
+
+User = task_selectors.User
+
+
+def _break_deadline(shared_task: SharedTask) -> Any:
+    phase = shared_task.phases.filter(kind=Phase.Kind.BREAK).first()
+    return phase.ends_at if phase else None
+
+
+def entry_pair_sets(*, shared_task: SharedTask) -> dict[int, PairSet]:
+    """Each breaker team's entry, by team id. Teams without one are left out."""
+    deadline = _break_deadline(shared_task)
+    if deadline is None:
+        return {}
+    candidates = PairSet.objects.filter(
+        shared_task=shared_task, status=PairSet.Status.SUBMITTED, submitted_at__lt=deadline
+    ).order_by("team_id", "-is_final", "-submitted_at", "-id")
+    entries: dict[int, PairSet] = {}
+    for pair_set in candidates:
+        entries.setdefault(pair_set.team_id, pair_set)
+    return entries
+
+
+def pair_set_entry(*, team: Team) -> PairSet | None:
+    return entry_pair_sets(shared_task=team.shared_task).get(team.id)
+
+
+def entry_pairs(*, shared_task: SharedTask) -> QuerySet[Pair]:
+    """Every pair of every team's entry, excluded ones included."""
+    entry_ids = [pair_set.id for pair_set in entry_pair_sets(shared_task=shared_task).values()]
+    return Pair.objects.filter(pair_set_id__in=entry_ids)
+
+
+def pairs_effective(*, shared_task: SharedTask) -> QuerySet:
+    """What scoring uses: the entry pairs of every breaker team, with decisions applied.
+
+    One dict per pair that is not excluded, ordered by team then row, with the keys
+    ``pair_id, pair_set_id, team_id, original_id`` (the starter example's database id),
+    ``original_external_id, original_text, original_label, variant_text, variant_label``
+    (the effective label: relabelled if an organizer said so) and ``tags`` (a list).
+    """
+    return (
+        entry_pairs(shared_task=shared_task)
+        .filter(is_excluded=False)
+        .order_by("pair_set__team_id", "row")
+        .values(
+            "pair_set_id",
+            "original_id",
+            "original_text",
+            "original_label",
+            "variant_text",
+            "tags",
+            pair_id=F("id"),
+            team_id=F("pair_set__team_id"),
+            original_external_id=F("original__external_id"),
+            variant_label=F("effective_label"),
+        )
+    )
+
+
+def team_of(*, user: User, shared_task: SharedTask) -> Team | None:
+    membership = task_selectors.membership_get(user=user, shared_task=shared_task)
+    return membership.team if membership else None
+
+
+def is_team_member(*, user: User, team: Team) -> bool:
+    if not user.is_authenticated:
+        return False
+    return Membership.objects.filter(team=team, user=user).exists()
+
+
+def can_view_pair_set(*, user: User, pair_set: PairSet) -> bool:
+    shared_task = pair_set.shared_task
+    if not task_selectors.can_view_shared_task(user=user, shared_task=shared_task):
+        return False
+    if is_team_member(user=user, team=pair_set.team):
+        return True
+    if task_selectors.is_organizer(user=user, shared_task=shared_task):
+        return True
+    return pair_set.status == PairSet.Status.SUBMITTED and shared_task.results_published
+
+
+def can_see_team_private(*, user: User, team: Team) -> bool:
+    """The real name of an anonymous team, and who submitted what."""
+    return is_team_member(user=user, team=team) or task_selectors.is_organizer(
+        user=user, shared_task=team.shared_task
+    )
+
+
+def pair_set_list(*, user: User, shared_task: SharedTask) -> QuerySet[PairSet]:
+    """The sets ``user`` may see, newest first, each with ``pair_count``."""
+    queryset = PairSet.objects.filter(shared_task=shared_task)
+    if not task_selectors.can_view_shared_task(user=user, shared_task=shared_task):
+        return queryset.none()
+    if not task_selectors.is_organizer(user=user, shared_task=shared_task):
+        visible = Q(pk__in=[])
+        team = team_of(user=user, shared_task=shared_task)
+        if team is not None:
+            visible |= Q(team=team)
+        if shared_task.results_published:
+            visible |= Q(status=PairSet.Status.SUBMITTED)
+        queryset = queryset.filter(visible)
+    return (
+        queryset.select_related("team", "submitted_by", "shared_task")
+        .annotate(pair_count=Count("pairs"))
+        .order_by(F("submitted_at").desc(nulls_first=True), "-id")
+    )
+
+
+def pair_set_draft(*, team: Team) -> PairSet | None:
+    return PairSet.objects.filter(team=team, status=PairSet.Status.DRAFT).first()
+
+
+def pair_list(*, pair_set: PairSet) -> QuerySet[Pair]:
+    return pair_set.pairs.select_related("original").order_by("row")
+
+
+def is_contest_open_for(*, shared_task: SharedTask, moment: Any = None) -> bool:
+    phase = shared_task.phase_at(moment or timezone.now())
+    return phase is not None and phase.kind == Phase.Kind.CONTEST
+
+
+def contestable_pair_list(*, user: User, shared_task: SharedTask) -> QuerySet[Pair]:
+    """During the contest phase: the entry pairs ``user``'s team may contest (not its own)."""
+    team = team_of(user=user, shared_task=shared_task)
+    if team is None or not is_contest_open_for(shared_task=shared_task):
+        return Pair.objects.none()
+    return (
+        entry_pairs(shared_task=shared_task)
+        .exclude(pair_set__team=team)
+        .select_related("original")
+        .order_by("pair_set_id", "row")
+    )
+
+
+def can_contest_view(*, user: User, pair: Pair) -> bool:
+    """Whether ``user`` sees ``pair`` at all: through its set, or as a contestable pair."""
+    if can_view_pair_set(user=user, pair_set=pair.pair_set):
+        return True
+    return (
+        contestable_pair_list(user=user, shared_task=pair.pair_set.shared_task)
+        .filter(id=pair.id)
+        .exists()
+    )
+
+
+def _contests_visible(*, user: User, shared_task: SharedTask) -> Q | None:
+    """None: all of them (organizers)."""
+    if task_selectors.is_organizer(user=user, shared_task=shared_task):
+        return None
+    team = team_of(user=user, shared_task=shared_task)
+    if team is None:
+        return Q(pk__in=[])
+    return Q(team=team) | Q(pair__pair_set__team=team)
+
+
+def contest_list(*, user: User, shared_task: SharedTask) -> QuerySet[Contest]:
+    queryset = Contest.objects.filter(pair__pair_set__shared_task=shared_task)
+    if not task_selectors.can_view_shared_task(user=user, shared_task=shared_task):
+        return queryset.none()
+    visible = _contests_visible(user=user, shared_task=shared_task)
+    if visible is not None:
+        queryset = queryset.filter(visible)
+    return queryset.select_related(
+        "pair__pair_set__team", "team", "created_by", "decided_by"
+    ).order_by("-created_at", "-id")
+
+
+def can_view_contest(*, user: User, contest: Contest) -> bool:
+    shared_task = contest.pair.pair_set.shared_task
+    return contest_list(user=user, shared_task=shared_task).filter(id=contest.id).exists()

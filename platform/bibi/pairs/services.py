@@ -1,0 +1,467 @@
+"""Writes for pair sets, pairs and contests.
+
+Pair sets are submitted whole (``pair_set_upload`` for a file, ``pair_set_submit`` for
+pairs already parsed, e.g. a JSON list) or built one pair at a time in the team's draft
+(``pair_add``, ``pair_remove``, then ``pair_set_draft_submit``). Every pair is checked by
+``checks``; a set with one failing pair stores nothing, and ``PairSetRejected`` lists every
+problem by row. The break phase is read off the server clock once per call, and that moment
+is the set's ``submitted_at``.
+
+Submissions of one team are serialized by locking the team's row, so two uploads at once
+cannot both slip under the quota or leave two drafts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import PurePath
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.files import File
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from bibi.pairs import selectors
+from bibi.pairs.checks import (
+    CheckedPair,
+    PairInput,
+    PairRules,
+    StarterExample,
+    StarterIndex,
+    check_pairs,
+    label_map_problems,
+)
+from bibi.pairs.layouts import read_pair_file
+from bibi.pairs.models import Contest, Pair, PairSet
+from bibi.sharedtasks import selectors as task_selectors
+from bibi.sharedtasks.files import FileFormatError, RowError
+from bibi.sharedtasks.models import Dataset, Example, Phase, SharedTask, Team
+from bibi.sharedtasks.services import audit_record
+
+# Ten thousand pairs with long texts and rationales stay far below this; a bigger upload is
+# a mistake (a whole corpus, a spreadsheet) and is refused before it is read.
+MAX_FILE_BYTES = 50 * 1024 * 1024
+REASON_MAX_CHARS = 2000
+# A set may name the same few originals many times; below this many pairs, fetching just
+# those examples beats reading the whole starter set.
+_FEW_PAIRS = 100
+
+
+class PairSetRejected(ValidationError):
+    """Nothing was stored. ``errors`` lists every problem by row (0: the set as a whole);
+    ``encoding`` is the uploaded file's, when it could be decoded."""
+
+    def __init__(self, errors: Sequence[RowError], *, encoding: str = "") -> None:
+        self.errors = sorted(errors, key=lambda error: error.line)
+        self.encoding = encoding
+        super().__init__([str(error) for error in self.errors])
+
+
+def _when(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _require_phase(shared_task: SharedTask, kind: str, now: datetime, doing: str) -> Phase:
+    phase = shared_task.phases.filter(kind=kind).first()
+    if phase is None:
+        raise ValidationError(
+            f"This shared task has no {kind} phase, so {doing} is not possible: ask its organizers."
+        )
+    if now < phase.starts_at:
+        raise ValidationError(
+            f"The {kind} phase opens at {_when(phase.starts_at)}: {doing} is possible from "
+            f"then until {_when(phase.ends_at)} (server time)."
+        )
+    if now >= phase.ends_at:
+        raise ValidationError(
+            f"The {kind} phase closed at {_when(phase.ends_at)} (server time): "
+            f"{doing} is no longer possible."
+        )
+    return phase
+
+
+def _require_breaker_member(*, team: Team, user: AbstractBaseUser) -> None:
+    if team.kind != Team.Kind.BREAKER:
+        raise PermissionDenied("Only breaker teams submit pairs.")
+    if not selectors.is_team_member(user=user, team=team):
+        raise PermissionDenied("Only members of the team may submit or change its pairs.")
+
+
+def _lock_team(team: Team) -> None:
+    Team.objects.select_for_update().filter(pk=team.pk).first()
+
+
+def _require_set_quota(team: Team) -> None:
+    limit = team.shared_task.max_pair_sets_per_team
+    submitted = PairSet.objects.filter(team=team, status=PairSet.Status.SUBMITTED).count()
+    if submitted >= limit:
+        raise ValidationError(
+            f"Your team has submitted {submitted} pair sets, the most this shared task allows "
+            f"({limit}): mark the one you want scored as final instead."
+        )
+
+
+def _starter_index(shared_task: SharedTask, pairs: Sequence[PairInput]) -> StarterIndex:
+    examples = Example.objects.filter(
+        dataset__shared_task=shared_task, dataset__split=Dataset.Split.STARTER
+    ).order_by("position")
+    if len(pairs) < _FEW_PAIRS and all(pair.original_id.strip() for pair in pairs):
+        examples = examples.filter(external_id__in={pair.original_id.strip() for pair in pairs})
+    rows = examples.values_list("id", "external_id", "text", "label")
+    return StarterIndex(StarterExample(*row) for row in rows)
+
+
+def _pair(pair_set: PairSet, checked: CheckedPair) -> Pair:
+    return Pair(
+        pair_set=pair_set,
+        row=checked.row,
+        source_id=checked.source_id,
+        original_id=checked.original.id,
+        original_text=checked.original.text,
+        original_label=checked.original.label,
+        variant_text=checked.variant_text,
+        variant_label=checked.variant_label,
+        effective_label=checked.variant_label,
+        rationale=checked.rationale,
+        tags=list(checked.tags),
+        edit_distance=checked.edit_distance,
+    )
+
+
+def pair_set_submit(
+    *,
+    team: Team,
+    user: AbstractBaseUser,
+    pairs: Sequence[PairInput],
+    label_map: Mapping[str, str] | None = None,
+    source: str = PairSet.Source.API,
+    filename: str = "",
+    file_format: str = "",
+    layout: str = "",
+    encoding: str = "",
+    read_errors: Sequence[RowError] = (),
+) -> PairSet:
+    """Check ``pairs`` and store them as a new submitted set of ``team``, or nothing.
+
+    ``read_errors`` are rows of the same file that could not be read; they reject the set
+    like failing pairs. Raises PermissionDenied (not a member of this breaker team),
+    ValidationError (outside the break phase, over the quota) or PairSetRejected.
+    """
+    shared_task = team.shared_task
+    _require_breaker_member(team=team, user=user)
+    now = timezone.now()
+    _require_phase(shared_task, Phase.Kind.BREAK, now, "submitting pairs")
+    _require_set_quota(team)
+    rules = PairRules.for_shared_task(shared_task)
+    problems = label_map_problems(label_map, rules=rules)
+    if problems:
+        raise PairSetRejected([RowError(line=0, reason=p) for p in problems], encoding=encoding)
+    count = len(pairs) + len(read_errors)
+    if count == 0:
+        raise PairSetRejected([RowError(line=0, reason="the set has no pairs")], encoding=encoding)
+    if len(pairs) > shared_task.max_pairs_per_set:
+        raise PairSetRejected(
+            [
+                RowError(
+                    line=0,
+                    reason=f"the set has {len(pairs)} pairs; this shared task allows at most "
+                    f"{shared_task.max_pairs_per_set} per set",
+                )
+            ],
+            encoding=encoding,
+        )
+
+    checked, errors = check_pairs(
+        pairs, starter=_starter_index(shared_task, pairs), rules=rules, label_map=label_map
+    )
+    if errors or read_errors:
+        raise PairSetRejected([*read_errors, *errors], encoding=encoding)
+
+    with transaction.atomic():
+        _lock_team(team)
+        _require_set_quota(team)
+        pair_set = PairSet.objects.create(
+            shared_task=shared_task,
+            team=team,
+            status=PairSet.Status.SUBMITTED,
+            source=source,
+            filename=filename,
+            file_format=file_format,
+            layout=layout,
+            encoding=encoding,
+            created_by=user,
+            submitted_by=user,
+            submitted_at=now,
+        )
+        Pair.objects.bulk_create((_pair(pair_set, c) for c in checked), batch_size=2000)
+    return pair_set
+
+
+def pair_set_upload(
+    *,
+    team: Team,
+    user: AbstractBaseUser,
+    file: File,
+    file_format: str | None = None,
+    label_map: Mapping[str, str] | None = None,
+) -> PairSet:
+    """Read a pair-set file (see ``layouts``) and submit it with ``pair_set_submit``.
+
+    ``file`` is any Django ``File`` (an upload, a ``ContentFile`` with a name). A file that
+    cannot be read at all is rejected like a set with failing pairs.
+    """
+    _require_breaker_member(team=team, user=user)
+    _require_phase(team.shared_task, Phase.Kind.BREAK, timezone.now(), "submitting pairs")
+    filename = PurePath((file.name or "").replace("\\", "/")).name[:255]
+    if file.size is not None and file.size > MAX_FILE_BYTES:
+        raise PairSetRejected(
+            [RowError(line=0, reason=f"the file is larger than {MAX_FILE_BYTES // 2**20} MB")]
+        )
+    file.seek(0)
+    try:
+        pair_file = read_pair_file(file.read(), filename=filename, file_format=file_format)
+    except FileFormatError as error:
+        raise PairSetRejected([RowError(line=error.line or 0, reason=error.reason)]) from None
+    return pair_set_submit(
+        team=team,
+        user=user,
+        pairs=pair_file.pairs,
+        label_map=label_map,
+        source=PairSet.Source.FILE,
+        filename=filename,
+        file_format=pair_file.file_format,
+        layout=pair_file.layout,
+        encoding=pair_file.encoding,
+        read_errors=pair_file.errors,
+    )
+
+
+@transaction.atomic
+def pair_add(
+    *,
+    team: Team,
+    user: AbstractBaseUser,
+    pair: PairInput,
+    label_map: Mapping[str, str] | None = None,
+) -> Pair:
+    """Check one pair and add it to the team's draft set, which is created if need be.
+
+    The pair's row is its place in the draft. Raises like ``pair_set_submit``.
+    """
+    shared_task = team.shared_task
+    _require_breaker_member(team=team, user=user)
+    _require_phase(shared_task, Phase.Kind.BREAK, timezone.now(), "adding pairs")
+    rules = PairRules.for_shared_task(shared_task)
+    problems = label_map_problems(label_map, rules=rules)
+    if problems:
+        raise PairSetRejected([RowError(line=0, reason=p) for p in problems])
+    _lock_team(team)
+    draft = selectors.pair_set_draft(team=team)
+    if draft is None:
+        draft = PairSet.objects.create(
+            shared_task=shared_task,
+            team=team,
+            status=PairSet.Status.DRAFT,
+            source=PairSet.Source.FORM,
+            created_by=user,
+        )
+    taken = dict(draft.pairs.values_list("variant_text", "row"))
+    if len(taken) >= shared_task.max_pairs_per_set:
+        raise ValidationError(
+            f"The draft already has {len(taken)} pairs, the most this shared task allows in "
+            "one set: submit it, and start another."
+        )
+    pair = dataclasses.replace(pair, row=max(taken.values(), default=0) + 1)
+    checked, errors = check_pairs(
+        [pair],
+        starter=_starter_index(shared_task, [pair]),
+        rules=rules,
+        label_map=label_map,
+        taken_variants=taken,
+    )
+    if errors:
+        raise PairSetRejected(errors)
+    stored = _pair(draft, checked[0])
+    stored.save()
+    return stored
+
+
+@transaction.atomic
+def pair_remove(*, pair: Pair, user: AbstractBaseUser) -> None:
+    """Take a pair out of its team's draft. Submitted sets never change."""
+    pair_set = pair.pair_set
+    _require_breaker_member(team=pair_set.team, user=user)
+    if pair_set.status != PairSet.Status.DRAFT:
+        raise ValidationError(
+            "Only pairs of a draft can be removed: a submitted set never changes, so submit "
+            "a new one instead."
+        )
+    pair.delete()
+
+
+@transaction.atomic
+def pair_set_draft_submit(*, pair_set: PairSet, user: AbstractBaseUser) -> PairSet:
+    """Turn the team's draft into a submitted set: a version, counted against the quota."""
+    team = pair_set.team
+    _require_breaker_member(team=team, user=user)
+    now = timezone.now()
+    _require_phase(team.shared_task, Phase.Kind.BREAK, now, "submitting pairs")
+    _lock_team(team)
+    pair_set.refresh_from_db()
+    if pair_set.status != PairSet.Status.DRAFT:
+        raise ValidationError("This pair set has already been submitted.")
+    if not pair_set.pairs.exists():
+        raise ValidationError("The draft has no pairs yet: add some before submitting it.")
+    _require_set_quota(team)
+    pair_set.status = PairSet.Status.SUBMITTED
+    pair_set.submitted_at = now
+    pair_set.submitted_by = user
+    pair_set.save(update_fields=["status", "submitted_at", "submitted_by"])
+    return pair_set
+
+
+@transaction.atomic
+def pair_set_mark_final(*, pair_set: PairSet, user: AbstractBaseUser, is_final: bool) -> PairSet:
+    """Choose (or stop choosing) which set is the team's entry, during the break phase."""
+    team = pair_set.team
+    _require_breaker_member(team=team, user=user)
+    _require_phase(team.shared_task, Phase.Kind.BREAK, timezone.now(), "choosing the entry")
+    if pair_set.status != PairSet.Status.SUBMITTED:
+        raise ValidationError("Submit the draft before marking it final.")
+    _lock_team(team)
+    if is_final:
+        PairSet.objects.filter(team=team, is_final=True).exclude(pk=pair_set.pk).update(
+            is_final=False
+        )
+    pair_set.is_final = is_final
+    pair_set.save(update_fields=["is_final"])
+    return pair_set
+
+
+def _clean_free_text(text: str, *, field: str, what: str, limit: int) -> str:
+    text = text.strip()
+    if not text:
+        raise ValidationError({field: what})
+    if len(text) > limit:
+        raise ValidationError({field: f"At most {limit} characters, please."})
+    if "\x00" in text:
+        raise ValidationError({field: "The text has a NUL character."})
+    return text
+
+
+@transaction.atomic
+def contest_create(*, pair: Pair, user: AbstractBaseUser, reason: str) -> Contest:
+    """A member of another team than the author contests the label of an entry pair."""
+    pair_set = pair.pair_set
+    shared_task = pair_set.shared_task
+    if task_selectors.is_organizer(user=user, shared_task=shared_task):
+        raise PermissionDenied("Organizers adjudicate contests; teams file them.")
+    team = selectors.team_of(user=user, shared_task=shared_task)
+    if team is None:
+        raise PermissionDenied("Only members of a team in this shared task may contest a label.")
+    if team.id == pair_set.team_id:
+        raise PermissionDenied("A team cannot contest its own pairs.")
+    _require_phase(shared_task, Phase.Kind.CONTEST, timezone.now(), "contesting a label")
+    entry = selectors.pair_set_entry(team=pair_set.team)
+    if entry is None or entry.id != pair_set.id:
+        raise ValidationError(
+            "Only the pairs of a team's entry are scored, so only they can be contested."
+        )
+    reason = _clean_free_text(
+        reason, field="reason", what="Say why the label is wrong.", limit=REASON_MAX_CHARS
+    )
+    if Contest.objects.filter(pair=pair, team=team).exists():
+        raise ValidationError("Your team has already contested this pair.")
+    try:
+        with transaction.atomic():
+            return Contest.objects.create(pair=pair, team=team, created_by=user, reason=reason)
+    except IntegrityError:
+        raise ValidationError("Your team has already contested this pair.") from None
+
+
+_OUTCOME = {
+    Contest.Decision.KEEP: Contest.Status.KEPT,
+    Contest.Decision.RELABEL: Contest.Status.RELABELLED,
+    Contest.Decision.EXCLUDE: Contest.Status.EXCLUDED,
+}
+
+
+@transaction.atomic
+def contest_adjudicate(
+    *,
+    contest: Contest,
+    actor: AbstractBaseUser,
+    decision: str,
+    note: str,
+    new_label: str = "",
+) -> Contest:
+    """An organizer decides a contest: keep, relabel (to ``new_label``) or exclude the pair.
+
+    A decision is absolute and may be revised: keep restores the submitted label, relabel
+    sets another, exclude takes the pair out of scoring. The pair's effective state is set
+    here and nowhere else, and every decision is audited with the state before and after.
+    """
+    pair = Pair.objects.select_for_update().select_related("pair_set").get(pk=contest.pair_id)
+    shared_task = pair.pair_set.shared_task
+    if not task_selectors.is_organizer(user=actor, shared_task=shared_task):
+        raise PermissionDenied("Only the organizers of this shared task adjudicate contests.")
+    if decision not in _OUTCOME:
+        raise ValidationError(
+            {"decision": f"'{decision}' is not a decision: use keep, relabel or exclude."}
+        )
+    note = _clean_free_text(
+        note,
+        field="note",
+        what="Explain the decision: the teams concerned read it.",
+        limit=REASON_MAX_CHARS,
+    )
+    new_label = new_label.strip()
+    if decision == Contest.Decision.RELABEL:
+        if new_label not in shared_task.labels:
+            raise ValidationError(
+                {"new_label": f"Relabel to one of {', '.join(shared_task.labels)}."}
+            )
+        if new_label == pair.variant_label:
+            raise ValidationError(
+                {"new_label": "That is the label the team submitted: decide 'keep' instead."}
+            )
+    elif new_label:
+        raise ValidationError({"new_label": "A new label goes with the decision 'relabel' only."})
+
+    before = {
+        "status": contest.status,
+        "effective_label": pair.effective_label,
+        "is_excluded": pair.is_excluded,
+    }
+    pair.is_excluded = decision == Contest.Decision.EXCLUDE
+    pair.effective_label = new_label if decision == Contest.Decision.RELABEL else pair.variant_label
+    pair.save(update_fields=["is_excluded", "effective_label"])
+
+    contest.status = _OUTCOME[decision]
+    contest.new_label = new_label
+    contest.note = note
+    contest.decided_by = actor
+    contest.decided_at = timezone.now()
+    contest.save(update_fields=["status", "new_label", "note", "decided_by", "decided_at"])
+    audit_record(
+        shared_task=shared_task,
+        actor=actor,
+        action="contest.adjudicate",
+        target=f"pair:{pair.id}",
+        details={
+            "contest": contest.id,
+            "decision": decision,
+            "new_label": new_label,
+            "note": note,
+            "from": before,
+            "to": {
+                "status": contest.status,
+                "effective_label": pair.effective_label,
+                "is_excluded": pair.is_excluded,
+            },
+        },
+    )
+    return contest

@@ -1,0 +1,158 @@
+"""Pair-set files: each format, each layout, each encoding, and files that cannot be read."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import pytest
+
+from bibi.pairs.layouts import read_pair_file, split_tags
+from bibi.pairs.models import Pair
+from bibi.pairs.services import PairSetRejected
+from bibi.sharedtasks.files import FileFormatError
+from bibi.sharedtasks.models import Example
+
+from .conftest import GOOD_PAIRS, PAIR_FIXTURES, csv_bytes, jsonl_bytes, upload
+
+pytestmark = [pytest.mark.embedded, pytest.mark.django_db]
+
+LABELS_2017 = {"1": "positive", "-1": "negative"}
+STORED = [
+    ("s1", "I'm mad for this movie!", "positive", ["semantics"]),
+    ("s2", "[Bettis] has a smoldering, humorless intensity that's hilarious.", "positive", ["semantics"]),
+    ("s3", "It's not harmless, sure, but it's also not charmless.", "positive", ["morphosyntax", "semantics"]),
+    ("s4", 'Russell is "terrific" as coach Herb Brooks.', "negative", ["pragmatics"]),
+]  # fmt: skip
+FRENCH_ORIGINAL = "Un film très réussi, d’une grâce rare."
+FRENCH_VARIANT = "Un film très raté, d’une grâce rare."
+
+
+def stored(pair_set) -> list[tuple]:
+    return [
+        (p.original.external_id, p.variant_text, p.variant_label, p.tags)
+        for p in pair_set.pairs.select_related("original").order_by("row")
+    ]
+
+
+@pytest.mark.parametrize("name", ["background.csv", "background.tsv", "background.jsonl"])
+def test_each_format_of_the_pairs_layout_stores_the_background_pairs(cast, name):
+    pair_set = upload(cast, (PAIR_FIXTURES / name).read_bytes(), name)
+    assert stored(pair_set) == STORED
+    assert (pair_set.layout, pair_set.file_format) == ("pairs", name.rsplit(".", 1)[1])
+    assert pair_set.filename == name
+
+
+def test_the_2017_layout_pairs_a_and_b_rows_and_finds_originals_by_their_text(cast):
+    pair_set = upload(
+        cast,
+        (PAIR_FIXTURES / "background_2017.tsv").read_bytes(),
+        "background_2017.tsv",
+        label_map=LABELS_2017,
+    )
+    assert pair_set.layout == "sst2017"
+    assert [(s[0], s[1], s[2]) for s in stored(pair_set)] == [s[:3] for s in STORED]
+    pairs = list(pair_set.pairs.order_by("row"))
+    assert [p.source_id for p in pairs] == ["bg1", "bg2", "bg3", "bg4"]
+    assert [p.row for p in pairs] == [2, 4, 6, 8]
+    # The 2017 table split a rationale over both rows of a pair.
+    assert pairs[1].rationale == "Funny can be positive and negative"
+
+
+def test_the_2017_layout_needs_a_label_map_for_its_numeric_labels(cast):
+    with pytest.raises(PairSetRejected) as rejected:
+        upload(cast, (PAIR_FIXTURES / "background_2017.tsv").read_bytes(), "b.tsv")
+    assert rejected.value.errors[0].reason.startswith(
+        "the original's label '1' is not one of negative, positive (give a label map"
+    )
+    assert not Pair.objects.exists()
+
+
+def test_the_2017_layout_reports_unpaired_and_repeated_rows():
+    data = (
+        b"sentence_id,sentence,label\n"
+        b"p1_a,I love this movie!,1\n"
+        b"p2_b,I adore this movie!,1\n"
+        b"p1_b,I adore this film!,1\n"
+        b"p1_b,I adore the film!,1\n"
+        b"p3,Russell is terrific.,1\n"
+    )
+    result = read_pair_file(data, filename="x.csv")
+    assert [(e.line, e.reason) for e in result.errors] == [
+        (3, "the pair 'p2' has no original (no row p2_a)"),
+        (5, "'p1_b' appears twice (first on line 4)"),
+        (6, "the sentence_id 'p3' must end in _a (the original) or _b (the variant)"),
+    ]
+    assert [p.source_id for p in result.pairs] == ["p1"]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "cp1252", "mac_roman"])
+def test_files_in_utf8_cp1252_and_mac_roman_are_read_and_stored_as_nfc(cast, encoding):
+    Example.objects.create(
+        dataset=cast.starter, external_id="fr", text=FRENCH_ORIGINAL, label="positive", position=9
+    )
+    rows = [{"original_id": "fr", "variant_text": FRENCH_VARIANT, "variant_label": "negative"}]
+    pair_set = upload(cast, csv_bytes(rows, encoding=encoding), "fr.csv")
+    expected = {"utf-8-sig": "utf-8"}.get(encoding, encoding)
+    assert pair_set.encoding == expected
+    assert pair_set.pairs.get().variant_text == FRENCH_VARIANT
+
+
+def test_decomposed_utf8_is_stored_composed(cast):
+    Example.objects.create(
+        dataset=cast.starter, external_id="fr", text=FRENCH_ORIGINAL, label="positive", position=9
+    )
+    decomposed = unicodedata.normalize("NFD", FRENCH_VARIANT)
+    rows = [{"original_id": "fr", "variant_text": decomposed, "variant_label": "negative"}]
+    pair_set = upload(cast, csv_bytes(rows), "fr.csv")
+    assert pair_set.pairs.get().variant_text == unicodedata.normalize("NFC", FRENCH_VARIANT)
+
+
+def test_the_format_may_be_given_when_the_name_does_not_say_it(cast):
+    pair_set = upload(cast, csv_bytes(GOOD_PAIRS, delimiter="\t"), "pairs.data", file_format="tsv")
+    assert pair_set.file_format == "tsv"
+    assert pair_set.pairs.count() == 4
+
+
+def test_jsonl_tags_may_be_a_list_or_a_string(cast):
+    rows = [dict(row, tags=row["tags"].split(";")) for row in GOOD_PAIRS[:2]] + GOOD_PAIRS[2:]
+    assert stored(upload(cast, jsonl_bytes(rows), "p.jsonl")) == STORED
+
+
+def test_column_names_ignore_case_and_edge_spaces():
+    data = b" Original_ID ,VARIANT_TEXT,Variant_Label\ns1,I adore this movie!,positive\n"
+    assert read_pair_file(data, filename="p.csv").pairs[0].original_id == "s1"
+
+
+@pytest.mark.parametrize(
+    ("data", "name", "message"),
+    [
+        (b"original_id,variant_text,variant_label,notes\ns1,a,b,c\n", "p.csv", "unknown column(s) 'notes'"),
+        (b"id,text,label\ns1,a,b\n", "p.csv", "cannot tell the file's layout"),
+        (b"variant_text,variant_label\nI adore it!,positive\n", "p.csv", "needs the column(s) original_id"),
+        (b"original_id,variant_text,variant_label\n", "p.csv", "the file has no pairs"),
+        (b"positive I adore it!\n", "p.txt", "has no ids"),
+        (b"{}", "p.json", "JSON Lines"),
+        (b"\xff\xfeo\x00r\x00", "p.csv", "UTF-16"),
+    ],
+)  # fmt: skip
+def test_a_file_that_cannot_be_read_says_why(data, name, message):
+    with pytest.raises(FileFormatError, match=re.escape(message)):
+        read_pair_file(data, filename=name)
+
+
+def test_rows_that_cannot_be_read_are_reported_with_the_pairs_problems(cast):
+    data = csv_bytes(GOOD_PAIRS[:2]) + b's3,"never closed\n'
+    with pytest.raises(PairSetRejected) as rejected:
+        upload(cast, data, "p.csv")
+    assert [e.line for e in rejected.value.errors] == [4]
+    assert "never closed" in rejected.value.errors[0].reason
+    assert not Pair.objects.exists()
+
+
+def test_tags_split_on_semicolons_commas_or_a_json_list():
+    assert split_tags("semantics; pragmatics") == ("semantics", "pragmatics")
+    assert split_tags("semantics,pragmatics") == ("semantics", "pragmatics")
+    assert split_tags('["semantics", "other"]') == ("semantics", "other")
+    assert split_tags(["a ", ""]) == ("a",)
+    assert split_tags(None) == ()
