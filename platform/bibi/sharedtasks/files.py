@@ -199,17 +199,13 @@ def _plausibility(text: str) -> int:
     return score
 
 
-def _is_letter(char: str) -> bool:
-    return char.isalpha()
-
-
 def _char_plausibility(char: str, before: str, after: str, text: str, index: int) -> int:
     if unicodedata.category(char) in ("Ll", "Lu", "Lt"):
         # The accented letters of Western European text are all in Latin-1; the letters
         # beyond it that cp1252 has (š, ž, Ÿ, ƒ, ...) sit where Mac Roman keeps ö, û, ü, É.
         return _letter_plausibility(char, before, after) - (ord(char) > 0xFF)
     if char in "’'":
-        if _is_letter(before) and _is_letter(after):
+        if before.isalpha() and after.isalpha():
             return 2 if _CONTRACTION.match(text, index + 1) else 1
         return 1 if after.isspace() or after in _CLOSING or before.isspace() else -1
     if char in "‘“«":
@@ -221,18 +217,18 @@ def _char_plausibility(char: str, before: str, after: str, text: str, index: int
             return 1
         if before.isdigit() and after.isdigit():
             return 1
-        return 1 if char == "—" and _is_letter(before) and _is_letter(after) else -1
+        return 1 if char == "—" and before.isalpha() and after.isalpha() else -1
     if char == "…":
         # "…cole" is "École" misread; an ellipsis otherwise goes anywhere.
-        return 0 if before.isspace() and _is_letter(after) else 1
-    # Any other symbol glued between two letters ("na•ve", "ma–ana") is a misread letter.
-    if _is_letter(before) and _is_letter(after):
+        return 0 if before.isspace() and after.isalpha() else 1
+    # Any other symbol glued between two letters ("na•ve", "brˆl") is a misread letter.
+    if before.isalpha() and after.isalpha():
         return -2
     return 0
 
 
 def _letter_plausibility(char: str, before: str, after: str) -> int:
-    alone = not _is_letter(before) and not _is_letter(after)
+    alone = not before.isalpha() and not after.isalpha()
     if alone:
         # "à la", "vis-à-vis": the one accented word of a letter that English borrows.
         # Any other lone accented letter ("hit ñ miss", "wait É what") is a misread dash

@@ -187,6 +187,7 @@ def examples_import(
     shared_task = dataset.shared_task
     if not selectors.is_organizer(user=actor, shared_task=shared_task):
         raise PermissionDenied("Only the organizers of this shared task may import examples.")
+    file_format = (file_format or "").strip().lower() or None
     if file_format and file_format not in FORMATS:
         raise ValidationError(
             {

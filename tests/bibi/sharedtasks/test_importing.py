@@ -110,10 +110,16 @@ class TestEachFormatAndEncoding:
             actor=cast.organizer,
             data=b"id\ttext\tlabel\nx1\tgood\tpositive\n",
             filename="export.txt",
-            file_format="tsv",
+            file_format="TSV",
         )
         assert report.file_format == "tsv"
         assert stored(fresh) == [("x1", "good", "positive", 0)]
+
+    def test_an_unknown_requested_format_is_refused_as_an_argument(self, cast, fresh):
+        with pytest.raises(ValidationError) as raised:
+            import_csv(fresh, cast.organizer, "id,text,label\n", file_format="xlsx")
+        assert not isinstance(raised.value, ExamplesImportRejected)
+        assert "'xlsx' is not a file format" in raised.value.message_dict["file_format"][0]
 
     def test_stored_text_is_nfc(self, cast, fresh):
         import_csv(fresh, cast.organizer, "id,text,label\nx1,Ame\u0301lie,positive\n")

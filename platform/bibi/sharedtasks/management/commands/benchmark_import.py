@@ -53,10 +53,6 @@ WORDS = [
 ]
 
 
-class _Rollback(Exception):
-    pass
-
-
 def _generated_csv(rows: int, *, seed: int) -> str:
     rng = random.Random(seed)
     lines = ["id,text,label"]
@@ -81,24 +77,21 @@ class Command(BaseCommand):
         read_rows(decode_upload(data).text, file_format="csv")
         reading = time.perf_counter() - started
 
-        try:
-            with transaction.atomic():
-                name = f"bench-{uuid.uuid4().hex[:8]}"
-                organizer = get_user_model().objects.create_user(name)
-                shared_task = services.shared_task_create(creator=organizer, name=name, slug=name)
-                dataset = services.dataset_get_or_create(shared_task=shared_task, split="train")
-                started = time.perf_counter()
-                report = examples_import(
-                    dataset=dataset,
-                    actor=organizer,
-                    data=data,
-                    filename="bench.csv",
-                    label_map={"0": "negative", "1": "positive"},
-                )
-                total = time.perf_counter() - started
-                raise _Rollback
-        except _Rollback:
-            pass
+        with transaction.atomic():
+            name = f"bench-{uuid.uuid4().hex[:8]}"
+            organizer = get_user_model().objects.create_user(name)
+            shared_task = services.shared_task_create(creator=organizer, name=name, slug=name)
+            dataset = services.dataset_get_or_create(shared_task=shared_task, split="train")
+            started = time.perf_counter()
+            report = examples_import(
+                dataset=dataset,
+                actor=organizer,
+                data=data,
+                filename="bench.csv",
+                label_map={"0": "negative", "1": "positive"},
+            )
+            total = time.perf_counter() - started
+            transaction.set_rollback(True)
 
         self.stdout.write(
             f"Imported {report.created:,} rows ({report.file_format}, {report.encoding}, "
