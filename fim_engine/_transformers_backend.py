@@ -86,6 +86,8 @@ class TransformersBackend:
         return cls(model, tokenizer)
 
     def tokenize(self, texts: Sequence[str], max_length: int) -> list[TokenizedText]:
+        if not texts:
+            return []
         limit = min(max_length, self.max_length)
         full = self.tokenizer(list(texts), truncation=False, verbose=False)
         items = []

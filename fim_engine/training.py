@@ -31,7 +31,6 @@ from tqdm.auto import tqdm
 
 from fim_engine._encoding import collate
 from fim_engine._native_backend import NativeBackend
-from fim_engine._transformers_backend import SAFE_LOADING
 from fim_engine.datasets import LabelledTexts
 from fim_engine.formats import check_model_dir
 from fim_engine.native import (
@@ -86,6 +85,8 @@ def minilm_classifier(labels: list[str]) -> tuple[Any, Any]:
     """MiniLM-L6 with a fresh classification head for ``labels``, and its tokenizer (offline)."""
     from transformers import AutoTokenizer, BertForSequenceClassification
     from transformers.utils import logging as hf_logging
+
+    from fim_engine._transformers_backend import SAFE_LOADING
 
     checkpoint = minilm_checkpoint()
     verbosity = hf_logging.get_verbosity()

@@ -193,3 +193,9 @@ def test_python_dash_m_runs_the_cli(tmp_path):
     )
     assert result.returncode == 0
     assert "predict" in result.stdout and "train" in result.stdout and "bench" in result.stdout
+
+
+def test_the_library_never_imports_django_and_loads_transformers_lazily():
+    code = "import sys, fim_engine; print('django' in sys.modules, 'transformers' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["False", "False"]

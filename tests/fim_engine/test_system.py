@@ -45,10 +45,23 @@ def test_predict_is_deterministic(model_dir):
     np.testing.assert_allclose(first, second, atol=1e-6)
 
 
-def test_predict_of_no_texts_is_empty(model_dir):
-    batch = load_system(model_dir("cnn", 2)).predict([])
+@pytest.mark.parametrize("family", ["bow", "bert"])
+def test_no_texts_give_empty_results(model_dir, family):
+    system = load_system(model_dir(family, 2))
+    batch = system.predict([])
     assert batch.probabilities.shape == (0, 2)
     assert len(batch) == 0
+    assert system.fisher([]) == []
+    assert system.attributions([]) == []
+
+
+@pytest.mark.parametrize("family", ["bilstm", "cnn", "bert"])
+def test_a_text_without_words_has_zero_lambda_max_and_no_hints(model_dir, family):
+    system = load_system(model_dir(family, 3))
+    for result in system.fisher(["", "   "]):
+        assert result.lambda_max == 0.0
+        assert result.hints == []
+        assert result.probabilities.sum() == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("family", ["cnn", "bert"])
