@@ -28,7 +28,7 @@ os.environ.setdefault("API_THROTTLE_ANON", "100000/minute")
 os.environ.setdefault("API_THROTTLE_USER", "100000/minute")
 
 from bibi.settings import *  # noqa: E402,F403
-from bibi.settings import BASE_DIR, env_path  # noqa: E402
+from bibi.settings import BASE_DIR, DATABASES, env_path  # noqa: E402
 
 VAR_DIR = env_path("VAR_DIR", BASE_DIR / "var" / "test")
 UPLOAD_ROOT = MEDIA_ROOT = VAR_DIR / "uploads"
@@ -39,3 +39,8 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+
+# Two suites running at once on one server (two checkouts, a developer and a helper) must not
+# drop each other's database: name it per run with BIBI_TEST_DATABASE.
+if BACKEND == "services":
+    DATABASES["default"]["TEST"] = {"NAME": os.environ.get("BIBI_TEST_DATABASE", "test_bibi")}

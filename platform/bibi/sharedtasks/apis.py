@@ -12,6 +12,8 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import transaction
 from django.db.models import Count
 from django.http import Http404
 from django.shortcuts import get_object_or_404
@@ -311,13 +313,10 @@ class ExamplesImportInput(serializers.Serializer):
     def validate_label_map(self, raw: str) -> dict[str, str] | None:
         if not raw.strip():
             return None
-        mapping: dict[str, str] = {}
-        for item in raw.split(","):
-            source, sep, target = item.partition("=")
-            if not sep or not source.strip() or not target.strip():
-                raise serializers.ValidationError(f"'{item}' is not of the form FROM=TO.")
-            mapping[source.strip()] = target.strip()
-        return mapping
+        try:
+            return importing.label_map_parse(raw)
+        except DjangoValidationError as exc:
+            raise serializers.ValidationError(exc.messages) from None
 
 
 class ExamplesImportOutput(serializers.Serializer):
@@ -410,16 +409,18 @@ class ExamplesImportApi(APIView):
         serializer = ExamplesImportInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]
-        dataset = services.dataset_get_or_create(shared_task=shared_task, split=split)
         try:
-            report = importing.examples_import(
-                dataset=dataset,
-                actor=request.user,
-                data=upload.read(),
-                filename=upload.name,
-                file_format=serializer.validated_data.get("format"),
-                label_map=serializer.validated_data.get("label_map"),
-            )
+            # A dataset made for a file that is then refused must not stay behind.
+            with transaction.atomic():
+                dataset = services.dataset_get_or_create(shared_task=shared_task, split=split)
+                report = importing.examples_import(
+                    dataset=dataset,
+                    actor=request.user,
+                    data=upload.read(),
+                    filename=upload.name,
+                    file_format=serializer.validated_data.get("format"),
+                    label_map=serializer.validated_data.get("label_map"),
+                )
         except importing.ExamplesImportRejected as rejected:
             body = {
                 "detail": f"Nothing was imported: {len(rejected.errors)} problem(s) in {upload.name}.",

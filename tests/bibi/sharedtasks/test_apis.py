@@ -145,4 +145,11 @@ def test_a_rejected_import_lists_every_bad_row_and_stores_nothing(cast):
 def test_a_label_map_that_is_not_from_to_pairs_is_refused(cast):
     response = _import(cast, "train", "x.tsv", b"id\ttext\tlabel\n", label_map="0:negative")
     assert response.status_code == 400
-    assert response.json() == {"label_map": ["'0:negative' is not of the form FROM=TO."]}
+    assert "'0:negative' is not a label mapping" in response.json()["label_map"][0]
+
+
+def test_a_refused_import_into_a_new_split_leaves_no_dataset_behind(cast):
+    cast.train.delete()
+    response = _import(cast, "train", "bad.tsv", b"id\ttext\tlabel\nx\t\tpositive\n")
+    assert response.status_code == 400
+    assert not cast.shared_task.datasets.filter(split="train").exists()
