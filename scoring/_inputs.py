@@ -90,11 +90,6 @@ def _strings(series: pd.Series, *, strip: bool) -> pd.Series:
     return _categorical(series, lambda values: _strip_blank(values, strip=strip))
 
 
-def _objects(series: pd.Series) -> pd.Series:
-    """A categorical column as plain Python objects (for the small pair table)."""
-    return pd.Series(np.asarray(series, dtype=object), index=series.index, dtype=object)
-
-
 def clean_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
     """Check the pairs and return them in canonical order (team, then pair_id).
 
@@ -108,7 +103,7 @@ def clean_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
         rows = np.flatnonzero(pair_id.isna().to_numpy())
         raise ScoringInputError(f"pairs has rows without a pair_id (row(s) {quote_some(rows)})")
     if not is_numeric_dtype(pair_id):
-        pair_id = _objects(_strings(pair_id, strip=True))
+        pair_id = _strip_blank(pair_id, strip=True)
         if pair_id.isna().any():
             rows = np.flatnonzero(pair_id.isna().to_numpy())
             raise ScoringInputError(f"pairs has a blank pair_id in row(s) {quote_some(rows)}")
@@ -132,16 +127,16 @@ def clean_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
     clean = pd.DataFrame(
         {
             "pair_id": pair_id,
-            "team": require(_objects(_strings(pairs["team"], strip=True)), "team"),
+            "team": require(_strip_blank(pairs["team"], strip=True), "team"),
             "original_id": pairs["original_id"],
         }
     )
     for side in ("original", "variant"):
-        text = _objects(_strings(pairs[f"{side}_text"], strip=False))
+        text = _strip_blank(pairs[f"{side}_text"], strip=False)
         clean[f"{side}_text"] = require(text, f"{side}_text")
         clean[f"{side}_label"] = require(normalize_labels(pairs[f"{side}_label"]), f"{side}_label")
     if "tags" in pairs.columns:
-        clean["tags"] = _objects(_strings(pairs["tags"], strip=True)).fillna("")
+        clean["tags"] = _strip_blank(pairs["tags"], strip=True).fillna("")
     else:
         clean["tags"] = ""
     clean["flipped"] = clean["original_label"] != clean["variant_label"]
@@ -229,7 +224,7 @@ def clean_weights(weights: pd.DataFrame | None, systems: Sequence[str]) -> np.nd
             "or choose weight 'original_accuracy', 'original_f1' or 'none'"
         )
     weights = _require_frame(weights, WEIGHT_COLUMNS, "weights")
-    system = _objects(_strings(weights["system"], strip=True))
+    system = _strip_blank(weights["system"], strip=True)
     if system.isna().any():
         rows = np.flatnonzero(system.isna().to_numpy())
         raise ScoringInputError(f"weights has a blank system in row(s) {quote_some(rows)}")

@@ -59,7 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--labels",
-        help="the task's label set, comma-separated (default: the gold labels of the pairs)",
+        help="the task's label set, comma-separated, as --labels=-1,1 when a label starts "
+        "with a dash (default: the gold labels of the pairs)",
     )
     parser.add_argument(
         "--format",

@@ -87,31 +87,29 @@ class ScoreReport:
         """
         by_team = self.builders_by_team
         builders = _records(self.builders)
-        for row in builders:
-            mine = by_team[by_team["system"] == row["system"]]
-            row["by_team"] = _mapping(mine["team"], mine["broken_pct"])
-            row["f1_by_team"] = _mapping(mine["team"], mine["f1"])
-            row["accuracy_by_team"] = _mapping(mine["team"], mine["accuracy"])
+        for key, column in (
+            ("by_team", "broken_pct"),
+            ("f1_by_team", "f1"),
+            ("accuracy_by_team", "accuracy"),
+        ):
+            _attach(builders, "system", key, _nested_mapping(by_team, "system", "team", column))
         breakers = _records(self.breakers)
-        detail = self.breaker_systems
-        for row in breakers:
-            mine = detail[detail["team"] == row["team"]]
-            row["by_system"] = _mapping(mine["system"], mine["broken_pct"])
-            row["weights"] = _mapping(mine["system"], mine["weight"])
-        both_wrong = self.both_wrong
-        both_wrong_rows = []
-        for system in self.systems:
-            mine = both_wrong[both_wrong["system"] == system]
-            total, pairs = int(mine["both_wrong"].sum()), int(mine["pairs"].sum())
-            both_wrong_rows.append(
-                {
-                    "system": system,
-                    "both_wrong": total,
-                    "pairs": pairs,
-                    "both_wrong_pct": 100.0 * total / pairs,
-                    "by_team": _mapping(mine["team"], mine["both_wrong"]),
-                }
+        for key, column in (("by_system", "broken_pct"), ("weights", "weight")):
+            _attach(
+                breakers,
+                "team",
+                key,
+                _nested_mapping(self.breaker_systems, "team", "system", column),
             )
+        both_wrong = self.both_wrong.groupby("system", sort=True)[["both_wrong", "pairs"]].sum()
+        both_wrong["both_wrong_pct"] = 100.0 * both_wrong["both_wrong"] / both_wrong["pairs"]
+        both_wrong_rows = _records(both_wrong.reset_index())
+        _attach(
+            both_wrong_rows,
+            "system",
+            "by_team",
+            _nested_mapping(self.both_wrong, "system", "team", "both_wrong"),
+        )
         result: dict[str, Any] = {
             "settings": {"weight": self.weight, "break_rate": self.break_rate},
             "systems": list(self.systems),
@@ -187,20 +185,24 @@ class ScoreReport:
             f"Breaker weight: `{self.weight}`; break rate per `{self.break_rate}`.",
             "## Builders",
             "Lower % broken is better; F1 is macro-F1 over all sentences.",
-            markdown_table(_ranked(self.builders.drop(columns="pairs"), "broken_pct", True)),
+            markdown_table(
+                _headed(_ranked(self.builders.drop(columns="pairs"), "broken_pct", True))
+            ),
             "## Breakers",
             "Score: mean over systems of weight × % broken.",
-            markdown_table(_ranked(self.breakers, "score", False)),
+            markdown_table(_headed(_ranked(self.breakers, "score", False))),
             "## % broken: breaker team × system",
             markdown_table(self.matrix.reset_index()),
         ]
         if not self.tags.empty:
             sections += [
                 "## % broken by strategy tag",
+                markdown_table(_headed(self.tags)),
                 markdown_table(self.tags_by_system.reset_index()),
             ]
         sections += [
             "## Flipped-label vs same-label pairs (% broken)",
+            markdown_table(_headed(self.flips)),
             markdown_table(self.flips_by_system.reset_index()),
             "## Pairs wrong on both items (not breaks)",
             markdown_table(
@@ -210,21 +212,25 @@ class ScoreReport:
             ),
             "## Pairs that broke every system",
             markdown_table(
-                self.broke_every_system[["pair_id", "team", "original_text", "variant_text"]]
+                _headed(
+                    self.broke_every_system[["pair_id", "team", "original_text", "variant_text"]]
+                )
             )
             if len(self.broke_every_system)
             else "None.",
             "## Predictions outside the label set (counted wrong)",
-            markdown_table(self.outside_label_set) if len(self.outside_label_set) else "None.",
+            markdown_table(_headed(self.outside_label_set))
+            if len(self.outside_label_set)
+            else "None.",
         ]
         if self.lambda_analysis is not None:
             sections += [
                 "## λmax: original's λmax vs. broken",
-                markdown_table(self.lambda_analysis.correlation, digits=3),
+                markdown_table(_headed(self.lambda_analysis.correlation), digits=3),
                 "## λmax: % broken in the bottom vs. top quartile of the original's λmax",
-                markdown_table(self.lambda_analysis.quartiles, digits=3),
+                markdown_table(_headed(self.lambda_analysis.quartiles), digits=3),
                 "## λmax: Δλmax = λmax(variant) − λmax(original)",
-                markdown_table(self.lambda_analysis.delta, digits=3),
+                markdown_table(_headed(self.lambda_analysis.delta), digits=3),
             ]
         if len(self.items) <= max_items:
             sections += [
@@ -305,6 +311,36 @@ def score(
     )
 
 
+# Column names as people read them in the Markdown report.
+_HEADINGS = {
+    "f1": "F1",
+    "broken_pct": "% broken",
+    "both_wrong": "both wrong",
+    "outside_label_set": "outside label set",
+    "pair_id": "pair",
+    "original_text": "original",
+    "variant_text": "variant",
+    "mean_delta": "mean Δλmax",
+    "std_delta": "std Δλmax",
+    "pearson_r": "Pearson r",
+    "pearson_p": "Pearson p",
+    "spearman_r": "Spearman ρ",
+    "spearman_p": "Spearman p",
+    "q25": "λmax q25",
+    "q75": "λmax q75",
+    "bottom_pairs": "pairs ≤ q25",
+    "bottom_broken_pct": "% broken ≤ q25",
+    "top_pairs": "pairs ≥ q75",
+    "top_broken_pct": "% broken ≥ q75",
+}
+
+
+def _headed(frame: pd.DataFrame) -> pd.DataFrame:
+    """Readable headings for a table of fixed columns (not one with a column per system,
+    where a system could be named like a heading)."""
+    return frame.rename(columns=_HEADINGS)
+
+
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while building millions of small containers.
@@ -335,8 +371,22 @@ def _plain(value: object) -> object:
     return value
 
 
-def _mapping(keys: pd.Series, values: pd.Series) -> dict[str, Any]:
-    return {str(key): _plain(value) for key, value in zip(keys, values, strict=True)}
+def _nested_mapping(
+    frame: pd.DataFrame, outer: str, inner: str, values: str
+) -> dict[str, dict[str, Any]]:
+    """{outer value: {inner value: value}} from a long frame, values as plain Python."""
+    table = frame.pivot(index=outer, columns=inner, values=values)
+    return {
+        str(key): {
+            str(column): _plain(value) for column, value in zip(table.columns, row, strict=True)
+        }
+        for key, row in zip(table.index, table.to_numpy().tolist(), strict=True)
+    }
+
+
+def _attach(records: list[dict[str, Any]], key: str, name: str, mapping: dict[str, Any]) -> None:
+    for record in records:
+        record[name] = mapping[str(record[key])]
 
 
 def _nested(matrix: np.ndarray) -> list[list[Any]]:
@@ -347,9 +397,17 @@ def _with_by_system(
     summary: pd.DataFrame, by_system: pd.DataFrame, key: str
 ) -> list[dict[str, Any]]:
     records = _records(summary)
-    for record in records:
-        row = by_system.loc[record[key]]
-        record["by_system"] = _mapping(pd.Series(row.index), pd.Series(row.to_numpy()))
+    _attach(
+        records,
+        key,
+        "by_system",
+        _nested_mapping(
+            by_system.reset_index().melt(id_vars=key, var_name="system", value_name="pct"),
+            key,
+            "system",
+            "pct",
+        ),
+    )
     return records
 
 

@@ -26,6 +26,7 @@ import json
 
 import pandas as pd
 import pytest
+
 from scoring import score
 
 SYSTEMS = ["Bag-of-ngrams", "DCNN", "PCNN", "RNTN", "SCNN", "Strawman"]
