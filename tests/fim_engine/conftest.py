@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -15,7 +16,8 @@ from torch.autograd.functional import jacobian
 from fim_engine import System, load_system
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fim_engine"
-SST2_DIR = Path("/work/shared/data/sst2")
+# The shared, read-only SST-2 copy lives beside the repository (../shared/data/sst2).
+SST2_DIR = Path(os.environ.get("BIBI_SST2_DIR", FIXTURES.parents[2] / "shared" / "data" / "sst2"))
 FAMILIES = ("bow", "cnn", "bilstm", "bert")
 
 
@@ -102,5 +104,5 @@ def dense() -> Callable[[System, str], tuple[float, np.ndarray]]:
 def sst2_dev() -> Path:
     path = SST2_DIR / "stsa.binary.dev"
     if not path.is_file():
-        pytest.skip("SST-2 data not available at /work/shared/data/sst2")
+        pytest.skip(f"SST-2 data not found in {SST2_DIR} (set BIBI_SST2_DIR)")
     return path

@@ -197,5 +197,7 @@ def test_python_dash_m_runs_the_cli(tmp_path):
 
 def test_the_library_never_imports_django_and_loads_transformers_lazily():
     code = "import sys, fim_engine; print('django' in sys.modules, 'transformers' in sys.modules)"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert result.stdout.split() == ["False", "False"]

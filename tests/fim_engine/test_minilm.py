@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fim_engine import check_model_dir, load_system
-from fim_engine.datasets import LabelledTexts, read_labelled
+from fim_engine.datasets import LabelledTexts
 from fim_engine.training import minilm_checkpoint, train_system
 
 pytestmark = pytest.mark.slow
@@ -18,8 +18,37 @@ def offline(monkeypatch):
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
 
 
-def subset(data: LabelledTexts, n: int) -> LabelledTexts:
-    return LabelledTexts(data.texts[:n], data.labels[:n], data.label_names)
+POSITIVE = [
+    "a warm , funny film",
+    "sharp , moving and tender",
+    "a lovely surprise",
+    "the cast is clearly having fun",
+    "smart , generous and very funny",
+    "a tense thriller that earns its ending",
+]
+NEGATIVE = [
+    "two hours of noise",
+    "the dialogue is stiff and the pacing is worse",
+    "an exhausting mess of a sequel",
+    "too long , too loud and too pleased with itself",
+    "dull .",
+    "i kept checking my watch",
+]
+TRAIN = LabelledTexts(
+    POSITIVE + NEGATIVE,
+    ["positive"] * len(POSITIVE) + ["negative"] * len(NEGATIVE),
+    ["negative", "positive"],
+)
+DEV = LabelledTexts(
+    [
+        "if you 've ever wanted a nap , here it is .",
+        "a gem",
+        "flat and tedious",
+        "it is n't bad at all",
+    ],
+    ["negative", "positive", "negative", "positive"],
+    ["negative", "positive"],
+)
 
 
 def test_the_checkpoint_ships_with_the_package():
@@ -28,12 +57,11 @@ def test_the_checkpoint_ships_with_the_package():
     assert (checkpoint / "tokenizer.json").is_file()
 
 
-def test_fine_tuned_minilm_saves_reloads_and_predicts_identically(tmp_path, sst2_dev):
-    train = subset(read_labelled(sst2_dev.with_name("stsa.binary.train")), 48)
-    dev = subset(read_labelled(sst2_dev), 24)
+def test_fine_tuned_minilm_saves_reloads_and_predicts_identically(tmp_path):
+    train, dev = TRAIN, DEV
     out = tmp_path / "minilm"
     report = train_system(
-        "minilm", train, dev, out, max_steps=3, batch_size=16, max_length=64, progress=False
+        "minilm", train, dev, out, max_steps=3, batch_size=4, max_length=64, progress=False
     )
 
     assert report.steps == 3
