@@ -117,11 +117,8 @@ def clean_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
 
     def require(values: pd.Series, column: str) -> pd.Series:
         if values.isna().any():
-            named = ["pair " + quote(name) for name in pair_id[values.isna()]]
-            raise ScoringInputError(
-                f"{column} is blank for {', '.join(named[:3])}"
-                + (f" and {len(named) - 3} more" if len(named) > 3 else "")
-            )
+            blank = quote_some(pair_id[values.isna()])
+            raise ScoringInputError(f"{column} is blank for pair(s) {blank}")
         return values
 
     clean = pd.DataFrame(

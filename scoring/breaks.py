@@ -193,7 +193,7 @@ def _one_row_per_cell(
     conflicting = distinct[distinct["cell"].duplicated(keep=False)]
     if conflicting.empty:
         return distinct
-    first = conflicting["cell"].iloc[0]
+    first = conflicting["cell"].min()
     system, text = systems[first // len(texts)], texts[first % len(texts)]
     rows = conflicting[conflicting["cell"] == first]
     given = sorted({vocabulary[code] for code in rows["label"]})

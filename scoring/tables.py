@@ -149,20 +149,9 @@ def flip_table(breaks: Breaks, break_rate: str = "pairs") -> tuple[pd.DataFrame,
 
         summary, by_system = flip_table(breaks, "sentences")
     """
-    flipped = breaks.pairs["flipped"].to_numpy()
-    names = ["flipped", "same_label"]
-    codes = np.where(flipped, 0, 1)
-    present = [code for code in (0, 1) if (codes == code).any()]
-    remap = np.full(2, -1)
-    remap[present] = np.arange(len(present))
-    return _rates_by_group(
-        breaks,
-        np.arange(len(codes)),
-        remap[codes],
-        [names[code] for code in present],
-        "kind",
-        break_rate,
-    )
+    kinds = np.where(breaks.pairs["flipped"].to_numpy(), "flipped", "same_label")
+    codes, names = pd.factorize(kinds, sort=True)
+    return _rates_by_group(breaks, np.arange(len(kinds)), codes, list(names), "kind", break_rate)
 
 
 def both_wrong_table(breaks: Breaks) -> pd.DataFrame:

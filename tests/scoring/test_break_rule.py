@@ -141,6 +141,19 @@ def test_conflicting_predictions_name_the_system_the_text_and_the_labels(
         find_breaks(pairs, conflicting)
 
 
+def test_repeats_that_agree_on_the_label_but_not_on_lambda_max_conflict(
+    make_pairs, make_predictions
+):
+    pairs = make_pairs(("T", GOOD, 1, NOT_GOOD, -1))
+    predictions = make_predictions(
+        {"S": {GOOD: 1, NOT_GOOD: 1}}, lambda_max={"S": {GOOD: 0.5, NOT_GOOD: 2.0}}
+    )
+    repeated = predictions.iloc[[0, 1, 0]].assign(lambda_max=[0.5, 2.0, 0.7])
+
+    with pytest.raises(ScoringInputError, match="text 'A good film.': different lambda_max values"):
+        find_breaks(pairs, repeated)
+
+
 def test_predictions_for_texts_outside_the_pairs_are_ignored(make_pairs, make_predictions):
     pairs = make_pairs(("T", GOOD, 1, NOT_GOOD, -1))
     predictions = make_predictions({"S": {GOOD: 1, NOT_GOOD: -1, "a dev sentence": "neutral"}})

@@ -60,9 +60,9 @@ def test_a_repeated_pair_id_is_named(make_pairs, predictions):
 
 
 def test_a_blank_text_or_label_in_a_pair_is_named(pairs, predictions):
-    with pytest.raises(ScoringInputError, match="variant_text is blank for pair '1'"):
+    with pytest.raises(ScoringInputError, match="variant_text is blank for pair\\(s\\) '1'"):
         score(pairs.assign(variant_text="  "), predictions, weight="none")
-    with pytest.raises(ScoringInputError, match="original_label is blank for pair '1'"):
+    with pytest.raises(ScoringInputError, match="original_label is blank for pair\\(s\\) '1'"):
         score(pairs.assign(original_label=None), predictions, weight="none")
 
 
