@@ -25,7 +25,7 @@ Flags = npt.NDArray[np.bool_]
 Floats = npt.NDArray[np.float64]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Breaks:
     """Who got which item of which pair right, for every system and pair.
 

@@ -20,7 +20,7 @@ from scoring.breaks import Breaks, broken_pct
 _MIN_POINTS = 3
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LambdaAnalysis:
     """The three λmax tables.
 

@@ -29,7 +29,7 @@ from scoring.tables import (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ScoreReport:
     """Every result of one scoring run; percentages are 0-100, rates follow `break_rate`.
 
