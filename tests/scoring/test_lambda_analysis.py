@@ -14,7 +14,7 @@ from scoring import score
 
 @pytest.fixture
 def task(make_pairs):
-    """Eight pairs of one team; system S is broken exactly by the pairs whose original has
+    """Eight pairs, four per team; system S is broken exactly by the pairs whose original has
     λmax ≥ 5, so high λmax marks the fragile originals."""
     rows = [("T", f"original {index}", 1, f"variant {index}", 1) for index in range(8)]
     pairs = make_pairs(*rows[:4], *[("U", *row[1:]) for row in rows[4:]])
