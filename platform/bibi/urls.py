@@ -13,6 +13,7 @@ api_v1 = [
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("bibi.sharedtasks.urls")),
     path("", include("bibi.systems.urls")),
+    path("", include("bibi.pairs.urls")),
 ]
 
 urlpatterns = [

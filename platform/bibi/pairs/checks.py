@@ -36,6 +36,7 @@ variant's 7 tokens shared.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections import Counter
@@ -68,6 +69,8 @@ _TOKEN = re.compile(
 )
 _WHITESPACE = re.compile(r"\s+")
 _TAG_SEPARATORS = re.compile(r"[\s\-]+")
+# Unicode category Cc except tab, line feed and carriage return, and category Cs.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def normalize_text(text: str) -> str:
@@ -84,12 +87,8 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN.findall(text)
 
 
-def token_edit_distance(a: Sequence[str], b: Sequence[str]) -> int:
-    """Levenshtein distance between two token sequences: inserts, deletes, replacements.
-
-    The common prefix and suffix are dropped first: a minimal pair shares most of its
-    tokens, so the quadratic part runs over the few tokens around the edit.
-    """
+def _trim(a: Sequence[str], b: Sequence[str]) -> tuple[Sequence[str], Sequence[str]]:
+    """Drop the common prefix and suffix: a minimal pair differs in a few tokens in a row."""
     start = 0
     while start < len(a) and start < len(b) and a[start] == b[start]:
         start += 1
@@ -97,7 +96,15 @@ def token_edit_distance(a: Sequence[str], b: Sequence[str]) -> int:
     while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
         end_a -= 1
         end_b -= 1
-    a, b = a[start:end_a], b[start:end_b]
+    return a[start:end_a], b[start:end_b]
+
+
+def token_edit_distance(a: Sequence[str], b: Sequence[str]) -> int:
+    """Levenshtein distance between two token sequences: inserts, deletes, replacements.
+
+    The quadratic part runs only over the tokens around the edit (see ``_trim``).
+    """
+    a, b = _trim(a, b)
     if not a or not b:
         return len(a) + len(b)
     previous = list(range(len(b) + 1))
@@ -122,14 +129,20 @@ def shared_token_ratio(original: Sequence[str], variant: Sequence[str]) -> float
     """
     if not variant:
         return 0.0
-    shared = sum((Counter(original) & Counter(variant)).values())
+    # A common prefix or suffix is shared as a whole; only the middles need counting.
+    middle_original, middle_variant = _trim(original, variant)
+    shared = len(variant) - len(middle_variant)
+    if middle_original and middle_variant:
+        shared += sum((Counter(middle_original) & Counter(middle_variant)).values())
     return shared / len(variant)
 
 
 def _control_characters(text: str) -> list[str]:
-    """Control characters left after whitespace normalization (NUL breaks PostgreSQL)."""
-    found = {c for c in text if unicodedata.category(c) in ("Cc", "Cs") and c not in "\t\n\r"}
-    return [f"U+{ord(c):04X}" for c in sorted(found)]
+    """Control characters (and lone surrogates) other than tab and line breaks.
+
+    NUL would break PostgreSQL; the others are invisible and never meant.
+    """
+    return [f"U+{ord(c):04X}" for c in sorted(set(_CONTROL.findall(text)))]
 
 
 def _tag_key(tag: str) -> str:
@@ -295,8 +308,13 @@ def _resolve_original(
     return original, []
 
 
+@functools.cache
+def _vocabulary(strategy_tags: tuple[str, ...]) -> dict[str, str]:
+    return {_tag_key(tag): tag for tag in strategy_tags}
+
+
 def _tags(tags: Sequence[str], rules: PairRules) -> tuple[tuple[str, ...], list[str]]:
-    vocabulary = {_tag_key(tag): tag for tag in rules.strategy_tags}
+    vocabulary = _vocabulary(rules.strategy_tags)
     chosen: list[str] = []
     problems: list[str] = []
     for tag in tags:
@@ -349,10 +367,8 @@ def check_pair(
         problems.append(
             f"the rationale has {len(rationale)} characters; at most {RATIONALE_MAX_CHARS}"
         )
-    elif _control_characters(rationale):
-        problems.append(
-            f"the rationale has control characters ({', '.join(_control_characters(rationale))})"
-        )
+    elif control := _control_characters(rationale):
+        problems.append(f"the rationale has control characters ({', '.join(control)})")
     if len(pair.source_id) > 200 or _control_characters(pair.source_id):
         problems.append("the pair's id is longer than 200 characters or has control characters")
 
@@ -431,7 +447,7 @@ def check_pairs(
     seen: dict[str, int] = dict(taken_variants or {})
     for pair in pairs:
         result, problems = check_pair(pair, starter=starter, rules=rules, label_map=label_map)
-        variant = normalize_text(pair.variant_text)
+        variant = result.variant_text if result else normalize_text(pair.variant_text)
         if variant and variant in seen:
             problems.append(f"the same variant as row {seen[variant]}")
         elif variant:

@@ -27,6 +27,19 @@ from bibi.sharedtasks.models import Membership, Phase, SharedTask, Team
 
 User = task_selectors.User
 
+EFFECTIVE_PAIR_KEYS = (
+    "pair_id",
+    "pair_set_id",
+    "team_id",
+    "original_id",
+    "original_external_id",
+    "original_text",
+    "original_label",
+    "variant_text",
+    "variant_label",
+    "tags",
+)
+
 
 def _break_deadline(shared_task: SharedTask) -> Any:
     phase = shared_task.phases.filter(kind=Phase.Kind.BREAK).first()
@@ -57,7 +70,7 @@ def entry_pairs(*, shared_task: SharedTask) -> QuerySet[Pair]:
     return Pair.objects.filter(pair_set_id__in=entry_ids)
 
 
-def pairs_effective(*, shared_task: SharedTask) -> QuerySet:
+def pairs_effective(*, shared_task: SharedTask) -> list[dict[str, Any]]:
     """What scoring uses: the entry pairs of every breaker team, with decisions applied.
 
     One dict per pair that is not excluded, ordered by team then row, with the keys
@@ -65,23 +78,24 @@ def pairs_effective(*, shared_task: SharedTask) -> QuerySet:
     ``original_external_id, original_text, original_label, variant_text, variant_label``
     (the effective label: relabelled if an organizer said so) and ``tags`` (a list).
     """
-    return (
+    rows = (
         entry_pairs(shared_task=shared_task)
         .filter(is_excluded=False)
         .order_by("pair_set__team_id", "row")
-        .values(
+        .values_list(
+            "id",
             "pair_set_id",
+            "pair_set__team_id",
             "original_id",
+            "original__external_id",
             "original_text",
             "original_label",
             "variant_text",
+            "effective_label",
             "tags",
-            pair_id=F("id"),
-            team_id=F("pair_set__team_id"),
-            original_external_id=F("original__external_id"),
-            variant_label=F("effective_label"),
         )
     )
+    return [dict(zip(EFFECTIVE_PAIR_KEYS, row, strict=True)) for row in rows]
 
 
 def team_of(*, user: User, shared_task: SharedTask) -> Team | None:

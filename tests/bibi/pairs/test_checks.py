@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bibi.pairs.checks import (
     PairInput,
@@ -283,3 +286,31 @@ def test_a_draft_checks_against_the_variants_it_already_has():
         [pair(row=7)], starter=INDEX, rules=RULES, taken_variants={"I adore this movie!": 3}
     )
     assert [(e.line, e.reason) for e in errors] == [(7, "the same variant as row 3")]
+
+
+# --- Properties ---------------------------------------------------------------------------
+
+tokens = st.lists(st.sampled_from(["a", "b", "c", "d", "'s", "!"]), max_size=12)
+
+
+def plain_levenshtein(a: list[str], b: list[str]) -> int:
+    table = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            table[i][j] = min(
+                table[i - 1][j] + 1,
+                table[i][j - 1] + 1,
+                table[i - 1][j - 1] + (a[i - 1] != b[j - 1]),
+            )
+    return table[-1][-1]
+
+
+@given(tokens, tokens)
+def test_trimming_never_changes_the_edit_distance(a, b):
+    assert token_edit_distance(a, b) == plain_levenshtein(a, b)
+
+
+@given(tokens, tokens)
+def test_trimming_never_changes_the_shared_token_ratio(a, b):
+    expected = sum((Counter(a) & Counter(b)).values()) / len(b) if b else 0.0
+    assert shared_token_ratio(a, b) == pytest.approx(expected)

@@ -1,0 +1,631 @@
+"""REST API for pair sets, pairs and contests, under /api/v1/.
+
+Thin on purpose: each view finds what the URL names (404 for whoever may not see it, as
+if it did not exist), validates input with a small serializer, calls one service and
+answers with an output serializer. Role refusals are 403, anonymous writes 401.
+
+A rejected set answers 400 with every problem, and nothing is stored::
+
+    {"detail": "Nothing was stored: 2 problem(s) in pairs.csv.", "encoding": "cp1252",
+     "errors": [{"row": 3, "reason": "the variant is identical to the original"}, ...]}
+
+``row`` is the file's line (the header is line 1), or the position in a JSON list (from 1);
+0 is the set as a whole.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from rest_framework import serializers, status
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated, IsAuthenticatedOrReadOnly
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from bibi.pairs import selectors, services
+from bibi.pairs.layouts import pair_input_from_fields, split_tags
+from bibi.pairs.models import Contest, Pair, PairSet
+from bibi.sharedtasks import selectors as task_selectors
+from bibi.sharedtasks.apis import shared_task_for
+from bibi.sharedtasks.files import RowError
+from bibi.sharedtasks.models import SharedTask, Team
+
+
+def paginated(
+    view: APIView, request: Request, queryset: Any, serializer: type, **context
+) -> Response:
+    paginator = PageNumberPagination()
+    page = paginator.paginate_queryset(queryset, request, view=view)
+    data = serializer(page, many=True, context={"request": request, **context}).data
+    return paginator.get_paginated_response(data)
+
+
+def breaker_team_for(request: Request, shared_task: SharedTask) -> Team:
+    team = selectors.team_of(user=request.user, shared_task=shared_task)
+    if team is None or team.kind != Team.Kind.BREAKER:
+        raise PermissionDenied("Only members of a breaker team of this shared task submit pairs.")
+    return team
+
+
+def pair_set_for(request: Request, pk: int) -> PairSet:
+    pair_set = get_object_or_404(PairSet.objects.select_related("team", "shared_task"), pk=pk)
+    if not selectors.can_view_pair_set(user=request.user, pair_set=pair_set):
+        raise Http404("No pair set matches the given query.")
+    return pair_set
+
+
+def pair_for(request: Request, pk: int) -> Pair:
+    """A pair its viewer may see through its set, or (contest phase) as contestable."""
+    pair = get_object_or_404(
+        Pair.objects.select_related("pair_set__team", "pair_set__shared_task", "original"), pk=pk
+    )
+    if not selectors.can_contest_view(user=request.user, pair=pair):
+        raise Http404("No pair matches the given query.")
+    return pair
+
+
+def contest_for(request: Request, pk: int) -> Contest:
+    contest = get_object_or_404(
+        Contest.objects.select_related("pair__pair_set__shared_task", "pair__pair_set__team"),
+        pk=pk,
+    )
+    if not selectors.can_view_contest(user=request.user, contest=contest):
+        raise Http404("No contest matches the given query.")
+    return contest
+
+
+def rejected_response(rejected: services.PairSetRejected, what: str) -> Response:
+    body = {
+        "detail": f"Nothing was stored: {len(rejected.errors)} problem(s) in {what}.",
+        "encoding": rejected.encoding or None,
+        "errors": [{"row": error.line, "reason": error.reason} for error in rejected.errors],
+    }
+    return Response(body, status=status.HTTP_400_BAD_REQUEST)
+
+
+class RowErrorOutput(serializers.Serializer):
+    row = serializers.IntegerField()
+    reason = serializers.CharField()
+
+
+class PairSetRejectedOutput(serializers.Serializer):
+    detail = serializers.CharField()
+    encoding = serializers.CharField(allow_null=True)
+    errors = RowErrorOutput(many=True)
+
+
+# --- Output ------------------------------------------------------------------------------
+
+
+class TeamRefOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
+def team_ref(request: Request, team: Team) -> dict[str, Any]:
+    private = selectors.can_see_team_private(user=request.user, team=team)
+    return {"id": team.id, "name": team.name if private else team.public_name}
+
+
+class PairOutput(serializers.ModelSerializer):
+    original_id = serializers.CharField(source="original.external_id")
+
+    class Meta:
+        model = Pair
+        fields = [
+            "id",
+            "row",
+            "source_id",
+            "original_id",
+            "original_text",
+            "original_label",
+            "variant_text",
+            "variant_label",
+            "rationale",
+            "tags",
+            "edit_distance",
+            "effective_label",
+            "is_excluded",
+        ]
+
+
+def _one_of(choices: type) -> serializers.CharField:
+    # Plain strings, not enums: other apps have fields named status and source too, and
+    # the schema's enum names would collide.
+    return serializers.CharField(read_only=True, help_text=f"One of: {', '.join(choices.values)}.")
+
+
+class PairSetOutput(serializers.ModelSerializer):
+    shared_task = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    status = _one_of(PairSet.Status)
+    source = _one_of(PairSet.Source)
+    team = serializers.SerializerMethodField()
+    submitted_by = serializers.SerializerMethodField()
+    pair_count = serializers.IntegerField(read_only=True)
+    is_entry = serializers.SerializerMethodField()
+
+    class Meta:
+        model = PairSet
+        fields = [
+            "id",
+            "shared_task",
+            "team",
+            "status",
+            "source",
+            "filename",
+            "file_format",
+            "layout",
+            "encoding",
+            "is_final",
+            "is_entry",
+            "pair_count",
+            "submitted_by",
+            "created_at",
+            "submitted_at",
+        ]
+
+    @extend_schema_field(TeamRefOutput)
+    def get_team(self, pair_set: PairSet) -> dict[str, Any]:
+        return team_ref(self.context["request"], pair_set.team)
+
+    def get_submitted_by(self, pair_set: PairSet) -> str | None:
+        user = self.context["request"].user
+        if pair_set.submitted_by is None:
+            return None
+        if not selectors.can_see_team_private(user=user, team=pair_set.team):
+            return None
+        return pair_set.submitted_by.get_username()
+
+    def get_is_entry(self, pair_set: PairSet) -> bool:
+        return pair_set.id in self.context["entry_ids"]
+
+
+class PairSetDetailOutput(PairSetOutput):
+    pairs = serializers.SerializerMethodField()
+
+    class Meta(PairSetOutput.Meta):
+        fields = [*PairSetOutput.Meta.fields, "pairs"]
+
+    @extend_schema_field(PairOutput(many=True))
+    def get_pairs(self, pair_set: PairSet) -> list[dict[str, Any]]:
+        return PairOutput(selectors.pair_list(pair_set=pair_set), many=True).data
+
+
+class ContestablePairOutput(serializers.ModelSerializer):
+    """An entry pair as another team sees it during the contest phase: no team, no rationale."""
+
+    original_id = serializers.CharField(source="original.external_id")
+    variant_label = serializers.CharField(source="effective_label")
+    contested_by_my_team = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Pair
+        fields = [
+            "id",
+            "original_id",
+            "original_text",
+            "original_label",
+            "variant_text",
+            "variant_label",
+            "is_excluded",
+            "contested_by_my_team",
+        ]
+
+    def get_contested_by_my_team(self, pair: Pair) -> bool:
+        return pair.id in self.context["contested_ids"]
+
+
+class ContestOutput(serializers.ModelSerializer):
+    pair = serializers.IntegerField(source="pair_id")
+    status = _one_of(Contest.Status)
+    author_team = serializers.SerializerMethodField()
+    team = serializers.SerializerMethodField()
+    created_by = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Contest
+        fields = [
+            "id",
+            "pair",
+            "author_team",
+            "team",
+            "created_by",
+            "reason",
+            "created_at",
+            "status",
+            "new_label",
+            "note",
+            "decided_at",
+        ]
+
+    @extend_schema_field(TeamRefOutput)
+    def get_author_team(self, contest: Contest) -> dict[str, Any]:
+        return team_ref(self.context["request"], contest.pair.pair_set.team)
+
+    @extend_schema_field(TeamRefOutput)
+    def get_team(self, contest: Contest) -> dict[str, Any]:
+        return team_ref(self.context["request"], contest.team)
+
+    def get_created_by(self, contest: Contest) -> str | None:
+        user = self.context["request"].user
+        if contest.created_by is None:
+            return None
+        if not selectors.can_see_team_private(user=user, team=contest.team):
+            return None
+        return contest.created_by.get_username()
+
+
+# --- Input -------------------------------------------------------------------------------
+
+
+def _text(**kwargs: Any) -> serializers.CharField:
+    # Spacing is the checks' business (and reported by row), not the serializer's.
+    return serializers.CharField(allow_blank=True, trim_whitespace=False, **kwargs)
+
+
+class TagsField(serializers.ListField):
+    """A list of tag names; ``"semantics;pragmatics"`` is read as a list too, as in files."""
+
+    def to_internal_value(self, data: Any) -> list[str]:
+        if isinstance(data, str):
+            data = list(split_tags(data))
+        return super().to_internal_value(data)
+
+
+class PairInputSerializer(serializers.Serializer):
+    original_id = _text(required=False, max_length=200)
+    original_text = _text(required=False)
+    original_label = _text(required=False, max_length=100)
+    variant_text = _text()
+    variant_label = _text(max_length=100)
+    rationale = _text(required=False)
+    tags = TagsField(child=serializers.CharField(max_length=100), required=False, max_length=50)
+
+
+LABEL_MAP_HELP = "The file's labels mapped to the task's, e.g. 1=positive,-1=negative."
+
+
+class PairSetJsonInput(serializers.Serializer):
+    pairs = serializers.ListField(child=PairInputSerializer(), allow_empty=False)
+    label_map = serializers.DictField(
+        child=serializers.CharField(max_length=100), required=False, help_text=LABEL_MAP_HELP
+    )
+
+
+class PairSetFileInput(serializers.Serializer):
+    file = serializers.FileField()
+    format = serializers.ChoiceField(choices=["csv", "tsv", "jsonl"], required=False)
+    label_map = serializers.CharField(
+        required=False, allow_blank=True, help_text=f"Comma-separated FROM=TO. {LABEL_MAP_HELP}"
+    )
+
+    def validate_label_map(self, raw: str) -> dict[str, str] | None:
+        if not raw.strip():
+            return None
+        mapping: dict[str, str] = {}
+        for item in raw.split(","):
+            source, sep, target = item.partition("=")
+            if not sep or not source.strip() or not target.strip():
+                raise serializers.ValidationError(f"'{item[:100]}' is not of the form FROM=TO.")
+            mapping[source.strip()] = target.strip()
+        return mapping
+
+
+class PairAddInput(PairInputSerializer):
+    label_map = serializers.DictField(
+        child=serializers.CharField(max_length=100), required=False, help_text=LABEL_MAP_HELP
+    )
+
+
+class PairSetUpdateInput(serializers.Serializer):
+    is_final = serializers.BooleanField()
+
+
+class ContestInput(serializers.Serializer):
+    reason = serializers.CharField(max_length=services.REASON_MAX_CHARS)
+
+
+class AdjudicateInput(serializers.Serializer):
+    decision = serializers.ChoiceField(choices=Contest.Decision.choices)
+    note = serializers.CharField(max_length=services.REASON_MAX_CHARS)
+    new_label = serializers.CharField(required=False, allow_blank=True, max_length=100)
+
+
+def _flatten(messages: Any) -> list[str]:
+    if isinstance(messages, dict):
+        return [
+            f"{key}: {message}" for key, value in messages.items() for message in _flatten(value)
+        ]
+    if isinstance(messages, list):
+        return [message for value in messages for message in _flatten(value)]
+    return [str(messages)]
+
+
+def row_errors(errors: dict[str, Any]) -> list[RowError] | None:
+    """DRF's errors of single pairs in a JSON list, as row errors like a file's."""
+    pairs = errors.get("pairs")
+    if set(errors) != {"pairs"} or not isinstance(pairs, dict):
+        return None
+    return [
+        RowError(line=int(index) + 1, reason=reason.replace("non_field_errors: ", ""))
+        for index, fields in pairs.items()
+        for reason in _flatten(fields)
+    ]
+
+
+# --- Views -------------------------------------------------------------------------------
+
+
+TEAM_PARAMETER = OpenApiParameter("team", int, description="Only this team's sets.")
+STATUS_PARAMETER = OpenApiParameter("status", str, enum=PairSet.Status.values)
+PAGE_PARAMETER = OpenApiParameter("page", int)
+
+
+class PairSetListApi(APIView):
+    permission_classes = [IsAuthenticatedOrReadOnly]
+    parser_classes = [JSONParser, MultiPartParser]
+
+    @extend_schema(
+        parameters=[TEAM_PARAMETER, STATUS_PARAMETER, PAGE_PARAMETER],
+        responses=PairSetOutput(many=True),
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        queryset = selectors.pair_set_list(user=request.user, shared_task=shared_task)
+        team = request.query_params.get("team")
+        if team:
+            if not team.isdigit():
+                raise serializers.ValidationError({"team": "Give a team id."})
+            queryset = queryset.filter(team_id=int(team))
+        state = request.query_params.get("status")
+        if state:
+            queryset = queryset.filter(status=state)
+        entry_ids = {s.id for s in selectors.entry_pair_sets(shared_task=shared_task).values()}
+        return paginated(self, request, queryset, PairSetOutput, entry_ids=entry_ids)
+
+    @extend_schema(
+        description="Submit a pair set: a file (multipart) or a JSON list of pairs. "
+        "All or nothing: one failing pair stores nothing.",
+        request={"multipart/form-data": PairSetFileInput, "application/json": PairSetJsonInput},
+        responses={201: PairSetOutput, 400: PairSetRejectedOutput},
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        team = breaker_team_for(request, shared_task)
+        if request.content_type.startswith("multipart/"):
+            serializer = PairSetFileInput(data=request.data)
+            serializer.is_valid(raise_exception=True)
+            upload = serializer.validated_data["file"]
+            what = upload.name
+            call = {"file": upload, "file_format": serializer.validated_data.get("format")}
+            submit = services.pair_set_upload
+        else:
+            data = {"pairs": request.data} if isinstance(request.data, list) else request.data
+            serializer = PairSetJsonInput(data=data)
+            if not serializer.is_valid():
+                errors = row_errors(serializer.errors)
+                if errors is None:
+                    raise serializers.ValidationError(serializer.errors)
+                return rejected_response(services.PairSetRejected(errors), "the JSON list")
+            what = "the JSON list"
+            pairs = [
+                pair_input_from_fields(index, fields)
+                for index, fields in enumerate(serializer.validated_data["pairs"], start=1)
+            ]
+            call = {"pairs": pairs}
+            submit = services.pair_set_submit
+        try:
+            pair_set = submit(
+                team=team,
+                user=request.user,
+                label_map=serializer.validated_data.get("label_map"),
+                **call,
+            )
+        except services.PairSetRejected as rejected:
+            return rejected_response(rejected, what)
+        pair_set.pair_count = pair_set.pairs.count()
+        context = {"request": request, "entry_ids": {pair_set.id} if _is_entry(pair_set) else set()}
+        return Response(
+            PairSetOutput(pair_set, context=context).data, status=status.HTTP_201_CREATED
+        )
+
+
+def _is_entry(pair_set: PairSet) -> bool:
+    entry = selectors.pair_set_entry(team=pair_set.team)
+    return entry is not None and entry.id == pair_set.id
+
+
+def _detail(request: Request, pair_set: PairSet) -> Response:
+    pair_set.pair_count = pair_set.pairs.count()
+    context = {"request": request, "entry_ids": {pair_set.id} if _is_entry(pair_set) else set()}
+    return Response(PairSetDetailOutput(pair_set, context=context).data)
+
+
+class PairSetDetailApi(APIView):
+    permission_classes = [IsAuthenticatedOrReadOnly]
+
+    @extend_schema(responses=PairSetDetailOutput)
+    def get(self, request: Request, pk: int) -> Response:
+        return _detail(request, pair_set_for(request, pk))
+
+    @extend_schema(
+        description="Mark the set final (the team's entry, whatever it submits later), or not.",
+        request=PairSetUpdateInput,
+        responses=PairSetDetailOutput,
+    )
+    def patch(self, request: Request, pk: int) -> Response:
+        pair_set = pair_set_for(request, pk)
+        serializer = PairSetUpdateInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        pair_set = services.pair_set_mark_final(
+            pair_set=pair_set, user=request.user, **serializer.validated_data
+        )
+        return _detail(request, pair_set)
+
+
+class PairSetSubmitApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        description="Submit the team's draft (built one pair at a time) as a new version.",
+        request=None,
+        responses=PairSetDetailOutput,
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        pair_set = pair_set_for(request, pk)
+        pair_set = services.pair_set_draft_submit(pair_set=pair_set, user=request.user)
+        return _detail(request, pair_set)
+
+
+class PairAddApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        description="Check one pair and add it to the team's draft set (created if need be).",
+        request=PairAddInput,
+        responses={201: PairOutput, 400: PairSetRejectedOutput},
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        team = breaker_team_for(request, shared_task)
+        serializer = PairAddInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        fields = dict(serializer.validated_data)
+        label_map = fields.pop("label_map", None)
+        try:
+            pair = services.pair_add(
+                team=team,
+                user=request.user,
+                pair=pair_input_from_fields(0, fields),
+                label_map=label_map,
+            )
+        except services.PairSetRejected as rejected:
+            return rejected_response(rejected, "the pair")
+        return Response(PairOutput(pair).data, status=status.HTTP_201_CREATED)
+
+
+class PairDetailApi(APIView):
+    permission_classes = [IsAuthenticatedOrReadOnly]
+
+    @extend_schema(responses=PairOutput)
+    def get(self, request: Request, pk: int) -> Response:
+        pair = pair_for(request, pk)
+        if not selectors.can_view_pair_set(user=request.user, pair_set=pair.pair_set):
+            # Seen only as contestable: the contest view of it, without team or rationale.
+            contested = _contested_ids(request, pair.pair_set.shared_task)
+            context = {"request": request, "contested_ids": contested}
+            return Response(ContestablePairOutput(pair, context=context).data)
+        return Response(PairOutput(pair).data)
+
+    @extend_schema(description="Remove a pair from the team's draft.", responses={204: None})
+    def delete(self, request: Request, pk: int) -> Response:
+        pair = pair_for(request, pk)
+        services.pair_remove(pair=pair, user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def _contested_ids(request: Request, shared_task: SharedTask) -> set[int]:
+    """The pairs the viewer's team has contested."""
+    team = selectors.team_of(user=request.user, shared_task=shared_task)
+    if team is None:
+        return set()
+    return set(Contest.objects.filter(team=team).values_list("pair_id", flat=True))
+
+
+class ContestablePairListApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        description="During the contest phase: the entry pairs of the other teams, which "
+        "members of any team may contest.",
+        parameters=[PAGE_PARAMETER],
+        responses=ContestablePairOutput(many=True),
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        if selectors.team_of(user=request.user, shared_task=shared_task) is None:
+            raise PermissionDenied("Only members of a team in this shared task contest labels.")
+        queryset = selectors.contestable_pair_list(user=request.user, shared_task=shared_task)
+        contested = _contested_ids(request, shared_task)
+        return paginated(self, request, queryset, ContestablePairOutput, contested_ids=contested)
+
+
+class PairContestListApi(APIView):
+    permission_classes = [IsAuthenticatedOrReadOnly]
+
+    @extend_schema(responses=ContestOutput(many=True))
+    def get(self, request: Request, pk: int) -> Response:
+        pair = pair_for(request, pk)
+        contests = selectors.contest_list(
+            user=request.user, shared_task=pair.pair_set.shared_task
+        ).filter(pair=pair)
+        return Response(ContestOutput(contests, many=True, context={"request": request}).data)
+
+    @extend_schema(
+        description="Contest the pair's label (contest phase; members of other teams).",
+        request=ContestInput,
+        responses={201: ContestOutput},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        pair = pair_for(request, pk)
+        serializer = ContestInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        contest = services.contest_create(pair=pair, user=request.user, **serializer.validated_data)
+        return Response(
+            ContestOutput(contest, context={"request": request}).data,
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class ContestListApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("status", str, enum=Contest.Status.values), PAGE_PARAMETER],
+        responses=ContestOutput(many=True),
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        queryset = selectors.contest_list(user=request.user, shared_task=shared_task)
+        state = request.query_params.get("status")
+        if state:
+            queryset = queryset.filter(status=state)
+        return paginated(self, request, queryset, ContestOutput)
+
+
+class ContestDetailApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=ContestOutput)
+    def get(self, request: Request, pk: int) -> Response:
+        contest = contest_for(request, pk)
+        return Response(ContestOutput(contest, context={"request": request}).data)
+
+
+class ContestAdjudicateApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        description="Organizers: keep the label, relabel the variant, or exclude the pair.",
+        request=AdjudicateInput,
+        responses=ContestOutput,
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        contest = contest_for(request, pk)
+        if not task_selectors.is_organizer(
+            user=request.user, shared_task=contest.pair.pair_set.shared_task
+        ):
+            raise PermissionDenied("Only the organizers of this shared task adjudicate contests.")
+        serializer = AdjudicateInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        contest = services.contest_adjudicate(
+            contest=contest, actor=request.user, **serializer.validated_data
+        )
+        return Response(ContestOutput(contest, context={"request": request}).data)
