@@ -403,9 +403,16 @@ class PairSetListApi(APIView):
             serializer = PairSetFileInput(data=request.data)
             serializer.is_valid(raise_exception=True)
             upload = serializer.validated_data["file"]
-            what = upload.name
-            call = {"file": upload, "file_format": serializer.validated_data.get("format")}
-            submit = services.pair_set_upload
+            try:
+                pair_set = services.pair_set_upload(
+                    team=team,
+                    user=request.user,
+                    file=upload,
+                    file_format=serializer.validated_data.get("format"),
+                    label_map=serializer.validated_data.get("label_map"),
+                )
+            except services.PairSetRejected as rejected:
+                return rejected_response(rejected, upload.name)
         else:
             data = {"pairs": request.data} if isinstance(request.data, list) else request.data
             serializer = PairSetJsonInput(data=data)
@@ -414,22 +421,19 @@ class PairSetListApi(APIView):
                 if errors is None:
                     raise serializers.ValidationError(serializer.errors)
                 return rejected_response(services.PairSetRejected(errors), "the JSON list")
-            what = "the JSON list"
             pairs = [
                 pair_input_from_fields(index, fields)
                 for index, fields in enumerate(serializer.validated_data["pairs"], start=1)
             ]
-            call = {"pairs": pairs}
-            submit = services.pair_set_submit
-        try:
-            pair_set = submit(
-                team=team,
-                user=request.user,
-                label_map=serializer.validated_data.get("label_map"),
-                **call,
-            )
-        except services.PairSetRejected as rejected:
-            return rejected_response(rejected, what)
+            try:
+                pair_set = services.pair_set_submit(
+                    team=team,
+                    user=request.user,
+                    pairs=pairs,
+                    label_map=serializer.validated_data.get("label_map"),
+                )
+            except services.PairSetRejected as rejected:
+                return rejected_response(rejected, "the JSON list")
         pair_set.pair_count = pair_set.pairs.count()
         context = {"request": request, "entry_ids": {pair_set.id} if _is_entry(pair_set) else set()}
         return Response(

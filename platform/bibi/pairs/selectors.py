@@ -16,6 +16,7 @@ before the break deadline (server clock); drafts are never entries.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Count, F, Q, QuerySet
@@ -41,7 +42,7 @@ EFFECTIVE_PAIR_KEYS = (
 )
 
 
-def _break_deadline(shared_task: SharedTask) -> Any:
+def _break_deadline(shared_task: SharedTask) -> datetime | None:
     phase = shared_task.phases.filter(kind=Phase.Kind.BREAK).first()
     return phase.ends_at if phase else None
 
@@ -155,15 +156,15 @@ def pair_list(*, pair_set: PairSet) -> QuerySet[Pair]:
     return pair_set.pairs.select_related("original").order_by("row")
 
 
-def is_contest_open_for(*, shared_task: SharedTask, moment: Any = None) -> bool:
-    phase = shared_task.phase_at(moment or timezone.now())
+def contest_phase_is_open(*, shared_task: SharedTask) -> bool:
+    phase = shared_task.phase_at(timezone.now())
     return phase is not None and phase.kind == Phase.Kind.CONTEST
 
 
 def contestable_pair_list(*, user: User, shared_task: SharedTask) -> QuerySet[Pair]:
     """During the contest phase: the entry pairs ``user``'s team may contest (not its own)."""
     team = team_of(user=user, shared_task=shared_task)
-    if team is None or not is_contest_open_for(shared_task=shared_task):
+    if team is None or not contest_phase_is_open(shared_task=shared_task):
         return Pair.objects.none()
     return (
         entry_pairs(shared_task=shared_task)
