@@ -11,7 +11,8 @@ Choices made here, and why:
   then does it become a version and count against the quota.
 - A ``Pair`` keeps copies of what it was checked against (the original's normalized text
   and label) beside the foreign key to the starter ``Example``, so a pair reads the same
-  however the starter set is later displayed. ``variant_label`` is what the team submitted
+  however the starter set is later displayed. The key is RESTRICT: an example that a pair
+  uses cannot be deleted on its own, but deleting the whole task deletes both. ``variant_label`` is what the team submitted
   and never changes; ``effective_label`` and ``is_excluded`` are what scoring uses, and
   only an adjudication (``services.contest_adjudicate``) changes them.
 - A ``Contest`` is one team's challenge of one pair's label; a team contests a pair at most
@@ -91,7 +92,7 @@ class Pair(models.Model):
     source_id = models.CharField(
         max_length=200, blank=True, help_text="The pair's own id in the file, if it had one."
     )
-    original = models.ForeignKey(Example, on_delete=models.PROTECT, related_name="+")
+    original = models.ForeignKey(Example, on_delete=models.RESTRICT, related_name="+")
     original_text = models.TextField()
     original_label = models.CharField(max_length=100)
     variant_text = models.TextField()

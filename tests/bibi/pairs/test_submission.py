@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import RestrictedError
 
 from bibi.pairs import selectors, services
 from bibi.pairs.checks import PairInput
@@ -250,3 +251,18 @@ def test_a_draft_is_bound_by_the_pair_quota_and_the_break_phase(cast):
     start_phase_now(cast.shared_task, "contest")
     with pytest.raises(ValidationError, match="adding pairs is no longer possible"):
         services.pair_add(team=cast.breaker_team, user=cast.breaker, pair=one(GOOD_PAIRS[1]))
+
+
+# --- Deleting -----------------------------------------------------------------------------
+
+
+def test_a_starter_example_that_a_pair_uses_cannot_be_deleted(cast):
+    submit(cast)
+    with pytest.raises(RestrictedError):
+        cast.starter.examples.get(external_id="s1").delete()
+
+
+def test_deleting_a_shared_task_deletes_its_pair_sets(cast):
+    submit(cast)
+    cast.shared_task.delete()
+    assert not Pair.objects.exists()
