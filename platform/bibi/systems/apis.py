@@ -10,9 +10,15 @@ import json
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError as ApiValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -23,6 +29,7 @@ from rest_framework.views import APIView
 
 from bibi.sharedtasks import selectors as sharedtask_selectors
 from bibi.sharedtasks.apis import paginated, shared_task_for
+from bibi.sharedtasks.models import Team
 from bibi.systems import selectors, services
 from bibi.systems.models import Prediction, System, SystemVersion
 from bibi.systems.upload import SizeLimitedUpload
@@ -269,3 +276,37 @@ class PredictionsUploadApi(APIView):
             }
             return Response(body, status=status.HTTP_400_BAD_REQUEST)
         return Response(SystemVersionOutput(version).data, status=status.HTTP_201_CREATED)
+
+
+class PairTextsApi(APIView):
+    """Every pair text of the task, without labels or authorship, for self-reporting builders."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        responses={
+            (200, "application/x-ndjson"): OpenApiResponse(
+                OpenApiTypes.STR,
+                description='One JSON object per line: {"text": ...}, sorted by text.',
+            )
+        }
+    )
+    def get(self, request: Request, slug: str) -> HttpResponse:
+        shared_task = shared_task_for(request, slug)
+        membership = sharedtask_selectors.membership_get(user=request.user, shared_task=shared_task)
+        is_builder = membership is not None and membership.team.kind == Team.Kind.BUILDER
+        if not (
+            is_builder
+            or sharedtask_selectors.is_organizer(user=request.user, shared_task=shared_task)
+        ):
+            raise PermissionDenied("Pair texts are released to builder teams and organizers.")
+        services.require_break_phase_closed(shared_task=shared_task)
+        lines = "".join(
+            json.dumps({"text": text}, ensure_ascii=False) + "\n"
+            for text in services.pair_texts(shared_task=shared_task)
+        )
+        response = HttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
+        response["Content-Disposition"] = (
+            f'attachment; filename="{shared_task.slug}-pair-texts.jsonl"'
+        )
+        return response

@@ -91,7 +91,7 @@ def _require_phase(*, shared_task: SharedTask, kind: str, what: str) -> None:
         )
 
 
-def _require_break_phase_closed(*, shared_task: SharedTask) -> None:
+def require_break_phase_closed(*, shared_task: SharedTask) -> None:
     phase = shared_task.phases.filter(kind=Phase.Kind.BREAK).first()
     if phase is None or timezone.now() < phase.ends_at:
         when = f" on {phase.ends_at.isoformat()}" if phase else ""
@@ -548,7 +548,7 @@ def system_predictions_upload(
         )
         cells = [(examples[key], examples[key].text, label) for key, label in found.items()]
     elif source == Prediction.Source.PAIRS:
-        _require_break_phase_closed(shared_task=shared_task)
+        require_break_phase_closed(shared_task=shared_task)
         texts = pair_texts(shared_task=shared_task)
         found = _check_predictions(
             rows, expected=dict.fromkeys(texts, ""), key="text", labels=labels, encoding=encoding

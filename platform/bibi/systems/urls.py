@@ -9,6 +9,7 @@ version = f"{system}versions/<int:number>/"
 
 urlpatterns = [
     path("shared-tasks/<slug:slug>/systems/", apis.SystemListApi.as_view(), name="system-list"),
+    path("shared-tasks/<slug:slug>/pair-texts/", apis.PairTextsApi.as_view(), name="pair-texts"),
     path(system, apis.SystemDetailApi.as_view(), name="system-detail"),
     path(f"{system}versions/", apis.VersionUploadApi.as_view(), name="system-version-upload"),
     path(
