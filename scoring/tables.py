@@ -8,19 +8,10 @@ import numpy as np
 import pandas as pd
 
 from scoring._grouping import group_sums
+from scoring._inputs import PAIR_COLUMNS
 from scoring.breaks import Breaks, broken_pct
 
-PAIR_FIELDS = [
-    "pair_id",
-    "team",
-    "original_id",
-    "original_text",
-    "original_label",
-    "variant_text",
-    "variant_label",
-    "tags",
-    "flipped",
-]
+PAIR_FIELDS = [*PAIR_COLUMNS, "tags", "flipped"]
 
 
 def break_matrix(breaks: Breaks, break_rate: str = "pairs") -> pd.DataFrame:
