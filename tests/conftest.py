@@ -37,6 +37,15 @@ class WorkerProcess:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
+    def wait_for_log(self, text: str, timeout: float = 15) -> str:
+        """The log once it holds ``text``: a result can arrive before the worker logs it."""
+        deadline = time.monotonic() + timeout
+        while text not in (log := self.log()):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the worker never logged {text!r}:\n{log[-3000:]}")
+            time.sleep(0.1)
+        return log
+
 
 @pytest.fixture(scope="session")
 def celery_worker_process(

@@ -8,7 +8,7 @@ from bibi.celery import app, ping
 def test_a_real_worker_process_consumes_a_task_from_redis(celery_worker_process):
     result = ping.delay()
     assert result.get(timeout=30) == "pong"
-    assert f"Task default.ping[{result.id}] succeeded" in celery_worker_process.log()
+    celery_worker_process.wait_for_log(f"Task default.ping[{result.id}] succeeded")
 
 
 @pytest.mark.embedded

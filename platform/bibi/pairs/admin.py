@@ -9,9 +9,10 @@ from __future__ import annotations
 from django.contrib import admin
 
 from bibi.pairs.models import Contest, Pair, PairSet
+from bibi.sharedtasks.admin import OrganizerScopedAdmin
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(OrganizerScopedAdmin):
     def has_add_permission(self, request):
         return False
 
@@ -32,6 +33,7 @@ class PairSetAdmin(ReadOnlyAdmin):
 
 @admin.register(Pair)
 class PairAdmin(ReadOnlyAdmin):
+    shared_task_path = "pair_set__shared_task"
     list_display = ["id", "pair_set", "row", "variant_label", "effective_label", "is_excluded"]
     list_filter = ["is_excluded", "pair_set__shared_task"]
     search_fields = ["variant_text", "original_text", "source_id"]
@@ -40,6 +42,7 @@ class PairAdmin(ReadOnlyAdmin):
 
 @admin.register(Contest)
 class ContestAdmin(ReadOnlyAdmin):
+    shared_task_path = "pair__pair_set__shared_task"
     list_display = ["id", "pair", "team", "status", "created_at", "decided_at"]
     list_filter = ["status", "pair__pair_set__shared_task"]
     list_select_related = ["pair", "team"]

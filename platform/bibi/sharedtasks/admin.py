@@ -24,8 +24,54 @@ from bibi.sharedtasks.models import (
 )
 
 
+class OrganizerScopedAdmin(admin.ModelAdmin):
+    """Staff who are not superusers see only the rows of the shared tasks they organize.
+
+    ``shared_task_path`` is the lookup from this model to its SharedTask ("" for SharedTask
+    itself). Drop-downs of shared tasks are narrowed the same way, so a form never lists a
+    task its user does not organize.
+    """
+
+    shared_task_path = "shared_task"
+
+    def scope(self, request: HttpRequest, queryset):
+        if request.user.is_superuser:
+            return queryset
+        prefix = f"{self.shared_task_path}__" if self.shared_task_path else ""
+        return queryset.filter(**{f"{prefix}organizer__user": request.user}).distinct()
+
+    def get_queryset(self, request: HttpRequest):
+        return self.scope(request, super().get_queryset(request))
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.related_model is SharedTask and not request.user.is_superuser:
+            kwargs["queryset"] = SharedTask.objects.filter(organizer__user=request.user)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+class PhaseFormSet(forms.BaseInlineFormSet):
+    """The same rules as the API: each phase ends after it starts, none overlap, in order."""
+
+    def clean(self) -> None:
+        super().clean()
+        kept = [
+            form.cleaned_data
+            for form in self.forms
+            if form.cleaned_data and not form.cleaned_data.get("DELETE")
+        ]
+        if any(not data.get("starts_at") or not data.get("ends_at") for data in kept):
+            return
+        plan = [services.PhasePlan(d["kind"], d["starts_at"], d["ends_at"]) for d in kept]
+        kinds = [phase.kind for phase in plan]
+        if len(set(kinds)) != len(kinds):
+            raise ValidationError("A shared task has at most one phase of each kind.")
+        for phase in plan:
+            services.phase_plan_check(plan=plan, kind=phase.kind)
+
+
 class PhaseInline(admin.TabularInline):
     model = Phase
+    formset = PhaseFormSet
     extra = 0
 
 
@@ -62,11 +108,92 @@ class ExamplesImportForm(forms.Form):
 
 
 @admin.register(SharedTask)
-class SharedTaskAdmin(admin.ModelAdmin):
+class SharedTaskAdmin(OrganizerScopedAdmin):
     list_display = ["name", "slug", "task_type", "is_public", "created_at"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [PhaseInline, OrganizerInline]
+    shared_task_path = ""
+
+    def get_prepopulated_fields(self, request, obj=None):
+        return {} if obj else self.prepopulated_fields
+
+    def get_readonly_fields(self, request, obj=None):
+        # The slug is in every URL; it is chosen once.
+        return ["slug"] if obj else []
+
+    def save_model(self, request: HttpRequest, obj: SharedTask, form, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        if not change:
+            Organizer.objects.get_or_create(shared_task=obj, user=request.user)
+            services.audit_record(
+                shared_task=obj,
+                actor=request.user,
+                action="shared_task.create",
+                target=f"shared_task:{obj.slug}",
+            )
+        elif form.changed_data:
+            details = {
+                field: {
+                    "from": _plain(form.initial.get(field)),
+                    "to": _plain(form.cleaned_data.get(field)),
+                }
+                for field in form.changed_data
+            }
+            services.audit_record(
+                shared_task=obj,
+                actor=request.user,
+                action="shared_task.update",
+                target=f"shared_task:{obj.slug}",
+                details={**details, "via": "admin"},
+            )
+
+    def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
+        if formset.model is not Phase:
+            super().save_formset(request, form, formset, change)
+            return
+        shared_task = form.instance
+        before = {p.pk: p for p in Phase.objects.filter(shared_task=shared_task)}
+        deleted = [
+            (f.instance.kind, f.instance.starts_at, f.instance.ends_at)
+            for f in formset.deleted_forms
+            if f.instance.pk
+        ]
+        super().save_formset(request, form, formset, change)
+        # Deadlines matter to every team: a change made here is audited like one made by API.
+        for phase in formset.new_objects + [obj for obj, _ in formset.changed_objects]:
+            old = before.get(phase.pk)
+            details = {
+                "to": {
+                    "starts_at": phase.starts_at.isoformat(),
+                    "ends_at": phase.ends_at.isoformat(),
+                },
+                "via": "admin",
+            }
+            if old is not None:
+                details["from"] = {
+                    "starts_at": old.starts_at.isoformat(),
+                    "ends_at": old.ends_at.isoformat(),
+                }
+            services.audit_record(
+                shared_task=shared_task,
+                actor=request.user,
+                action="phase.update" if old else "phase.create",
+                target=f"phase:{phase.kind}",
+                details=details,
+            )
+        for kind, starts_at, ends_at in deleted:
+            services.audit_record(
+                shared_task=shared_task,
+                actor=request.user,
+                action="phase.delete",
+                target=f"phase:{kind}",
+                details={
+                    "starts_at": starts_at.isoformat(),
+                    "ends_at": ends_at.isoformat(),
+                    "via": "admin",
+                },
+            )
 
     def get_urls(self):
         return [
@@ -137,14 +264,19 @@ class SharedTaskAdmin(admin.ModelAdmin):
         )
 
 
+def _plain(value):
+    return value.isoformat() if hasattr(value, "isoformat") else value
+
+
 @admin.register(Dataset)
-class DatasetAdmin(admin.ModelAdmin):
+class DatasetAdmin(OrganizerScopedAdmin):
     list_display = ["shared_task", "split", "created_at"]
     list_filter = ["split"]
 
 
 @admin.register(Example)
-class ExampleAdmin(admin.ModelAdmin):
+class ExampleAdmin(OrganizerScopedAdmin):
+    shared_task_path = "dataset__shared_task"
     list_display = ["external_id", "dataset", "label", "text"]
     list_filter = ["dataset__shared_task", "dataset__split"]
     search_fields = ["external_id", "text"]
@@ -159,7 +291,7 @@ class MembershipInline(admin.TabularInline):
 
 
 @admin.register(Team)
-class TeamAdmin(admin.ModelAdmin):
+class TeamAdmin(OrganizerScopedAdmin):
     list_display = ["name", "shared_task", "kind", "is_anonymous", "alias"]
     list_filter = ["kind", "shared_task"]
     search_fields = ["name", "alias"]
@@ -167,13 +299,14 @@ class TeamAdmin(admin.ModelAdmin):
 
 
 @admin.register(Invitation)
-class InvitationAdmin(admin.ModelAdmin):
+class InvitationAdmin(OrganizerScopedAdmin):
+    shared_task_path = "team__shared_task"
     list_display = ["team", "created_by", "created_at", "expires_at", "accepted_by", "revoked_at"]
     readonly_fields = ["token"]
 
 
 @admin.register(AuditLogEntry)
-class AuditLogEntryAdmin(admin.ModelAdmin):
+class AuditLogEntryAdmin(OrganizerScopedAdmin):
     list_display = ["created_at", "shared_task", "actor", "action", "target"]
     list_filter = ["action", "shared_task"]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -144,6 +145,36 @@ def organizer_add(
     return organizer
 
 
+@dataclass(frozen=True)
+class PhasePlan:
+    kind: str
+    starts_at: datetime
+    ends_at: datetime
+
+
+def phase_plan_check(*, plan: list[PhasePlan], kind: str) -> None:
+    """Does phase ``kind`` of ``plan`` end after it starts, overlap none and keep the order
+    build, break, contest, results? Raises ValidationError saying which rule it breaks."""
+    target = next(phase for phase in plan if phase.kind == kind)
+    if target.ends_at <= target.starts_at:
+        raise ValidationError({"ends_at": "A phase must end after it starts."})
+    others = sorted(
+        (phase for phase in plan if phase.kind != kind), key=lambda phase: phase.starts_at
+    )
+    for other in others:
+        if other.starts_at < target.ends_at and other.ends_at > target.starts_at:
+            raise ValidationError(
+                f"The {kind} phase would overlap the {other.kind} phase "
+                f"({other.starts_at.isoformat()} to {other.ends_at.isoformat()})."
+            )
+    order = Phase.Kind.values
+    for other in others:
+        if order.index(other.kind) < order.index(kind) and other.starts_at > target.starts_at:
+            raise ValidationError(f"The {kind} phase must come after the {other.kind} phase.")
+        if order.index(other.kind) > order.index(kind) and other.starts_at < target.starts_at:
+            raise ValidationError(f"The {kind} phase must come before the {other.kind} phase.")
+
+
 def _check_phase_fits(
     *,
     shared_task: SharedTask,
@@ -152,21 +183,9 @@ def _check_phase_fits(
     ends_at: datetime,
     exclude_id: int | None,
 ) -> None:
-    if ends_at <= starts_at:
-        raise ValidationError({"ends_at": "A phase must end after it starts."})
     others = shared_task.phases.exclude(id=exclude_id)
-    overlapping = others.filter(starts_at__lt=ends_at, ends_at__gt=starts_at).first()
-    if overlapping:
-        raise ValidationError(
-            f"The {kind} phase would overlap the {overlapping.kind} phase "
-            f"({overlapping.starts_at.isoformat()} to {overlapping.ends_at.isoformat()})."
-        )
-    order = [choice.value for choice in Phase.Kind]
-    for other in others:
-        if order.index(other.kind) < order.index(kind) and other.starts_at > starts_at:
-            raise ValidationError(f"The {kind} phase must come after the {other.kind} phase.")
-        if order.index(other.kind) > order.index(kind) and other.starts_at < starts_at:
-            raise ValidationError(f"The {kind} phase must come before the {other.kind} phase.")
+    plan = [PhasePlan(p.kind, p.starts_at, p.ends_at) for p in others]
+    phase_plan_check(plan=[*plan, PhasePlan(kind, starts_at, ends_at)], kind=kind)
 
 
 @transaction.atomic

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from bibi.sharedtasks.admin import OrganizerScopedAdmin
 from bibi.systems.models import Prediction, System, SystemVersion
 
 
@@ -14,7 +15,7 @@ class SystemVersionInline(admin.TabularInline):
 
 
 @admin.register(System)
-class SystemAdmin(admin.ModelAdmin):
+class SystemAdmin(OrganizerScopedAdmin):
     list_display = ["name", "team", "shared_task", "kind", "active_version"]
     list_filter = ["kind", "shared_task"]
     search_fields = ["name", "team__name"]
@@ -22,7 +23,8 @@ class SystemAdmin(admin.ModelAdmin):
 
 
 @admin.register(SystemVersion)
-class SystemVersionAdmin(admin.ModelAdmin):
+class SystemVersionAdmin(OrganizerScopedAdmin):
+    shared_task_path = "system__shared_task"
     list_display = ["system", "number", "status", "failure_reason", "dev_accuracy", "uploaded_at"]
     list_filter = ["status", "failure_reason"]
     readonly_fields = [
@@ -36,7 +38,8 @@ class SystemVersionAdmin(admin.ModelAdmin):
 
 
 @admin.register(Prediction)
-class PredictionAdmin(admin.ModelAdmin):
+class PredictionAdmin(OrganizerScopedAdmin):
+    shared_task_path = "system_version__system__shared_task"
     list_display = ["system_version", "source", "label", "lambda_max", "text"]
     list_filter = ["source"]
     list_select_related = ["system_version__system"]

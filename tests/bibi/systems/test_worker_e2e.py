@@ -78,7 +78,7 @@ def test_a_minilm_archive_is_validated_by_a_real_worker(
     assert all(
         row["hints"] and all(isinstance(word, str) for word, _ in row["hints"]) for row in fisher
     )
-    assert "Task gpu.system_validate[" in celery_worker_process.log()
+    celery_worker_process.wait_for_log("Task gpu.system_validate[")
 
     # The organizers see it too; the breaker does not know it exists.
     assert cast.client("organizer").get(f"{system_url}versions/1/").status_code == 200
