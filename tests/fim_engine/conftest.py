@@ -70,8 +70,10 @@ def float64_system(model_dir: Callable[[str, int], Path]) -> Callable[..., Syste
     return make
 
 
-def dense_reference(system: System, text: str) -> tuple[float, np.ndarray]:
-    """λmax and per-word norms of the top eigenvector of the dense G of ``text``.
+def dense_reference(
+    system: System, text: str, *, per_token: bool = False
+) -> tuple[float, np.ndarray]:
+    """λmax and per-word (or per-token) norms of the top eigenvector of the dense G of ``text``.
 
     Built independently of the library's algorithms: the full Jacobian of log p with respect
     to the embeddings of the editable tokens, G = Σ_y p_y ∇log p_y ∇log p_yᵀ, and eigh.
@@ -90,13 +92,15 @@ def dense_reference(system: System, text: str) -> tuple[float, np.ndarray]:
     g = sum(p[y] * torch.outer(jac[y], jac[y]) for y in range(system.num_labels))
     evals, evecs = torch.linalg.eigh(g)
     token_norms = evecs[:, -1].reshape(len(index), -1).norm(dim=1).numpy()
+    if per_token:
+        return float(evals[-1]), token_norms
     words = batch.word_index[0][index].numpy()
     word_norms = np.sqrt(np.bincount(words, weights=token_norms**2, minlength=len(batch.words[0])))
     return float(evals[-1]), word_norms
 
 
 @pytest.fixture(scope="session")
-def dense() -> Callable[[System, str], tuple[float, np.ndarray]]:
+def dense() -> Callable[..., tuple[float, np.ndarray]]:
     return dense_reference
 
 

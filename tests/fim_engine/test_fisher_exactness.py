@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from fim_engine import dense_fisher
+from fim_engine import dense_fisher, fisher_lambda_max
 
 TEXTS = [
     "good",
@@ -103,3 +103,20 @@ def test_float32_systems_stay_close_to_the_float64_reference(model_dir, dense):
     for text, result in zip(TEXTS, single.fisher(TEXTS), strict=True):
         expected, _ = dense(double, text)
         assert relative_error(result.lambda_max, expected) <= 1e-4
+
+
+@pytest.mark.parametrize("num_labels", [2, 3])
+def test_token_scores_equal_the_per_token_norms_of_the_dense_eigenvector(
+    float64_system, dense, num_labels
+):
+    system = float64_system("bert", num_labels)
+    text = "It isn't unbelievably dull!"
+    batch = system.encode([text])
+    embeds = system.input_embeddings(batch).detach().requires_grad_(True)
+    _, scores = fisher_lambda_max(
+        system.logits_from_embeddings(embeds, batch), embeds, batch.editable
+    )
+    _, token_norms = dense(system, text, per_token=True)
+    editable = batch.editable[0]
+    np.testing.assert_allclose(scores[0][editable].numpy(), token_norms, atol=1e-7)
+    assert scores[0][~editable].abs().sum().item() == 0.0
