@@ -290,10 +290,13 @@ def _predictions(
     version: SystemVersion,
     source: str,
     examples: list,
-    batch: fim_engine.PredictionBatch,
+    outputs: Iterable[tuple[str, Any, bool]],
+    *,
+    label_names: list[str],
     mapping: dict[str, str],
 ) -> list[Prediction]:
-    names = [mapping[name] for name in batch.label_names]
+    """Prediction rows from the model's (label, probabilities, truncated) per example."""
+    names = [mapping[name] for name in label_names]
     return [
         Prediction(
             system_version=version,
@@ -305,9 +308,7 @@ def _predictions(
             probabilities=dict(zip(names, map(float, row), strict=True)),
             truncated=truncated,
         )
-        for example, label, row, truncated in zip(
-            examples, batch.labels, batch.probabilities, batch.truncated, strict=True
-        )
+        for example, (label, row, truncated) in zip(examples, outputs, strict=True)
     ]
 
 
@@ -364,11 +365,27 @@ def _run_validation(version: SystemVersion) -> None:
     dev = _examples(shared_task, Dataset.Split.BLIND_DEV)
     dev_batch = _run_model(loaded.predict, [example.text for example in dev])
     starter = _examples(shared_task, Dataset.Split.STARTER)
-    starter_batch = _run_model(loaded.predict, [example.text for example in starter])
+    # One pass over the starter set: λmax's pass already gives the prediction.
     fisher = _run_model(loaded.fisher, [example.text for example in starter], hints=True)
 
-    rows = _predictions(version, Prediction.Source.BLIND_DEV, dev, dev_batch, mapping)
-    starter_rows = _predictions(version, Prediction.Source.STARTER, starter, starter_batch, mapping)
+    dev_outputs = zip(dev_batch.labels, dev_batch.probabilities, dev_batch.truncated, strict=True)
+    rows = _predictions(
+        version,
+        Prediction.Source.BLIND_DEV,
+        dev,
+        dev_outputs,
+        label_names=loaded.labels,
+        mapping=mapping,
+    )
+    starter_outputs = ((r.label, r.probabilities, r.truncated) for r in fisher)
+    starter_rows = _predictions(
+        version,
+        Prediction.Source.STARTER,
+        starter,
+        starter_outputs,
+        label_names=loaded.labels,
+        mapping=mapping,
+    )
     for row, result in zip(starter_rows, fisher, strict=True):
         row.lambda_max = result.lambda_max
         row.hints = [[word, score] for word, score in result.hints]

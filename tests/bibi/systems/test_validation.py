@@ -246,3 +246,16 @@ def test_breaker_teams_have_no_systems(hosted):
         services.system_create(
             team=cast.breaker_team, actor=cast.breaker, name="sneaky", kind="hosted"
         )
+
+
+def test_starter_predictions_are_the_models_own(hosted):
+    cast, system = hosted
+    version = upload_and_validate(cast, system, TINY_MODELS / "tiny-bilstm")
+    loaded = fim_engine.load_system(TINY_MODELS / "tiny-bilstm")
+    batch = loaded.predict([text for _, text, _ in STARTER])
+    stored = version.predictions.filter(source="starter").order_by("example__position")
+    assert [p.label for p in stored] == batch.labels
+    for prediction, row in zip(stored, batch.probabilities, strict=True):
+        assert [prediction.probabilities[name] for name in loaded.labels] == pytest.approx(
+            list(row), abs=1e-6
+        )
