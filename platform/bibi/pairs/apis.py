@@ -110,7 +110,7 @@ class TeamRefOutput(serializers.Serializer):
 
 
 def team_ref(request: Request, team: Team) -> dict[str, Any]:
-    private = selectors.can_see_team_private(user=request.user, team=team)
+    private = task_selectors.can_view_team_private(user=request.user, team=team)
     return {"id": team.id, "name": team.name if private else team.public_name}
 
 
@@ -179,7 +179,7 @@ class PairSetOutput(serializers.ModelSerializer):
         user = self.context["request"].user
         if pair_set.submitted_by is None:
             return None
-        if not selectors.can_see_team_private(user=user, team=pair_set.team):
+        if not task_selectors.can_view_team_private(user=user, team=pair_set.team):
             return None
         return pair_set.submitted_by.get_username()
 
@@ -257,7 +257,7 @@ class ContestOutput(serializers.ModelSerializer):
         user = self.context["request"].user
         if contest.created_by is None:
             return None
-        if not selectors.can_see_team_private(user=user, team=contest.team):
+        if not task_selectors.can_view_team_private(user=user, team=contest.team):
             return None
         return contest.created_by.get_username()
 

@@ -121,13 +121,6 @@ def can_view_pair_set(*, user: User, pair_set: PairSet) -> bool:
     return pair_set.status == PairSet.Status.SUBMITTED and shared_task.results_published
 
 
-def can_see_team_private(*, user: User, team: Team) -> bool:
-    """The real name of an anonymous team, and who submitted what."""
-    return is_team_member(user=user, team=team) or task_selectors.is_organizer(
-        user=user, shared_task=team.shared_task
-    )
-
-
 def pair_set_list(*, user: User, shared_task: SharedTask) -> QuerySet[PairSet]:
     """The sets ``user`` may see, newest first, each with ``pair_count``."""
     queryset = PairSet.objects.filter(shared_task=shared_task)

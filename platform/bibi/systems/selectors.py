@@ -10,11 +10,7 @@ from bibi.systems.models import Prediction, System, SystemVersion
 
 
 def can_view_system(*, user, system: System) -> bool:
-    if not user.is_authenticated:
-        return False
-    if sharedtask_selectors.is_organizer(user=user, shared_task=system.shared_task):
-        return True
-    return system.team.memberships.filter(user=user).exists()
+    return sharedtask_selectors.can_view_team_private(user=user, team=system.team)
 
 
 def system_list(*, user, shared_task: SharedTask) -> QuerySet[System]:
