@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from rest_framework import exceptions
+from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -24,3 +24,16 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(_messages(exc))
     return drf_exception_handler(exc, context)
+
+
+class LineErrorOutput(serializers.Serializer):
+    """One problem in an uploaded file: its line (0 for the file as a whole) and why."""
+
+    line = serializers.IntegerField()
+    reason = serializers.CharField()
+
+
+def rejected_file_response(*, detail: str, errors: list[Any], **extra: Any) -> Response:
+    """400 for a file refused as a whole: a summary, anything ``extra``, and every bad row."""
+    body = {"detail": detail, **extra, "errors": LineErrorOutput(errors, many=True).data}
+    return Response(body, status=status.HTTP_400_BAD_REQUEST)

@@ -26,6 +26,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from bibi.api import LineErrorOutput, rejected_file_response
 from bibi.sharedtasks import importing, selectors, services
 from bibi.sharedtasks.models import (
     AuditLogEntry,
@@ -313,12 +314,7 @@ ROW_ERRORS = inline_serializer(
     fields={
         "detail": serializers.CharField(),
         "encoding": serializers.CharField(allow_null=True),
-        "errors": serializers.ListField(
-            child=inline_serializer(
-                "RowError",
-                fields={"line": serializers.IntegerField(), "reason": serializers.CharField()},
-            )
-        ),
+        "errors": LineErrorOutput(many=True),
     },
 )
 
@@ -405,14 +401,11 @@ class ExamplesImportApi(APIView):
                     label_map=serializer.validated_data.get("label_map"),
                 )
         except importing.ExamplesImportRejected as rejected:
-            body = {
-                "detail": f"Nothing was imported: {len(rejected.errors)} problem(s) in {upload.name}.",
-                "encoding": rejected.encoding,
-                "errors": [
-                    {"line": error.line, "reason": error.reason} for error in rejected.errors
-                ],
-            }
-            return Response(body, status=status.HTTP_400_BAD_REQUEST)
+            return rejected_file_response(
+                detail=f"Nothing was imported: {len(rejected.errors)} problem(s) in {upload.name}.",
+                encoding=rejected.encoding,
+                errors=rejected.errors,
+            )
         body = {
             "created": report.created,
             "encoding": report.encoding,

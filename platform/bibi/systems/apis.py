@@ -27,6 +27,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from bibi.api import LineErrorOutput, rejected_file_response
 from bibi.sharedtasks import selectors as sharedtask_selectors
 from bibi.sharedtasks.apis import paginated, shared_task_for
 from bibi.sharedtasks.models import Team
@@ -119,12 +120,7 @@ ROW_ERRORS = inline_serializer(
     "PredictionsRejected",
     fields={
         "detail": serializers.CharField(),
-        "errors": serializers.ListField(
-            child=inline_serializer(
-                "PredictionRowError",
-                fields={"line": serializers.IntegerField(), "reason": serializers.CharField()},
-            )
-        ),
+        "errors": LineErrorOutput(many=True),
     },
 )
 
@@ -268,13 +264,10 @@ class PredictionsUploadApi(APIView):
                 source=serializer.validated_data["source"],
             )
         except services.PredictionsRejected as rejected:
-            body = {
-                "detail": f"Nothing was stored: {len(rejected.errors)} problem(s) in {upload.name}.",
-                "errors": [
-                    {"line": error.line, "reason": error.reason} for error in rejected.errors
-                ],
-            }
-            return Response(body, status=status.HTTP_400_BAD_REQUEST)
+            return rejected_file_response(
+                detail=f"Nothing was stored: {len(rejected.errors)} problem(s) in {upload.name}.",
+                errors=rejected.errors,
+            )
         return Response(SystemVersionOutput(version).data, status=status.HTTP_201_CREATED)
 
 
