@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from pathlib import Path
 
 import pytest
 
@@ -18,19 +17,10 @@ from bibi.sharedtasks.files import (
     read_rows,
 )
 
+from .conftest import FIXTURES, REVIEWS, SST2_DEV
+
 pytestmark = pytest.mark.embedded
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "import"
-SST2_DEV = Path(__file__).resolve().parents[4] / "shared" / "data" / "sst2" / "stsa.binary.dev"
-
-REVIEWS = [
-    "Amélie is a naïve, charming fairy tale – and it’s “magnifique”…",
-    "The piñata scene doesn’t work, and the café chase drags.",
-    "Zoë Kazan’s performance is a revelation — tender, funny, exact.",
-    "A clichéd résumé of better films; déjà vu from start to finish.",
-    "Crème brûlée for the eyes: the señor’s hacienda glows on screen.",
-    "Even the naïveté of its hero can’t save this “comedy”…",
-]
 
 # One quirk per sentence: each would be misread by the wrong legacy encoding.
 TRICKY_SENTENCES = [

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -18,19 +17,10 @@ from bibi.sharedtasks.importing import (
 )
 from bibi.sharedtasks.models import AuditLogEntry, Dataset
 
+from .conftest import FIXTURES, REVIEWS, SST2_DEV
+
 pytestmark = pytest.mark.django_db
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "import"
-SST2_DEV = Path(__file__).resolve().parents[4] / "shared" / "data" / "sst2" / "stsa.binary.dev"
-
-REVIEWS = [
-    "Amélie is a naïve, charming fairy tale – and it’s “magnifique”…",
-    "The piñata scene doesn’t work, and the café chase drags.",
-    "Zoë Kazan’s performance is a revelation — tender, funny, exact.",
-    "A clichéd résumé of better films; déjà vu from start to finish.",
-    "Crème brûlée for the eyes: the señor’s hacienda glows on screen.",
-    "Even the naïveté of its hero can’t save this “comedy”…",
-]
 REVIEW_LABELS = ["positive", "negative"] * 3
 BINARY = {"0": "negative", "1": "positive"}
 SIGNED = {"-1": "negative", "+1": "positive"}
