@@ -1,13 +1,34 @@
-"""What every API of bibi shares: the error format and the root of /api/v1/."""
+"""What every API of bibi shares: the error format, task lookup, pagination, refused files.
+
+- ``exception_handler``: services raise Django's ``ValidationError`` and ``PermissionDenied``;
+  the API answers 400 and 403 with their messages. A ``bibi.files.FileRejected`` (an upload
+  refused as a whole) answers 400 with the one envelope of ``rejected_file_response``.
+- ``shared_task_for``: the task a URL names, or 404 for whoever may not see it.
+- ``paginated`` and ``Pagination``: ``?page=`` and ``?page_size=`` (up to
+  ``API_MAX_PAGE_SIZE``) on every list.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import exceptions, serializers, status
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
+
+from bibi.files import ERRORS_SHOWN, FileRejected, RowError
+from bibi.labelmaps import LABEL_MAP_HELP, label_map_clean, label_map_parse
+from bibi.sharedtasks import selectors
+from bibi.sharedtasks.models import SharedTask
 
 
 def _messages(error: DjangoValidationError) -> Any:
@@ -20,20 +41,167 @@ def _messages(error: DjangoValidationError) -> Any:
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """Services raise Django's ValidationError; the API answers it as a 400 with its messages."""
+    """Services raise Django's errors; the API answers them like its own."""
+    if isinstance(exc, FileRejected):
+        return rejected_file_response(exc)
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(_messages(exc))
     return drf_exception_handler(exc, context)
 
 
+# --- Looking up what a URL names ------------------------------------------------------------
+
+
+def shared_task_for(request: Request, slug: str) -> SharedTask:
+    """The task named by the URL, or 404 for anyone who may not see it."""
+    shared_task = get_object_or_404(SharedTask, slug=slug)
+    if not selectors.can_view_shared_task(user=request.user, shared_task=shared_task):
+        raise Http404("No shared task matches the given query.")
+    return shared_task
+
+
+# --- Pagination ---------------------------------------------------------------------------
+
+
+class Pagination(PageNumberPagination):
+    """``?page=N`` and ``?page_size=K``; K above ``API_MAX_PAGE_SIZE`` is cut to it."""
+
+    page_size_query_param = "page_size"
+
+    @property
+    def max_page_size(self) -> int:  # type: ignore[override]
+        return settings.API_MAX_PAGE_SIZE
+
+
+def paginated(
+    view: APIView, request: Request, queryset: Any, serializer_class: type, **context: Any
+) -> Response:
+    paginator = Pagination()
+    page = paginator.paginate_queryset(queryset, request, view=view)
+    data = serializer_class(page, many=True, context={"request": request, **context}).data
+    return paginator.get_paginated_response(data)
+
+
+# --- Label maps ---------------------------------------------------------------------------
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string", "example": "0=negative,1=positive"},
+            {"type": "object", "additionalProperties": {"type": "string"}},
+        ]
+    }
+)
+class LabelMapField(serializers.Field):
+    """A label map as ``"0=negative,1=positive"`` (forms) or a JSON object; see ``bibi.labelmaps``."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("help_text", LABEL_MAP_HELP)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> dict[str, str] | None:
+        try:
+            if isinstance(data, str):
+                label_map = label_map_parse(data)
+            elif isinstance(data, dict):
+                label_map = label_map_clean(data)
+            else:
+                raise serializers.ValidationError(
+                    "Give the label map as text (0=negative,1=positive) or a JSON object."
+                )
+        except DjangoValidationError as error:
+            raise serializers.ValidationError(error.messages) from None
+        return label_map or None
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+# --- Refused files ------------------------------------------------------------------------
+
+
 class LineErrorOutput(serializers.Serializer):
-    """One problem in an uploaded file: its line (0 for the file as a whole) and why."""
+    """One problem in an uploaded file: its line (0 for the file as a whole) and why.
+
+    Lines are the file's own (the header of a CSV is line 1) or, for a JSON list, the
+    position in the list counted from 1.
+    """
 
     line = serializers.IntegerField()
     reason = serializers.CharField()
 
 
-def rejected_file_response(*, detail: str, errors: list[Any], **extra: Any) -> Response:
-    """400 for a file refused as a whole: a summary, anything ``extra``, and every bad row."""
-    body = {"detail": detail, **extra, "errors": LineErrorOutput(errors, many=True).data}
-    return Response(body, status=status.HTTP_400_BAD_REQUEST)
+class ErrorGroupOutput(serializers.Serializer):
+    """Every row with the same problem, once: how many, and on which lines ("2–246, 300")."""
+
+    reason = serializers.CharField()
+    count = serializers.IntegerField()
+    lines = serializers.CharField()
+
+
+class FileRejectedOutput(serializers.Serializer):
+    """A file refused as a whole, and nothing stored.
+
+    ``groups`` summarises every problem by its message, most frequent first; ``errors``
+    lists the first ``ERRORS_SHOWN`` rows in line order; ``error_count`` counts them all.
+    """
+
+    detail = serializers.CharField()
+    encoding = serializers.CharField(allow_null=True)
+    format = serializers.CharField(allow_null=True)
+    error_count = serializers.IntegerField()
+    groups = ErrorGroupOutput(many=True)
+    errors = LineErrorOutput(many=True)
+
+
+# Line ranges named in one group before "and N more".
+_RANGES_SHOWN = 50
+
+
+def _line_ranges(lines: Sequence[int]) -> str:
+    ranges: list[str] = []
+    start = previous = lines[0]
+    for line in [*lines[1:], None]:
+        if line is not None and line == previous + 1:
+            previous = line
+            continue
+        ranges.append(str(start) if start == previous else f"{start}–{previous}")
+        if line is not None:
+            start = previous = line
+    shown = ", ".join(ranges[:_RANGES_SHOWN])
+    hidden = len(ranges) - _RANGES_SHOWN
+    return f"{shown} and {hidden} more" if hidden > 0 else shown
+
+
+def error_groups(errors: Sequence[RowError]) -> list[dict[str, Any]]:
+    """Identical messages together: ``[{reason, count, lines}]``, most frequent first."""
+    lines: dict[str, list[int]] = {}
+    for error in errors:
+        lines.setdefault(error.reason, []).append(error.line)
+    groups = [
+        {"reason": reason, "count": len(found), "lines": _line_ranges(sorted(set(found)))}
+        for reason, found in lines.items()
+    ]
+    # Stable: among equally frequent problems, the one met first comes first.
+    return sorted(groups, key=lambda group: -group["count"])
+
+
+def rejected_file_body(rejected: FileRejected) -> dict[str, Any]:
+    count = len(rejected.errors)
+    return {
+        "detail": f"Nothing was stored: {count} problem(s) in {rejected.source}.",
+        "encoding": rejected.encoding,
+        "format": rejected.file_format,
+        "error_count": count,
+        "groups": error_groups(rejected.errors),
+        "errors": [
+            {"line": error.line, "reason": error.reason} for error in rejected.errors[:ERRORS_SHOWN]
+        ],
+    }
+
+
+def rejected_file_response(rejected: FileRejected) -> Response:
+    """400 for a file refused as a whole, in the one envelope of ``FileRejectedOutput``."""
+    return Response(rejected_file_body(rejected), status=status.HTTP_400_BAD_REQUEST)

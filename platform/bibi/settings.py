@@ -166,7 +166,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "bibi.api.exception_handler",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "bibi.api.Pagination",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 50),
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.AnonRateThrottle",
@@ -177,6 +177,9 @@ REST_FRAMEWORK = {
         "user": env_str("API_THROTTLE_USER", "1200/minute"),
     },
 }
+
+# ?page_size= on a list may ask for up to this many rows.
+API_MAX_PAGE_SIZE = env_int("API_MAX_PAGE_SIZE", 500)
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "bibi API",

@@ -81,3 +81,19 @@ def test_gunicorn_loads_the_wsgi_app_from_any_directory(tmp_path):
     gunicorn = Path(sys.executable).with_name("gunicorn")
     result = _run([str(gunicorn), "--check-config", "bibi.wsgi"], tmp_path)
     assert result.returncode == 0, result.stderr + result.stdout
+
+
+def test_the_web_process_never_loads_torch(tmp_path):
+    # Every URL, view, serializer and task module the web process imports, and no model code:
+    # torch costs the web process seconds and hundreds of megabytes, and only workers run models.
+    script = (
+        "import os; os.environ['DJANGO_SETTINGS_MODULE'] = 'bibi.settings'; "
+        "import django, sys; django.setup(); "
+        "import bibi.urls; from django.urls import get_resolver; get_resolver().url_patterns; "
+        "from bibi.celery import app; app.loader.import_default_modules(); "
+        "loaded = sorted(m for m in ('torch', 'transformers', 'fim_engine') if m in sys.modules); "
+        "print(loaded)"
+    )
+    result = _run([sys.executable, "-c", script], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

@@ -4,12 +4,16 @@ Thin on purpose: each view finds what the URL names (404 for whoever may not see
 if it did not exist), validates input with a small serializer, calls one service and
 answers with an output serializer. Role refusals are 403, anonymous writes 401.
 
-A rejected set answers 400 with every problem, and nothing is stored::
+A rejected set answers 400 in the envelope every refused upload has (``bibi.api``), and
+nothing is stored::
 
     {"detail": "Nothing was stored: 2 problem(s) in pairs.csv.", "encoding": "cp1252",
-     "errors": [{"row": 3, "reason": "the variant is identical to the original"}, ...]}
+     "format": "csv", "error_count": 2,
+     "groups": [{"reason": "the variant is identical to the original", "count": 2,
+                 "lines": "3, 7"}],
+     "errors": [{"line": 3, "reason": "the variant is identical to the original"}, ...]}
 
-``row`` is the file's line (the header is line 1), or the position in a JSON list (from 1);
+``line`` is the file's line (the header is line 1), or the position in a JSON list (from 1);
 0 is the set as a whole.
 """
 
@@ -22,29 +26,19 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import PermissionDenied
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated, IsAuthenticatedOrReadOnly
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from bibi.api import FileRejectedOutput, LabelMapField, paginated, shared_task_for
+from bibi.files import RowError
 from bibi.pairs import selectors, services
 from bibi.pairs.layouts import pair_input_from_fields, split_tags
 from bibi.pairs.models import Contest, Pair, PairSet
 from bibi.sharedtasks import selectors as task_selectors
-from bibi.sharedtasks.apis import shared_task_for
-from bibi.sharedtasks.files import RowError
 from bibi.sharedtasks.models import SharedTask, Team
-
-
-def paginated(
-    view: APIView, request: Request, queryset: Any, serializer: type, **context
-) -> Response:
-    paginator = PageNumberPagination()
-    page = paginator.paginate_queryset(queryset, request, view=view)
-    data = serializer(page, many=True, context={"request": request, **context}).data
-    return paginator.get_paginated_response(data)
 
 
 def breaker_team_for(request: Request, shared_task: SharedTask) -> Team:
@@ -79,26 +73,6 @@ def contest_for(request: Request, pk: int) -> Contest:
     if not selectors.can_view_contest(user=request.user, contest=contest):
         raise Http404("No contest matches the given query.")
     return contest
-
-
-def rejected_response(rejected: services.PairSetRejected, what: str) -> Response:
-    body = {
-        "detail": f"Nothing was stored: {len(rejected.errors)} problem(s) in {what}.",
-        "encoding": rejected.encoding or None,
-        "errors": [{"row": error.line, "reason": error.reason} for error in rejected.errors],
-    }
-    return Response(body, status=status.HTTP_400_BAD_REQUEST)
-
-
-class RowErrorOutput(serializers.Serializer):
-    row = serializers.IntegerField()
-    reason = serializers.CharField()
-
-
-class PairSetRejectedOutput(serializers.Serializer):
-    detail = serializers.CharField()
-    encoding = serializers.CharField(allow_null=True)
-    errors = RowErrorOutput(many=True)
 
 
 # --- Output ------------------------------------------------------------------------------
@@ -289,39 +263,19 @@ class PairInputSerializer(serializers.Serializer):
     tags = TagsField(child=serializers.CharField(max_length=100), required=False, max_length=50)
 
 
-LABEL_MAP_HELP = "The file's labels mapped to the task's, e.g. 1=positive,-1=negative."
-
-
 class PairSetJsonInput(serializers.Serializer):
     pairs = serializers.ListField(child=PairInputSerializer(), allow_empty=False)
-    label_map = serializers.DictField(
-        child=serializers.CharField(max_length=100), required=False, help_text=LABEL_MAP_HELP
-    )
+    label_map = LabelMapField()
 
 
 class PairSetFileInput(serializers.Serializer):
     file = serializers.FileField()
     format = serializers.ChoiceField(choices=["csv", "tsv", "jsonl"], required=False)
-    label_map = serializers.CharField(
-        required=False, allow_blank=True, help_text=f"Comma-separated FROM=TO. {LABEL_MAP_HELP}"
-    )
-
-    def validate_label_map(self, raw: str) -> dict[str, str] | None:
-        if not raw.strip():
-            return None
-        mapping: dict[str, str] = {}
-        for item in raw.split(","):
-            source, sep, target = item.partition("=")
-            if not sep or not source.strip() or not target.strip():
-                raise serializers.ValidationError(f"'{item[:100]}' is not of the form FROM=TO.")
-            mapping[source.strip()] = target.strip()
-        return mapping
+    label_map = LabelMapField()
 
 
 class PairAddInput(PairInputSerializer):
-    label_map = serializers.DictField(
-        child=serializers.CharField(max_length=100), required=False, help_text=LABEL_MAP_HELP
-    )
+    label_map = LabelMapField()
 
 
 class PairSetUpdateInput(serializers.Serializer):
@@ -394,7 +348,7 @@ class PairSetListApi(APIView):
         description="Submit a pair set: a file (multipart) or a JSON list of pairs. "
         "All or nothing: one failing pair stores nothing.",
         request={"multipart/form-data": PairSetFileInput, "application/json": PairSetJsonInput},
-        responses={201: PairSetOutput, 400: PairSetRejectedOutput},
+        responses={201: PairSetOutput, 400: FileRejectedOutput},
     )
     def post(self, request: Request, slug: str) -> Response:
         shared_task = shared_task_for(request, slug)
@@ -403,16 +357,13 @@ class PairSetListApi(APIView):
             serializer = PairSetFileInput(data=request.data)
             serializer.is_valid(raise_exception=True)
             upload = serializer.validated_data["file"]
-            try:
-                pair_set = services.pair_set_upload(
-                    team=team,
-                    user=request.user,
-                    file=upload,
-                    file_format=serializer.validated_data.get("format"),
-                    label_map=serializer.validated_data.get("label_map"),
-                )
-            except services.PairSetRejected as rejected:
-                return rejected_response(rejected, upload.name)
+            pair_set = services.pair_set_upload(
+                team=team,
+                user=request.user,
+                file=upload,
+                file_format=serializer.validated_data.get("format"),
+                label_map=serializer.validated_data.get("label_map"),
+            )
         else:
             data = {"pairs": request.data} if isinstance(request.data, list) else request.data
             serializer = PairSetJsonInput(data=data)
@@ -420,20 +371,17 @@ class PairSetListApi(APIView):
                 errors = row_errors(serializer.errors)
                 if errors is None:
                     raise serializers.ValidationError(serializer.errors)
-                return rejected_response(services.PairSetRejected(errors), "the JSON list")
+                raise services.PairSetRejected(errors, source="the JSON list")
             pairs = [
                 pair_input_from_fields(index, fields)
                 for index, fields in enumerate(serializer.validated_data["pairs"], start=1)
             ]
-            try:
-                pair_set = services.pair_set_submit(
-                    team=team,
-                    user=request.user,
-                    pairs=pairs,
-                    label_map=serializer.validated_data.get("label_map"),
-                )
-            except services.PairSetRejected as rejected:
-                return rejected_response(rejected, "the JSON list")
+            pair_set = services.pair_set_submit(
+                team=team,
+                user=request.user,
+                pairs=pairs,
+                label_map=serializer.validated_data.get("label_map"),
+            )
         pair_set.pair_count = pair_set.pairs.count()
         context = {"request": request, "entry_ids": {pair_set.id} if _is_entry(pair_set) else set()}
         return Response(
@@ -494,7 +442,7 @@ class PairAddApi(APIView):
     @extend_schema(
         description="Check one pair and add it to the team's draft set (created if need be).",
         request=PairAddInput,
-        responses={201: PairOutput, 400: PairSetRejectedOutput},
+        responses={201: PairOutput, 400: FileRejectedOutput},
     )
     def post(self, request: Request, slug: str) -> Response:
         shared_task = shared_task_for(request, slug)
@@ -503,15 +451,12 @@ class PairAddApi(APIView):
         serializer.is_valid(raise_exception=True)
         fields = dict(serializer.validated_data)
         label_map = fields.pop("label_map", None)
-        try:
-            pair = services.pair_add(
-                team=team,
-                user=request.user,
-                pair=pair_input_from_fields(0, fields),
-                label_map=label_map,
-            )
-        except services.PairSetRejected as rejected:
-            return rejected_response(rejected, "the pair")
+        pair = services.pair_add(
+            team=team,
+            user=request.user,
+            pair=pair_input_from_fields(0, fields),
+            label_map=label_map,
+        )
         return Response(PairOutput(pair).data, status=status.HTTP_201_CREATED)
 
 

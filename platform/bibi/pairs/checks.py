@@ -44,7 +44,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bibi.sharedtasks.files import RowError
+from bibi.files import RowError
+from bibi.labelmaps import LabelLookup
 
 if TYPE_CHECKING:
     from bibi.sharedtasks.models import SharedTask
@@ -242,39 +243,21 @@ class CheckedPair:
     edit_distance: int
 
 
-def label_map_problems(label_map: Mapping[str, str] | None, *, rules: PairRules) -> list[str]:
-    """Why a label map cannot be used: every target must be one of the task's labels."""
-    if not label_map:
-        return []
-    return [
-        f"the label map sends '{source}' to '{target}', which is not a label of this task "
-        f"({', '.join(rules.labels)})"
-        for source, target in label_map.items()
-        if target not in rules.labels
-    ]
-
-
-def _map_label(raw: str, label_map: Mapping[str, str] | None) -> str:
-    label = raw.strip()
-    if label_map and label in label_map:
-        return label_map[label]
-    return label
-
-
-def _label_problem(what: str, label: str, raw: str, rules: PairRules, mapped: bool) -> str | None:
+def _label(what: str, raw: str, labels: LabelLookup) -> tuple[str | None, str | None]:
+    """The task label ``raw`` stands for, or None and why not."""
+    label = labels.resolve(raw)
+    if label is not None:
+        return label, None
     if not raw.strip():
-        return f"the {what} has no label"
-    if label in rules.labels:
-        return None
-    hint = "" if mapped else " (give a label map if the file uses other names, e.g. 1=positive)"
-    return f"the {what}'s label '{raw.strip()}' is not one of {', '.join(rules.labels)}{hint}"
+        return None, f"the {what} has no label"
+    return None, labels.problem(raw, what=f"the {what}'s label")
 
 
 def _resolve_original(
     pair: PairInput,
     starter: StarterIndex,
     rules: PairRules,
-    label_map: Mapping[str, str] | None,
+    labels: LabelLookup,
 ) -> tuple[StarterExample | None, list[str]]:
     original_id = pair.original_id.strip()
     given_text = normalize_text(pair.original_text)
@@ -294,10 +277,7 @@ def _resolve_original(
     else:
         return None, ["the pair names no original: give its starter-set id (or its text)"]
     if pair.original_label.strip():
-        given_label = _map_label(pair.original_label, label_map)
-        problem = _label_problem(
-            "original", given_label, pair.original_label, rules, bool(label_map)
-        )
+        given_label, problem = _label("original", pair.original_label, labels)
         if problem:
             return None, [problem]
         if given_label != original.label:
@@ -335,11 +315,15 @@ def check_pair(
     *,
     starter: StarterIndex,
     rules: PairRules,
-    label_map: Mapping[str, str] | None = None,
+    labels: LabelLookup | None = None,
 ) -> tuple[CheckedPair | None, list[str]]:
-    """Check one pair on its own. Returns the checked pair, or None and every reason why not."""
+    """Check one pair on its own. Returns the checked pair, or None and every reason why not.
+
+    ``labels`` reads the pair's labels (a label map); by default only the task's own labels.
+    """
+    labels = labels or LabelLookup.build(None, labels=rules.labels)
     problems: list[str] = []
-    original, original_problems = _resolve_original(pair, starter, rules, label_map)
+    original, original_problems = _resolve_original(pair, starter, rules, labels)
     problems += original_problems
 
     variant = normalize_text(pair.variant_text)
@@ -356,8 +340,7 @@ def check_pair(
         if control:
             problems.append(f"the variant has control characters ({', '.join(control)})")
 
-    label = _map_label(pair.variant_label, label_map)
-    label_problem = _label_problem("variant", label, pair.variant_label, rules, bool(label_map))
+    label, label_problem = _label("variant", pair.variant_label, labels)
     if label_problem:
         problems.append(label_problem)
 
@@ -380,7 +363,7 @@ def check_pair(
         distance, edit_problems = minimal_edit_problems(original.text, variant, rules=rules)
         problems += edit_problems
 
-    if problems or original is None:
+    if problems or original is None or label is None:
         return None, problems
     return (
         CheckedPair(
@@ -438,15 +421,17 @@ def check_pairs(
 ) -> tuple[list[CheckedPair], list[RowError]]:
     """Check a whole set: each pair on its own, then no variant twice.
 
-    ``taken_variants`` maps the normalized variants already in the set (when pairs are
+    ``label_map`` translates the set's labels (``bibi.labelmaps``); a map whose target is not
+    a task label raises ``ValidationError``. ``taken_variants`` maps the normalized variants already in the set (when pairs are
     added to a draft one by one) to their rows. Returns the checked pairs and, in row
     order, every problem found; the set may be stored only when the second list is empty.
     """
+    labels = LabelLookup.build(label_map, labels=rules.labels)
     checked: list[CheckedPair] = []
     errors: list[RowError] = []
     seen: dict[str, int] = dict(taken_variants or {})
     for pair in pairs:
-        result, problems = check_pair(pair, starter=starter, rules=rules, label_map=label_map)
+        result, problems = check_pair(pair, starter=starter, rules=rules, labels=labels)
         variant = result.variant_text if result else normalize_text(pair.variant_text)
         if variant and variant in seen:
             problems.append(f"the same variant as row {seen[variant]}")

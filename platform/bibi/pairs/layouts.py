@@ -1,6 +1,6 @@
 """Pair-set files and JSON lists: which field means what.
 
-Files are decoded and split into numbered rows by ``bibi.sharedtasks.files`` (UTF-8,
+Files are decoded and split into numbered rows by ``bibi.files`` (UTF-8,
 cp1252 or Mac Roman; CSV, TSV or JSON Lines; NFC), exactly as the example importer does;
 this module only gives the rows their meaning, in one of two layouts told apart by their
 column names (matched ignoring case and edge spaces):
@@ -36,8 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bibi.pairs.checks import PairInput
-from bibi.sharedtasks.files import (
+from bibi.files import (
     FileFormatError,
     Row,
     RowError,
@@ -45,6 +44,7 @@ from bibi.sharedtasks.files import (
     detect_format,
     read_rows,
 )
+from bibi.pairs.checks import PairInput
 
 PAIRS_COLUMNS = (
     "original_id",
@@ -131,10 +131,12 @@ def read_pair_file(data: bytes, *, filename: str, file_format: str | None = None
     if not rows:
         raise FileFormatError("the file has no pairs", line=1)
 
+    # Where each column is first named: the header (line 1) of a CSV or TSV file, the first
+    # line that has the field in JSON Lines.
     columns: dict[str, int] = {}
     for row in readable:
         for name in row.fields:
-            columns.setdefault(name.strip().lower(), row.line)
+            columns.setdefault(name.strip().lower(), 1 if file_format != "jsonl" else row.line)
     layout = _layout(columns)
     normalized = [
         Row(line=row.line, fields={k.strip().lower(): v for k, v in row.fields.items()})

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from bibi.pairs.models import Contest, Pair, PairSet
 from bibi.sharedtasks import selectors as task_selectors
-from bibi.sharedtasks.models import Membership, Phase, SharedTask, Team
+from bibi.sharedtasks.models import Phase, SharedTask, Team
 
 User = task_selectors.User
 
@@ -104,17 +104,11 @@ def team_of(*, user: User, shared_task: SharedTask) -> Team | None:
     return membership.team if membership else None
 
 
-def is_team_member(*, user: User, team: Team) -> bool:
-    if not user.is_authenticated:
-        return False
-    return Membership.objects.filter(team=team, user=user).exists()
-
-
 def can_view_pair_set(*, user: User, pair_set: PairSet) -> bool:
     shared_task = pair_set.shared_task
     if not task_selectors.can_view_shared_task(user=user, shared_task=shared_task):
         return False
-    if is_team_member(user=user, team=pair_set.team):
+    if task_selectors.is_team_member(user=user, team=pair_set.team):
         return True
     if task_selectors.is_organizer(user=user, shared_task=shared_task):
         return True

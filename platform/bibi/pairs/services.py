@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import PurePath
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -24,6 +23,7 @@ from django.core.files import File
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from bibi.files import FileFormatError, FileRejected, RowError
 from bibi.pairs import selectors
 from bibi.pairs.checks import (
     CheckedPair,
@@ -32,12 +32,11 @@ from bibi.pairs.checks import (
     StarterExample,
     StarterIndex,
     check_pairs,
-    label_map_problems,
 )
 from bibi.pairs.layouts import read_pair_file
 from bibi.pairs.models import Contest, Pair, PairSet
 from bibi.sharedtasks import selectors as task_selectors
-from bibi.sharedtasks.files import FileFormatError, RowError
+from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Dataset, Example, Phase, SharedTask, Team
 from bibi.sharedtasks.services import audit_record
 
@@ -50,44 +49,15 @@ REASON_MAX_CHARS = 2000
 _FEW_PAIRS = 100
 
 
-class PairSetRejected(ValidationError):
+class PairSetRejected(FileRejected):
     """Nothing was stored. ``errors`` lists every problem by row (0: the set as a whole);
-    ``encoding`` is the uploaded file's, when it could be decoded."""
-
-    def __init__(self, errors: Sequence[RowError], *, encoding: str = "") -> None:
-        self.errors = sorted(errors, key=lambda error: error.line)
-        self.encoding = encoding
-        super().__init__([str(error) for error in self.errors])
-
-
-def _when(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def _require_phase(shared_task: SharedTask, kind: str, now: datetime, doing: str) -> Phase:
-    phase = shared_task.phases.filter(kind=kind).first()
-    if phase is None:
-        raise ValidationError(
-            f"This shared task has no {kind} phase, so {doing} is not possible: ask its organizers."
-        )
-    if now < phase.starts_at:
-        raise ValidationError(
-            f"The {kind} phase opens at {_when(phase.starts_at)}: {doing} is possible from "
-            f"then until {_when(phase.ends_at)} (server time)."
-        )
-    if now >= phase.ends_at:
-        raise ValidationError(
-            f"The {kind} phase closed at {_when(phase.ends_at)} (server time): "
-            f"{doing} is no longer possible."
-        )
-    return phase
+    see ``bibi.files.FileRejected``."""
 
 
 def _require_breaker_member(*, team: Team, user: AbstractBaseUser) -> None:
-    if team.kind != Team.Kind.BREAKER:
-        raise PermissionDenied("Only breaker teams submit pairs.")
-    if not selectors.is_team_member(user=user, team=team):
-        raise PermissionDenied("Only members of the team may submit or change its pairs.")
+    task_services.team_member_require(
+        user=user, team=team, kind=Team.Kind.BREAKER, doing="submitting or changing pairs"
+    )
 
 
 def _lock_team(team: Team) -> None:
@@ -148,37 +118,46 @@ def pair_set_submit(
 
     ``read_errors`` are rows of the same file that could not be read; they reject the set
     like failing pairs. Raises PermissionDenied (not a member of this breaker team),
-    ValidationError (outside the break phase, over the quota) or PairSetRejected.
+    ValidationError (outside the break phase, over the quota) or PairSetRejected, whose
+    ``source`` is ``filename`` or, without one, "the JSON list".
     """
     shared_task = team.shared_task
     _require_breaker_member(team=team, user=user)
     now = timezone.now()
-    _require_phase(shared_task, Phase.Kind.BREAK, now, "submitting pairs")
+    task_services.phase_require_open(
+        shared_task=shared_task, kind=Phase.Kind.BREAK, doing="submitting pairs", now=now
+    )
     _require_set_quota(team)
-    rules = PairRules.for_shared_task(shared_task)
-    problems = label_map_problems(label_map, rules=rules)
-    if problems:
-        raise PairSetRejected([RowError(line=0, reason=p) for p in problems], encoding=encoding)
-    count = len(pairs) + len(read_errors)
-    if count == 0:
-        raise PairSetRejected([RowError(line=0, reason="the set has no pairs")], encoding=encoding)
+
+    def rejected(errors: Sequence[RowError]) -> PairSetRejected:
+        return PairSetRejected(
+            errors,
+            source=filename or "the JSON list",
+            encoding=encoding,
+            file_format=file_format,
+        )
+
+    if len(pairs) + len(read_errors) == 0:
+        raise rejected([RowError(line=0, reason="the set has no pairs")])
     if len(pairs) > shared_task.max_pairs_per_set:
-        raise PairSetRejected(
+        raise rejected(
             [
                 RowError(
                     line=0,
                     reason=f"the set has {len(pairs)} pairs; this shared task allows at most "
                     f"{shared_task.max_pairs_per_set} per set",
                 )
-            ],
-            encoding=encoding,
+            ]
         )
-
-    checked, errors = check_pairs(
-        pairs, starter=_starter_index(shared_task, pairs), rules=rules, label_map=label_map
-    )
+    rules = PairRules.for_shared_task(shared_task)
+    try:
+        checked, errors = check_pairs(
+            pairs, starter=_starter_index(shared_task, pairs), rules=rules, label_map=label_map
+        )
+    except ValidationError as error:
+        raise rejected([RowError(line=0, reason=m) for m in error.messages]) from None
     if errors or read_errors:
-        raise PairSetRejected([*read_errors, *errors], encoding=encoding)
+        raise rejected([*read_errors, *errors])
 
     with transaction.atomic():
         _lock_team(team)
@@ -214,17 +193,20 @@ def pair_set_upload(
     cannot be read at all is rejected like a set with failing pairs.
     """
     _require_breaker_member(team=team, user=user)
-    _require_phase(team.shared_task, Phase.Kind.BREAK, timezone.now(), "submitting pairs")
+    task_services.phase_require_open(
+        shared_task=team.shared_task, kind=Phase.Kind.BREAK, doing="submitting pairs"
+    )
     filename = PurePath((file.name or "").replace("\\", "/")).name[:255]
     if file.size is not None and file.size > MAX_FILE_BYTES:
         raise PairSetRejected(
-            [RowError(line=0, reason=f"the file is larger than {MAX_FILE_BYTES // 2**20} MB")]
+            [RowError(line=0, reason=f"the file is larger than {MAX_FILE_BYTES // 2**20} MB")],
+            source=filename or "the file",
         )
     file.seek(0)
     try:
         pair_file = read_pair_file(file.read(), filename=filename, file_format=file_format)
     except FileFormatError as error:
-        raise PairSetRejected([RowError(line=error.line or 0, reason=error.reason)]) from None
+        raise PairSetRejected.from_format_error(error, source=filename or "the file") from None
     return pair_set_submit(
         team=team,
         user=user,
@@ -253,11 +235,10 @@ def pair_add(
     """
     shared_task = team.shared_task
     _require_breaker_member(team=team, user=user)
-    _require_phase(shared_task, Phase.Kind.BREAK, timezone.now(), "adding pairs")
+    task_services.phase_require_open(
+        shared_task=shared_task, kind=Phase.Kind.BREAK, doing="adding pairs"
+    )
     rules = PairRules.for_shared_task(shared_task)
-    problems = label_map_problems(label_map, rules=rules)
-    if problems:
-        raise PairSetRejected([RowError(line=0, reason=p) for p in problems])
     _lock_team(team)
     draft = selectors.pair_set_draft(team=team)
     if draft is None:
@@ -275,15 +256,18 @@ def pair_add(
             "one set: submit it, and start another."
         )
     pair = dataclasses.replace(pair, row=max(taken.values(), default=0) + 1)
-    checked, errors = check_pairs(
-        [pair],
-        starter=_starter_index(shared_task, [pair]),
-        rules=rules,
-        label_map=label_map,
-        taken_variants=taken,
-    )
+    try:
+        checked, errors = check_pairs(
+            [pair],
+            starter=_starter_index(shared_task, [pair]),
+            rules=rules,
+            label_map=label_map,
+            taken_variants=taken,
+        )
+    except ValidationError as error:
+        errors = [RowError(line=0, reason=m) for m in error.messages]
     if errors:
-        raise PairSetRejected(errors)
+        raise PairSetRejected(errors, source="the pair")
     stored = _pair(draft, checked[0])
     stored.save()
     return stored
@@ -308,7 +292,9 @@ def pair_set_draft_submit(*, pair_set: PairSet, user: AbstractBaseUser) -> PairS
     team = pair_set.team
     _require_breaker_member(team=team, user=user)
     now = timezone.now()
-    _require_phase(team.shared_task, Phase.Kind.BREAK, now, "submitting pairs")
+    task_services.phase_require_open(
+        shared_task=team.shared_task, kind=Phase.Kind.BREAK, doing="submitting pairs", now=now
+    )
     _lock_team(team)
     pair_set.refresh_from_db()
     if pair_set.status != PairSet.Status.DRAFT:
@@ -328,7 +314,9 @@ def pair_set_mark_final(*, pair_set: PairSet, user: AbstractBaseUser, is_final: 
     """Choose (or stop choosing) which set is the team's entry, during the break phase."""
     team = pair_set.team
     _require_breaker_member(team=team, user=user)
-    _require_phase(team.shared_task, Phase.Kind.BREAK, timezone.now(), "choosing the entry")
+    task_services.phase_require_open(
+        shared_task=team.shared_task, kind=Phase.Kind.BREAK, doing="choosing the entry"
+    )
     if pair_set.status != PairSet.Status.SUBMITTED:
         raise ValidationError("Submit the draft before marking it final.")
     _lock_team(team)
@@ -364,7 +352,9 @@ def contest_create(*, pair: Pair, user: AbstractBaseUser, reason: str) -> Contes
         raise PermissionDenied("Only members of a team in this shared task may contest a label.")
     if team.id == pair_set.team_id:
         raise PermissionDenied("A team cannot contest its own pairs.")
-    _require_phase(shared_task, Phase.Kind.CONTEST, timezone.now(), "contesting a label")
+    task_services.phase_require_open(
+        shared_task=shared_task, kind=Phase.Kind.CONTEST, doing="contesting a label"
+    )
     entry = selectors.pair_set_entry(team=pair_set.team)
     if entry is None or entry.id != pair_set.id:
         raise ValidationError(

@@ -3,14 +3,14 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
+from bibi.files import FORMATS
+from bibi.labelmaps import label_map_parse
 from bibi.sharedtasks import selectors, services
-from bibi.sharedtasks.files import FORMATS
-from bibi.sharedtasks.importing import ExamplesImportRejected, examples_import, label_map_parse
+from bibi.sharedtasks.importing import ExamplesImportRejected, examples_import
 from bibi.sharedtasks.models import (
     AuditLogEntry,
     Dataset,
@@ -216,23 +216,20 @@ class SharedTaskAdmin(OrganizerScopedAdmin):
         form = ExamplesImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             upload = form.cleaned_data["file"]
+            split = form.cleaned_data["split"]
             try:
-                # A dataset created for a rejected file goes with it: nothing is stored.
-                with transaction.atomic():
-                    dataset = services.dataset_get_or_create(
-                        shared_task=shared_task, split=form.cleaned_data["split"]
-                    )
-                    report = examples_import(
-                        dataset=dataset,
-                        actor=request.user,
-                        data=upload.read(),
-                        filename=upload.name,
-                        file_format=form.cleaned_data["file_format"] or None,
-                        label_map=form.cleaned_data["label_map"] or None,
-                        id_column=form.cleaned_data["id_column"],
-                        text_column=form.cleaned_data["text_column"],
-                        label_column=form.cleaned_data["label_column"],
-                    )
+                report = examples_import(
+                    shared_task=shared_task,
+                    split=split,
+                    actor=request.user,
+                    data=upload.read(),
+                    filename=upload.name,
+                    file_format=form.cleaned_data["file_format"] or None,
+                    label_map=form.cleaned_data["label_map"] or None,
+                    id_column=form.cleaned_data["id_column"],
+                    text_column=form.cleaned_data["text_column"],
+                    label_column=form.cleaned_data["label_column"],
+                )
             except ExamplesImportRejected as error:
                 rejected = error
             except ValidationError as error:
@@ -242,7 +239,7 @@ class SharedTaskAdmin(OrganizerScopedAdmin):
             else:
                 messages.success(
                     request,
-                    f"Imported {report.created} examples into the {dataset.split} dataset "
+                    f"Imported {report.created} examples into the {split} dataset "
                     f"from {report.filename} ({report.file_format}, {report.encoding}).",
                 )
                 # Organizers may import without the admin's model permissions on tasks.

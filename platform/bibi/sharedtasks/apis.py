@@ -12,21 +12,18 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
-from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import transaction
 from django.db.models import Count
 from django.http import Http404
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import AllowAny, IsAuthenticated, IsAuthenticatedOrReadOnly
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bibi.api import LineErrorOutput, rejected_file_response
+from bibi.api import FileRejectedOutput, LabelMapField, paginated, shared_task_for
 from bibi.sharedtasks import importing, selectors, services
 from bibi.sharedtasks.models import (
     AuditLogEntry,
@@ -40,14 +37,6 @@ from bibi.sharedtasks.models import (
 )
 
 
-def shared_task_for(request: Request, slug: str) -> SharedTask:
-    """The task named by the URL, or 404 for anyone who may not see it."""
-    shared_task = get_object_or_404(SharedTask, slug=slug)
-    if not selectors.can_view_shared_task(user=request.user, shared_task=shared_task):
-        raise Http404("No shared task matches the given query.")
-    return shared_task
-
-
 def require_organizer(request: Request, shared_task: SharedTask) -> None:
     if not selectors.is_organizer(user=request.user, shared_task=shared_task):
         raise PermissionDenied("Only the organizers of this shared task may do that.")
@@ -58,15 +47,6 @@ def role_in(request: Request, shared_task: SharedTask) -> str | None:
         return "organizer"
     membership = selectors.membership_get(user=request.user, shared_task=shared_task)
     return membership.team.kind if membership else None
-
-
-def paginated(
-    view: APIView, request: Request, queryset: Any, serializer_class: type, **context: Any
-) -> Response:
-    paginator = PageNumberPagination()
-    page = paginator.paginate_queryset(queryset, request, view=view)
-    data = serializer_class(page, many=True, context={"request": request, **context}).data
-    return paginator.get_paginated_response(data)
 
 
 # --- Shared tasks -------------------------------------------------------------------------
@@ -288,35 +268,13 @@ class UnlabelledExampleOutput(serializers.ModelSerializer):
 class ExamplesImportInput(serializers.Serializer):
     file = serializers.FileField()
     format = serializers.ChoiceField(choices=["csv", "tsv", "jsonl", "sst2"], required=False)
-    label_map = serializers.CharField(
-        required=False,
-        allow_blank=True,
-        help_text="Comma-separated FROM=TO pairs mapping the file's labels to the task's, e.g. 0=negative,1=positive.",
-    )
-
-    def validate_label_map(self, raw: str) -> dict[str, str] | None:
-        if not raw.strip():
-            return None
-        try:
-            return importing.label_map_parse(raw)
-        except DjangoValidationError as exc:
-            raise serializers.ValidationError(exc.messages) from None
+    label_map = LabelMapField()
 
 
 class ExamplesImportOutput(serializers.Serializer):
     created = serializers.IntegerField()
     encoding = serializers.CharField()
     format = serializers.CharField()
-
-
-ROW_ERRORS = inline_serializer(
-    "ExamplesImportRejected",
-    fields={
-        "detail": serializers.CharField(),
-        "encoding": serializers.CharField(allow_null=True),
-        "errors": LineErrorOutput(many=True),
-    },
-)
 
 
 def dataset_for(shared_task: SharedTask, split: str) -> Dataset:
@@ -378,7 +336,7 @@ class ExamplesImportApi(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema(
-        request=ExamplesImportInput, responses={201: ExamplesImportOutput, 400: ROW_ERRORS}
+        request=ExamplesImportInput, responses={201: ExamplesImportOutput, 400: FileRejectedOutput}
     )
     def post(self, request: Request, slug: str, split: str) -> Response:
         shared_task = shared_task_for(request, slug)
@@ -388,24 +346,15 @@ class ExamplesImportApi(APIView):
         serializer = ExamplesImportInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]
-        try:
-            # A dataset made for a file that is then refused must not stay behind.
-            with transaction.atomic():
-                dataset = services.dataset_get_or_create(shared_task=shared_task, split=split)
-                report = importing.examples_import(
-                    dataset=dataset,
-                    actor=request.user,
-                    data=upload.read(),
-                    filename=upload.name,
-                    file_format=serializer.validated_data.get("format"),
-                    label_map=serializer.validated_data.get("label_map"),
-                )
-        except importing.ExamplesImportRejected as rejected:
-            return rejected_file_response(
-                detail=f"Nothing was imported: {len(rejected.errors)} problem(s) in {upload.name}.",
-                encoding=rejected.encoding,
-                errors=rejected.errors,
-            )
+        report = importing.examples_import(
+            shared_task=shared_task,
+            split=split,
+            actor=request.user,
+            data=upload.read(),
+            filename=upload.name,
+            file_format=serializer.validated_data.get("format"),
+            label_map=serializer.validated_data.get("label_map"),
+        )
         body = {
             "created": report.created,
             "encoding": report.encoding,

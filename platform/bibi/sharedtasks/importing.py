@@ -1,20 +1,19 @@
 """Importing examples into a dataset from an organizer's file, all or nothing.
 
-The file is read with ``bibi.sharedtasks.files`` (CSV, TSV, JSON Lines or the ``LABEL
+The file is read with ``bibi.files`` (CSV, TSV, JSON Lines or the ``LABEL
 sentence`` lines of the 2017 SST files; UTF-8, cp1252 or Mac Roman). Every row is checked
 before anything is written: one bad row rejects the whole file, and the rejection lists
 every bad row with its line number, so an organizer fixes the file once, not once per row.
 
     report = examples_import(
-        dataset=dataset, actor=organizer, data=path.read_bytes(), filename=path.name,
-        label_map={"0": "negative", "1": "positive"},
+        shared_task=task, split="blind_dev", actor=organizer, data=path.read_bytes(),
+        filename=path.name, label_map={"0": "negative", "1": "positive"},
     )
     report.created, report.encoding, report.file_format  # (872, "utf-8", "sst2")
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import PurePath
 
@@ -23,10 +22,10 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Max
 
-from bibi.sharedtasks import selectors, services
-from bibi.sharedtasks.files import (
+from bibi.files import (
     FORMATS,
     FileFormatError,
+    FileRejected,
     Row,
     RowError,
     decode_upload,
@@ -34,13 +33,12 @@ from bibi.sharedtasks.files import (
     detect_format,
     read_rows,
 )
-from bibi.sharedtasks.models import Dataset, Example
+from bibi.labelmaps import LabelLookup
+from bibi.sharedtasks import selectors, services
+from bibi.sharedtasks.models import Dataset, Example, SharedTask
 
 BATCH_SIZE = 5000
 EXTERNAL_ID_MAX_LENGTH = Example._meta.get_field("external_id").max_length
-
-# 0/1, -1/+1: files number their labels in more than one spelling of the same integer.
-_INTEGER = re.compile(r"[+-]?\d+")
 
 
 @dataclass(frozen=True)
@@ -51,72 +49,8 @@ class ExamplesImportReport:
     filename: str
 
 
-class ExamplesImportRejected(ValidationError):
-    """The file was refused and nothing was stored.
-
-    ``errors`` lists every problem found, in line order (line 0: the file as a whole);
-    ``encoding`` and ``file_format`` are what the file was read as, None if it never got
-    that far.
-    """
-
-    def __init__(
-        self,
-        errors: list[RowError],
-        *,
-        encoding: str | None = None,
-        file_format: str | None = None,
-    ) -> None:
-        super().__init__([str(error) for error in errors], code="import_rejected")
-        self.errors = errors
-        self.encoding = encoding
-        self.file_format = file_format
-
-
-def label_map_parse(text: str) -> dict[str, str]:
-    """Parse ``"0=negative,1=positive"`` into ``{"0": "negative", "1": "positive"}``.
-
-    Raises ``ValidationError`` for an entry without ``=`` or a label given twice.
-    """
-    label_map: dict[str, str] = {}
-    for entry in text.split(","):
-        if not entry.strip():
-            continue
-        source, separator, target = entry.partition("=")
-        source, target = source.strip(), target.strip()
-        if not separator or not source or not target:
-            raise ValidationError(
-                f"'{entry.strip()}' is not a label mapping: write FILE_LABEL=TASK_LABEL, "
-                "e.g. 0=negative,1=positive"
-            )
-        if source in label_map:
-            raise ValidationError(f"The label map gives '{source}' twice.")
-        label_map[source] = target
-    return label_map
-
-
-def _label_key(label: str) -> str:
-    label = label.strip()
-    return str(int(label)) if _INTEGER.fullmatch(label) else label
-
-
-def _label_lookup(*, label_map: dict[str, str] | None, labels: list[str]) -> dict[str, str]:
-    """File label (normalized by ``_label_key``) -> task label, checked against the task."""
-    mapped: dict[str, str] = {}
-    for source, target in (label_map or {}).items():
-        if target not in labels:
-            raise ValidationError(
-                {
-                    "label_map": f"The label map turns '{source}' into '{target}', which is not "
-                    f"one of this task's labels ({', '.join(labels)})."
-                }
-            )
-        key = _label_key(source)
-        if mapped.get(key, target) != target:
-            raise ValidationError(
-                {"label_map": f"The label map gives '{source}' two different labels."}
-            )
-        mapped[key] = target
-    return {label: label for label in labels} | mapped
+class ExamplesImportRejected(FileRejected):
+    """The file was refused and nothing was stored (see ``bibi.files.FileRejected``)."""
 
 
 @dataclass
@@ -149,19 +83,10 @@ def _check_columns(*, rows: list[Row], columns: _Columns, file_format: str) -> l
     return [RowError(line=1 if where == "header" else 0, reason=reason)]
 
 
-def _rejected(
-    error: FileFormatError, *, encoding: str | None = None, file_format: str | None = None
-) -> ExamplesImportRejected:
-    return ExamplesImportRejected(
-        [RowError(line=error.line or 0, reason=error.reason)],
-        encoding=encoding,
-        file_format=file_format,
-    )
-
-
 def examples_import(
     *,
-    dataset: Dataset,
+    shared_task: SharedTask,
+    split: str,
     actor: AbstractBaseUser,
     data: bytes,
     filename: str,
@@ -171,22 +96,28 @@ def examples_import(
     text_column: str = "text",
     label_column: str = "label",
 ) -> ExamplesImportReport:
-    """Add the examples of one file to ``dataset``, after the ones it already has.
+    """Add the examples of one file to the task's ``split`` dataset, after the ones it has.
+
+    The dataset is created if the task has none for ``split`` yet, in the same transaction
+    as the examples, so a refused file leaves nothing behind.
 
     ``file_format`` is one of ``files.FORMATS``, or None to tell it from ``filename``.
-    ``label_map`` translates the file's labels into the task's ({"0": "negative", ...});
-    integer labels match however they are signed ("+1" and "1"). Labels that already are
-    the task's pass unmapped. sst2 files have no ids: an example's id is its line number.
-    Texts, ids and labels are stripped of surrounding whitespace.
+    ``label_map`` translates the file's labels into the task's (``bibi.labelmaps``: task
+    labels pass unmapped, integer labels match however they are signed). sst2 files have no
+    ids: an example's id is its line number. Texts, ids and labels are stripped of
+    surrounding whitespace.
 
-    Raises ``PermissionDenied`` unless ``actor`` organizes the dataset's shared task,
-    ``ValidationError`` for a bad ``file_format`` or ``label_map`` argument, and
-    ``ExamplesImportRejected`` (a ``ValidationError``) listing every problem with the file,
-    in which case nothing is stored.
+    Raises ``PermissionDenied`` unless ``actor`` organizes the task, ``ValidationError`` for
+    a bad ``split``, ``file_format`` or ``label_map`` argument, and ``ExamplesImportRejected``
+    (a ``ValidationError``) listing every problem with the file, in which case nothing is
+    stored.
     """
-    shared_task = dataset.shared_task
     if not selectors.is_organizer(user=actor, shared_task=shared_task):
         raise PermissionDenied("Only the organizers of this shared task may import examples.")
+    if split not in Dataset.Split.values:
+        raise ValidationError(
+            {"split": f"'{split}' is not a split: use one of {', '.join(Dataset.Split.values)}."}
+        )
     file_format = (file_format or "").strip().lower() or None
     if file_format and file_format not in FORMATS:
         raise ValidationError(
@@ -194,23 +125,33 @@ def examples_import(
                 "file_format": f"'{file_format}' is not a file format: use one of {', '.join(FORMATS)}."
             }
         )
-    labels = list(shared_task.labels)
-    lookup = _label_lookup(label_map=label_map, labels=labels)
+    try:
+        lookup = LabelLookup.build(label_map, labels=shared_task.labels)
+    except ValidationError as error:
+        raise ValidationError({"label_map": error.messages}) from None
     filename = PurePath(filename).name
 
     # Reading is pure CPU work: done before the transaction so the dataset is locked briefly.
     try:
         file_format = detect_format(filename, file_format)
     except FileFormatError as error:
-        raise _rejected(error) from None
+        raise ExamplesImportRejected.from_format_error(error, source=filename) from None
     try:
         decoded = decode_upload(data)
     except FileFormatError as error:
-        raise _rejected(error, file_format=file_format) from None
+        raise ExamplesImportRejected.from_format_error(
+            error, source=filename, file_format=file_format
+        ) from None
+
+    def rejected(errors: list[RowError]) -> ExamplesImportRejected:
+        return ExamplesImportRejected(
+            errors, source=filename, encoding=decoded.encoding, file_format=file_format
+        )
+
     try:
         rows = read_rows(decoded.text, file_format=file_format)
     except FileFormatError as error:
-        raise _rejected(error, encoding=decoded.encoding, file_format=file_format) from None
+        raise rejected([RowError(line=error.line or 0, reason=error.reason)]) from None
 
     if file_format == "sst2":
         columns = _Columns(id=None, text="text", label="label")
@@ -218,15 +159,12 @@ def examples_import(
         columns = _Columns(id=id_column, text=text_column, label=label_column)
     errors = _check_columns(rows=rows, columns=columns, file_format=file_format)
     if errors:
-        raise ExamplesImportRejected(errors, encoding=decoded.encoding, file_format=file_format)
+        raise rejected(errors)
     if not rows:
-        raise ExamplesImportRejected(
-            [RowError(line=0, reason="the file has no examples")],
-            encoding=decoded.encoding,
-            file_format=file_format,
-        )
+        raise rejected([RowError(line=0, reason="the file has no examples")])
 
     with transaction.atomic():
+        dataset, _ = Dataset.objects.get_or_create(shared_task=shared_task, split=split)
         # Two imports into one dataset at once would both pass the id check and then collide
         # (or share positions): the second waits here until the first has committed.
         Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
@@ -239,13 +177,11 @@ def examples_import(
             dataset=dataset,
             columns=columns,
             lookup=lookup,
-            label_map=label_map,
-            labels=labels,
             existing_ids=existing_ids,
             start=start,
         )
         if errors:
-            raise ExamplesImportRejected(errors, encoding=decoded.encoding, file_format=file_format)
+            raise rejected(errors)
 
         Example.objects.bulk_create(examples, batch_size=BATCH_SIZE)
         details = {
@@ -255,7 +191,7 @@ def examples_import(
             "filename": filename,
         }
         if label_map:
-            details["label_map"] = label_map
+            details["label_map"] = dict(label_map)
         services.audit_record(
             shared_task=shared_task,
             actor=actor,
@@ -276,9 +212,7 @@ def _examples_from_rows(
     rows: list[Row],
     dataset: Dataset,
     columns: _Columns,
-    lookup: dict[str, str],
-    label_map: dict[str, str] | None,
-    labels: list[str],
+    lookup: LabelLookup,
     existing_ids: set[str],
     start: int,
 ) -> tuple[list[Example], list[RowError]]:
@@ -304,12 +238,15 @@ def _examples_from_rows(
         text = fields.get(columns.text)
         problems = [p for p in (id_problem, _text_problem(text, column=columns.text)) if p]
         raw_label = fields.get(columns.label)
-        label = lookup.get(_label_key(raw_label)) if raw_label else None
-        if label is None:
-            problems.append(_label_problem(raw_label, columns.label, label_map, labels))
+        label = lookup.resolve(raw_label)
+        if raw_label is None:
+            problems.append(f"has no '{columns.label}' field")
+        elif label is None:
+            problems.append(lookup.problem(raw_label))
         if problems:
             errors.extend(RowError(line=row.line, reason=problem) for problem in problems)
             continue
+        assert text is not None and label is not None
         examples.append(
             Example(
                 # By id: the foreign-key descriptor costs more than the rest of the row.
@@ -351,23 +288,3 @@ def _text_problem(text: str | None, *, column: str) -> str | None:
     if not text.strip():
         return "the text is empty"
     return None
-
-
-def _label_problem(
-    raw_label: str | None, column: str, label_map: dict[str, str] | None, labels: list[str]
-) -> str:
-    if raw_label is None:
-        return f"has no '{column}' field"
-    label = raw_label.strip()
-    if not label:
-        return "the label is missing"
-    allowed = ", ".join(labels)
-    if label_map:
-        return (
-            f"the label '{label}' is neither in the label map ({', '.join(label_map)}) "
-            f"nor one of this task's labels ({allowed})"
-        )
-    return (
-        f"the label '{label}' is not one of this task's labels ({allowed}); "
-        "give a label map to translate the file's labels"
-    )

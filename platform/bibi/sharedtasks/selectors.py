@@ -69,13 +69,17 @@ def team_list(*, shared_task: SharedTask) -> QuerySet[Team]:
     return shared_task.teams.order_by("kind", "id")
 
 
-def can_view_team_private(*, user: User, team: Team) -> bool:
-    """Member lists, invitations and the real name of an anonymous team."""
+def is_team_member(*, user: User, team: Team) -> bool:
     if not user.is_authenticated:
         return False
+    return Membership.objects.filter(team=team, user=user).exists()
+
+
+def can_view_team_private(*, user: User, team: Team) -> bool:
+    """Member lists, invitations and the real name of an anonymous team."""
     if is_organizer(user=user, shared_task=team.shared_task):
         return True
-    return Membership.objects.filter(team=team, user=user).exists()
+    return is_team_member(user=user, team=team)
 
 
 def is_team_owner(*, user: User, team: Team) -> bool:

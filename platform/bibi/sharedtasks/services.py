@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -69,6 +69,69 @@ def _require_organizer(*, user: AbstractBaseUser, shared_task: SharedTask) -> No
 
 def _json_ready(value: Any) -> Any:
     return value.isoformat() if isinstance(value, datetime) else value
+
+
+# --- The rules every app asks: is this phase open, is this user in this team --------------
+
+
+def moment_text(moment: datetime) -> str:
+    """How the platform writes a deadline in its messages: server time, in UTC."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def phase_require_open(
+    *, shared_task: SharedTask, kind: str, doing: str, now: datetime | None = None
+) -> Phase:
+    """The ``kind`` phase of the task, if it is running at ``now`` (default: the server clock).
+
+    Raises ``ValidationError`` saying when ``doing`` (e.g. "submitting pairs") is possible.
+    """
+    now = now or timezone.now()
+    phase = shared_task.phases.filter(kind=kind).first()
+    if phase is None:
+        raise ValidationError(
+            f"This shared task has no {kind} phase, so {doing} is not possible: ask its organizers."
+        )
+    if now < phase.starts_at:
+        raise ValidationError(
+            f"The {kind} phase opens at {moment_text(phase.starts_at)}: {doing} is possible from "
+            f"then until {moment_text(phase.ends_at)} (server time)."
+        )
+    if now >= phase.ends_at:
+        raise ValidationError(
+            f"The {kind} phase closed at {moment_text(phase.ends_at)} (server time): "
+            f"{doing} is no longer possible."
+        )
+    return phase
+
+
+def phase_require_ended(
+    *, shared_task: SharedTask, kind: str, doing: str, now: datetime | None = None
+) -> Phase:
+    """The ``kind`` phase, if it has ended by ``now``; else ``ValidationError`` saying when."""
+    now = now or timezone.now()
+    phase = shared_task.phases.filter(kind=kind).first()
+    if phase is None:
+        raise ValidationError(
+            f"{doing[:1].upper()}{doing[1:]} waits for the end of the {kind} phase, and this "
+            "shared task has none yet."
+        )
+    if now < phase.ends_at:
+        raise ValidationError(
+            f"{doing[:1].upper()}{doing[1:]} is possible once the {kind} phase has closed, at "
+            f"{moment_text(phase.ends_at)} (server time)."
+        )
+    return phase
+
+
+def team_member_require(
+    *, user: AbstractBaseUser, team: Team, kind: str | None = None, doing: str
+) -> None:
+    """Raises ``PermissionDenied`` unless ``user`` is in ``team`` (of ``kind``, if given)."""
+    if kind is not None and team.kind != kind:
+        raise PermissionDenied(f"Only {kind} teams may do that: {doing}.")
+    if not selectors.is_team_member(user=user, team=team):
+        raise PermissionDenied(f"Only the members of the team may do that: {doing}.")
 
 
 @transaction.atomic

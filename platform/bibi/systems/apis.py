@@ -17,7 +17,6 @@ from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
     extend_schema,
-    inline_serializer,
 )
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError as ApiValidationError
@@ -27,9 +26,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bibi.api import LineErrorOutput, rejected_file_response
+from bibi.api import FileRejectedOutput, LabelMapField, paginated, shared_task_for
 from bibi.sharedtasks import selectors as sharedtask_selectors
-from bibi.sharedtasks.apis import paginated, shared_task_for
 from bibi.sharedtasks.models import Team
 from bibi.systems import selectors, services
 from bibi.systems.models import Prediction, System, SystemVersion
@@ -106,6 +104,7 @@ class PredictionsUploadInput(serializers.Serializer):
         help_text="CSV, TSV or JSONL: id,label for the blind dev set; text,label for pair texts."
     )
     source = serializers.ChoiceField(choices=[Prediction.Source.BLIND_DEV, Prediction.Source.PAIRS])
+    label_map = LabelMapField()
 
 
 class StarterFisherOutput(serializers.ModelSerializer):
@@ -114,15 +113,6 @@ class StarterFisherOutput(serializers.ModelSerializer):
     class Meta:
         model = Prediction
         fields = ["id", "text", "label", "probabilities", "lambda_max", "hints", "truncated"]
-
-
-ROW_ERRORS = inline_serializer(
-    "PredictionsRejected",
-    fields={
-        "detail": serializers.CharField(),
-        "errors": LineErrorOutput(many=True),
-    },
-)
 
 
 def system_for(request: Request, slug: str, system_id: int) -> System:
@@ -248,26 +238,22 @@ class PredictionsUploadApi(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
     @extend_schema(
-        request=PredictionsUploadInput, responses={201: SystemVersionOutput, 400: ROW_ERRORS}
+        request=PredictionsUploadInput,
+        responses={201: SystemVersionOutput, 400: FileRejectedOutput},
     )
     def post(self, request: Request, slug: str, system_id: int) -> Response:
         system = system_for(request, slug, system_id)
         serializer = PredictionsUploadInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]
-        try:
-            version = services.system_predictions_upload(
-                system=system,
-                actor=request.user,
-                data=upload.read(),
-                filename=upload.name,
-                source=serializer.validated_data["source"],
-            )
-        except services.PredictionsRejected as rejected:
-            return rejected_file_response(
-                detail=f"Nothing was stored: {len(rejected.errors)} problem(s) in {upload.name}.",
-                errors=rejected.errors,
-            )
+        version = services.system_predictions_upload(
+            system=system,
+            actor=request.user,
+            data=upload.read(),
+            filename=upload.name,
+            source=serializer.validated_data["source"],
+            label_map=serializer.validated_data.get("label_map"),
+        )
         return Response(SystemVersionOutput(version).data, status=status.HTTP_201_CREATED)
 
 

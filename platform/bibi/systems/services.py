@@ -1,10 +1,11 @@
-"""Writes for builder systems: creating them, uploading versions, validating them on a worker,
-and taking self-reported predictions.
+"""Writes for builder systems: creating them, uploading versions, recording outcomes, and
+taking self-reported predictions.
 
 A hosted version's life: ``system_version_upload`` stores the archive and enqueues
-``gpu.system_validate`` after commit; the worker calls ``system_version_validate``, which
-unpacks, loads, runs and records, and ends the version ``ready`` or ``failed`` through
-``_finish`` alone, so status, reason and clean-up are decided in one place.
+``gpu.system_validate`` after commit; the worker runs ``validation.system_version_validate``
+(the only code that loads models, kept out of this module so the web process never imports
+torch), which ends the version ``ready`` or ``failed`` through ``version_finish`` alone, so
+status, reason and clean-up are decided in one place.
 """
 
 from __future__ import annotations
@@ -13,33 +14,32 @@ import hashlib
 import logging
 import shutil
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-import fim_engine
 import scoring
-from bibi.sharedtasks import selectors as sharedtask_selectors
-from bibi.sharedtasks.files import (
+from bibi.files import (
     FileFormatError,
+    FileRejected,
     RowError,
     decode_upload,
     detect_format,
     read_rows,
 )
+from bibi.labelmaps import LabelLookup
+from bibi.sharedtasks import services as sharedtask_services
 from bibi.sharedtasks.models import Dataset, Phase, SharedTask, Team
-from bibi.systems.archives import ArchiveLimits, ArchiveRejected, unpack_archive
 from bibi.systems.models import Prediction, System, SystemVersion, text_digest
 
 logger = logging.getLogger(__name__)
@@ -58,44 +58,21 @@ class ValidationFailed(Exception):
         self.detail = detail
 
 
-class PredictionsRejected(ValidationError):
+class PredictionsRejected(FileRejected):
     """A predictions file with problems: every one is listed, nothing is stored."""
-
-    def __init__(self, errors: list[RowError], *, encoding: str | None = None) -> None:
-        super().__init__(f"{len(errors)} problem(s) in the predictions file; nothing was stored.")
-        self.errors = errors
-        self.encoding = encoding
 
 
 # --- Who may do what ----------------------------------------------------------------------
 
 
-def _require_member(*, user: AbstractBaseUser, team: Team) -> None:
-    membership = sharedtask_selectors.membership_get(user=user, shared_task=team.shared_task)
-    if membership is None or membership.team_id != team.id:
-        raise PermissionDenied("Only the members of this team may do that.")
-
-
-def _require_phase(*, shared_task: SharedTask, kind: str, what: str) -> None:
-    phase = shared_task.phases.filter(kind=kind).first()
-    if phase is None:
-        raise ValidationError(f"{what} needs a {kind} phase, and this shared task has none yet.")
-    now = timezone.now()
-    if now < phase.starts_at:
-        raise ValidationError(
-            f"{what} opens with the {kind} phase on {phase.starts_at.isoformat()}."
-        )
-    if now >= phase.ends_at:
-        raise ValidationError(
-            f"{what} closed with the {kind} phase on {phase.ends_at.isoformat()}."
-        )
+def _require_member(*, user: AbstractBaseUser, team: Team, doing: str) -> None:
+    sharedtask_services.team_member_require(user=user, team=team, doing=doing)
 
 
 def require_break_phase_closed(*, shared_task: SharedTask) -> None:
-    phase = shared_task.phases.filter(kind=Phase.Kind.BREAK).first()
-    if phase is None or timezone.now() < phase.ends_at:
-        when = f" on {phase.ends_at.isoformat()}" if phase else ""
-        raise ValidationError(f"Pair texts are released once the break phase has closed{when}.")
+    sharedtask_services.phase_require_ended(
+        shared_task=shared_task, kind=Phase.Kind.BREAK, doing="releasing the pair texts"
+    )
 
 
 # --- Systems ------------------------------------------------------------------------------
@@ -103,7 +80,7 @@ def require_break_phase_closed(*, shared_task: SharedTask) -> None:
 
 @transaction.atomic
 def system_create(*, team: Team, actor: AbstractBaseUser, name: str, kind: str) -> System:
-    _require_member(user=actor, team=team)
+    _require_member(user=actor, team=team, doing="creating a system")
     if team.kind != Team.Kind.BUILDER:
         raise ValidationError("Only builder teams have systems.")
     if kind not in System.Kind.values:
@@ -186,10 +163,12 @@ def system_version_upload(
     """Keep a hosted model archive and queue its validation on the ``gpu`` queue."""
     from bibi.systems.tasks import system_validate_task
 
-    _require_member(user=actor, team=system.team)
+    _require_member(user=actor, team=system.team, doing="uploading a model")
     if system.kind != System.Kind.HOSTED:
         raise ValidationError("This system is self-reported: upload predictions, not a model.")
-    _require_phase(shared_task=system.shared_task, kind=Phase.Kind.BUILD, what="Uploading a model")
+    sharedtask_services.phase_require_open(
+        shared_task=system.shared_task, kind=Phase.Kind.BUILD, doing="uploading a model"
+    )
     mapping = clean_label_mapping(label_mapping, task_labels=system.shared_task.labels)
     version_uuid = uuid.uuid4()
     relative = Path("systems") / str(system.id) / f"{version_uuid}.archive"
@@ -220,7 +199,7 @@ def system_version_upload(
 @transaction.atomic
 def system_version_activate(*, version: SystemVersion, actor: AbstractBaseUser) -> System:
     system = version.system
-    _require_member(user=actor, team=system.team)
+    _require_member(user=actor, team=system.team, doing="choosing the active version")
     if version.status != Status.READY:
         raise ValidationError(
             f"Version {version.number} is {version.status}; only a ready version can be active."
@@ -230,89 +209,10 @@ def system_version_activate(*, version: SystemVersion, actor: AbstractBaseUser) 
     return system
 
 
-# --- Validation on the worker -------------------------------------------------------------
+# --- A version's outcome, set in one place ---------------------------------------------
 
 
-def _label_mapping(
-    model_labels: list[str], task_labels: list[str], stated: dict[str, str]
-) -> dict[str, str]:
-    """Decide which task label each model label means, or say why it cannot be decided."""
-    if len(model_labels) != len(task_labels):
-        raise ValidationFailed(
-            Reason.LABEL_MISMATCH,
-            f"The model has {len(model_labels)} labels ({', '.join(model_labels)}) and the task has "
-            f"{len(task_labels)} ({', '.join(task_labels)}).",
-        )
-    if stated:
-        missing = [label for label in model_labels if label not in stated]
-        if missing or len(stated) != len(model_labels):
-            raise ValidationFailed(
-                Reason.LABEL_MISMATCH,
-                f"The stated mapping must name every model label exactly once; the model's labels are "
-                f"{', '.join(model_labels)}.",
-            )
-        return dict(stated)
-    by_name = {label.lower(): label for label in task_labels}
-    if {label.lower() for label in model_labels} == set(by_name):
-        return {label: by_name[label.lower()] for label in model_labels}
-    generic = [f"LABEL_{i}" for i in range(len(model_labels))]
-    if model_labels == generic or model_labels == [str(i) for i in range(len(model_labels))]:
-        # Unnamed outputs are taken in the task's label order, as a trained head would be.
-        return dict(zip(model_labels, task_labels, strict=True))
-    raise ValidationFailed(
-        Reason.LABEL_MISMATCH,
-        f"The model's labels ({', '.join(model_labels)}) are not the task's ({', '.join(task_labels)}): "
-        f"state which task label each model label means when you upload.",
-    )
-
-
-def _run_model(call: Any, *args: Any, **kwargs: Any) -> Any:
-    """Run the builder's model; its own failures become reasons the builder can act on."""
-    try:
-        return call(*args, **kwargs)
-    except (SoftTimeLimitExceeded, ValidationFailed, fim_engine.ModelFormatError):
-        raise
-    except MemoryError:
-        raise ValidationFailed(
-            Reason.OUT_OF_MEMORY, "The model ran out of memory on the worker."
-        ) from None
-    except Exception as exc:  # anything the model's own computation raises is the model's failure
-        if "out of memory" in str(exc).lower():
-            raise ValidationFailed(
-                Reason.OUT_OF_MEMORY, f"The model ran out of memory: {exc}"
-            ) from None
-        raise ValidationFailed(
-            Reason.MODEL_ERROR, f"The model raised {exc.__class__.__name__}: {exc}"
-        ) from None
-
-
-def _predictions(
-    version: SystemVersion,
-    source: str,
-    examples: list,
-    outputs: Iterable[tuple[str, Any, bool]],
-    *,
-    label_names: list[str],
-    mapping: dict[str, str],
-) -> list[Prediction]:
-    """Prediction rows from the model's (label, probabilities, truncated) per example."""
-    names = [mapping[name] for name in label_names]
-    return [
-        Prediction(
-            system_version=version,
-            source=source,
-            example=example,
-            text=example.text,
-            text_sha256=text_digest(example.text),
-            label=mapping[label],
-            probabilities=dict(zip(names, map(float, row), strict=True)),
-            truncated=truncated,
-        )
-        for example, (label, row, truncated) in zip(examples, outputs, strict=True)
-    ]
-
-
-def _dev_scores(labels: list[str], gold: list[str], predicted: list[str]) -> tuple[float, float]:
+def dev_scores(labels: list[str], gold: list[str], predicted: list[str]) -> tuple[float, float]:
     code = {label: i for i, label in enumerate(labels)}
     gold_codes = np.array([code[label] for label in gold], dtype=np.int64)
     predicted_codes = np.array(
@@ -323,95 +223,12 @@ def _dev_scores(labels: list[str], gold: list[str], predicted: list[str]) -> tup
     return float(scoring.accuracy(counts)[0, 0]), float(scoring.macro_f1(counts)[0, 0])
 
 
-def _examples(shared_task: SharedTask, split: str) -> list:
+def dataset_examples(shared_task: SharedTask, split: str) -> list:
     dataset = shared_task.datasets.filter(split=split).first()
     return list(dataset.examples.order_by("position")) if dataset else []
 
 
-def _run_validation(version: SystemVersion) -> None:
-    system = version.system
-    shared_task = system.shared_task
-    store = Path(settings.MODEL_STORE)
-    partial = store / f".partial-{version.uuid}"
-    final = store / str(version.uuid)
-    shutil.rmtree(partial, ignore_errors=True)
-    shutil.rmtree(final, ignore_errors=True)
-    limits = ArchiveLimits(
-        max_files=settings.SYSTEM_ARCHIVE_MAX_FILES,
-        max_bytes=settings.SYSTEM_ARCHIVE_MAX_UNPACKED_BYTES,
-        max_ratio=settings.SYSTEM_ARCHIVE_MAX_RATIO,
-    )
-    try:
-        root = unpack_archive(
-            Path(settings.UPLOAD_ROOT) / version.archive_path, partial, limits=limits
-        )
-    except ArchiveRejected as exc:
-        raise ValidationFailed(Reason.INVALID_ARCHIVE, str(exc)) from None
-    try:
-        model_format = fim_engine.check_model_dir(root)
-        loaded = _run_model(
-            fim_engine.load_system,
-            root,
-            batch_size=settings.SYSTEM_BATCH_SIZE,
-            max_length=settings.SYSTEM_MAX_SEQUENCE_LENGTH,
-            expected_num_labels=len(shared_task.labels),
-        )
-    except fim_engine.LabelCountError as exc:
-        raise ValidationFailed(Reason.LABEL_MISMATCH, str(exc)) from None
-    except fim_engine.ModelFormatError as exc:
-        raise ValidationFailed(Reason.INVALID_MODEL, str(exc)) from None
-    mapping = _label_mapping(loaded.labels, list(shared_task.labels), version.label_mapping)
-
-    dev = _examples(shared_task, Dataset.Split.BLIND_DEV)
-    dev_batch = _run_model(loaded.predict, [example.text for example in dev])
-    starter = _examples(shared_task, Dataset.Split.STARTER)
-    # One pass over the starter set: λmax's pass already gives the prediction.
-    fisher = _run_model(loaded.fisher, [example.text for example in starter], hints=True)
-
-    dev_outputs = zip(dev_batch.labels, dev_batch.probabilities, dev_batch.truncated, strict=True)
-    rows = _predictions(
-        version,
-        Prediction.Source.BLIND_DEV,
-        dev,
-        dev_outputs,
-        label_names=loaded.labels,
-        mapping=mapping,
-    )
-    starter_outputs = ((r.label, r.probabilities, r.truncated) for r in fisher)
-    starter_rows = _predictions(
-        version,
-        Prediction.Source.STARTER,
-        starter,
-        starter_outputs,
-        label_names=loaded.labels,
-        mapping=mapping,
-    )
-    for row, result in zip(starter_rows, fisher, strict=True):
-        row.lambda_max = result.lambda_max
-        row.hints = [[word, score] for word, score in result.hints]
-    accuracy, macro_f1 = (
-        _dev_scores(list(shared_task.labels), [e.label for e in dev], [r.label for r in rows])
-        if dev
-        else (None, None)
-    )
-    # Move the model into place before recording success: a ready version always has its files.
-    partial.rename(final)
-    model_dir = final / root.relative_to(partial)
-    with transaction.atomic():
-        version.predictions.all().delete()
-        Prediction.objects.bulk_create([*rows, *starter_rows], batch_size=2000)
-        version.model_dir = str(model_dir.relative_to(store))
-        version.model_format = model_format.kind
-        version.label_mapping = mapping
-        version.dev_accuracy, version.dev_macro_f1, version.dev_count = accuracy, macro_f1, len(dev)
-        version.truncated_count = sum(r.truncated for r in rows) + sum(
-            r.truncated for r in starter_rows
-        )
-        _finish(version, Status.READY)
-        System.objects.filter(id=system.id).update(active_version=version)
-
-
-def _finish(version: SystemVersion, status: str, reason: str = "", detail: str = "") -> None:
+def version_finish(version: SystemVersion, status: str, reason: str = "", detail: str = "") -> None:
     """The one place a version's outcome is set; a failure leaves no file in the model store."""
     version.status = status
     version.failure_reason = reason
@@ -426,41 +243,6 @@ def _finish(version: SystemVersion, status: str, reason: str = "", detail: str =
             (Path(settings.UPLOAD_ROOT) / version.archive_path).unlink(missing_ok=True)
 
 
-def system_version_validate(*, version_id: int) -> SystemVersion:
-    """Validate one uploaded version; called by the ``gpu.system_validate`` task."""
-    with transaction.atomic():
-        version = (
-            SystemVersion.objects.select_for_update()
-            .select_related("system__shared_task")
-            .get(id=version_id)
-        )
-        if version.status in (Status.READY, Status.FAILED):
-            return version
-        version.status = Status.RUNNING
-        version.attempts += 1
-        version.started_at = timezone.now()
-        version.save(update_fields=["status", "attempts", "started_at"])
-    try:
-        _run_validation(version)
-    except ValidationFailed as failure:
-        _finish(version, Status.FAILED, failure.reason, failure.detail)
-    except SoftTimeLimitExceeded:
-        limit = settings.SYSTEM_VALIDATION_SOFT_TIME_LIMIT
-        _finish(
-            version,
-            Status.FAILED,
-            Reason.TIMEOUT,
-            f"Validation took longer than the limit of {limit} seconds.",
-        )
-    except BaseException:
-        # The platform's own failure (database, disk, a bug): clean up, let the task machinery
-        # retry or report it, and never blame the team.
-        shutil.rmtree(Path(settings.MODEL_STORE) / f".partial-{version.uuid}", ignore_errors=True)
-        logger.exception("validating system version %s failed inside the platform", version.id)
-        raise
-    return version
-
-
 def system_versions_reap_stale(*, now: Any = None) -> int:
     """Fail versions whose worker vanished (killed, lost, past the hard limit) without counting them.
 
@@ -472,7 +254,7 @@ def system_versions_reap_stale(*, now: Any = None) -> int:
     stale = SystemVersion.objects.filter(status=Status.RUNNING, started_at__lt=cutoff)
     count = 0
     for version in stale:
-        _finish(
+        version_finish(
             version,
             Status.FAILED,
             Reason.WORKER_LOST,
@@ -485,17 +267,23 @@ def system_versions_reap_stale(*, now: Any = None) -> int:
 # --- Self-reported predictions ------------------------------------------------------------
 
 
-def _read_prediction_rows(data: bytes, filename: str) -> tuple[list, str]:
+def _read_prediction_rows(data: bytes, filename: str) -> tuple[list, str, str]:
     try:
+        file_format = detect_format(filename)
         decoded = decode_upload(data)
-        rows = read_rows(decoded.text, file_format=detect_format(filename))
-    except FileFormatError as exc:
-        raise PredictionsRejected([RowError(getattr(exc, "line", 0) or 0, str(exc))]) from None
-    return rows, decoded.encoding
+        rows = read_rows(decoded.text, file_format=file_format)
+    except FileFormatError as error:
+        raise PredictionsRejected.from_format_error(error, source=filename) from None
+    return rows, decoded.encoding, file_format
 
 
 def _check_predictions(
-    rows: list, *, expected: dict[str, str], key: str, labels: list[str], encoding: str
+    rows: list,
+    *,
+    expected: dict[str, str],
+    key: str,
+    labels: LabelLookup,
+    rejected: Callable[[list[RowError]], PredictionsRejected],
 ) -> dict[str, str]:
     """Every expected key predicted exactly once with a label of the task; else every problem."""
     errors: list[RowError] = []
@@ -506,7 +294,7 @@ def _check_predictions(
             errors.append(RowError(row.line, row.error))
             continue
         value = (row.fields.get(key) or "").strip() if key == "id" else (row.fields.get(key) or "")
-        label = (row.fields.get("label") or "").strip()
+        raw_label = row.fields.get("label")
         if not value.strip():
             errors.append(RowError(row.line, f"the {key} is missing"))
             continue
@@ -524,51 +312,64 @@ def _check_predictions(
             )
             continue
         seen[value] = row.line
-        if label not in labels:
-            errors.append(
-                RowError(row.line, f"label {label!r} is not in the label set ({', '.join(labels)})")
-            )
+        label = labels.resolve(raw_label)
+        if label is None:
+            errors.append(RowError(row.line, labels.problem(raw_label)))
             continue
         found[value] = label
     missing = [value for value in expected if value not in seen]
     errors.extend(RowError(0, f"no prediction for {key} {value[:80]!r}") for value in missing)
     if errors:
-        raise PredictionsRejected(errors, encoding=encoding)
+        raise rejected(errors)
     return found
 
 
 def system_predictions_upload(
-    *, system: System, actor: AbstractBaseUser, data: bytes, filename: str, source: str
+    *,
+    system: System,
+    actor: AbstractBaseUser,
+    data: bytes,
+    filename: str,
+    source: str,
+    label_map: dict[str, str] | None = None,
 ) -> SystemVersion:
     """Take a self-reported system's predictions for the blind dev set or for the pair texts.
 
     Blind dev rows give ``id`` (the example's id) and ``label``; pair-text rows give
     ``text`` and ``label``. Every text must be predicted exactly once, with a label of the
-    task; otherwise every problem is listed and nothing is stored.
+    task (or one ``label_map`` translates, see ``bibi.labelmaps``); otherwise every problem
+    is listed (``PredictionsRejected``) and nothing is stored.
     """
-    _require_member(user=actor, team=system.team)
+    _require_member(user=actor, team=system.team, doing="uploading predictions")
     if system.kind != System.Kind.SELF_REPORTED:
         raise ValidationError("This system is hosted: the platform computes its predictions.")
     shared_task = system.shared_task
     labels = list(shared_task.labels)
-    rows, encoding = _read_prediction_rows(data, filename)
+    lookup = LabelLookup.build(label_map, labels=labels)
+    rows, encoding, file_format = _read_prediction_rows(data, filename)
+
+    def rejected(errors: list[RowError]) -> PredictionsRejected:
+        return PredictionsRejected(
+            errors, source=filename, encoding=encoding, file_format=file_format
+        )
+
     if source == Prediction.Source.BLIND_DEV:
-        _require_phase(
-            shared_task=shared_task, kind=Phase.Kind.BUILD, what="Uploading blind-dev predictions"
+        sharedtask_services.phase_require_open(
+            shared_task=shared_task, kind=Phase.Kind.BUILD, doing="uploading blind-dev predictions"
         )
         examples = {
             example.external_id: example
-            for example in _examples(shared_task, Dataset.Split.BLIND_DEV)
+            for example in dataset_examples(shared_task, Dataset.Split.BLIND_DEV)
         }
         found = _check_predictions(
-            rows, expected=dict.fromkeys(examples, ""), key="id", labels=labels, encoding=encoding
+            rows, expected=dict.fromkeys(examples, ""), key="id", labels=lookup, rejected=rejected
         )
         cells = [(examples[key], examples[key].text, label) for key, label in found.items()]
     elif source == Prediction.Source.PAIRS:
         require_break_phase_closed(shared_task=shared_task)
         texts = pair_texts(shared_task=shared_task)
         found = _check_predictions(
-            rows, expected=dict.fromkeys(texts, ""), key="text", labels=labels, encoding=encoding
+            rows, expected=dict.fromkeys(texts, ""), key="text", labels=lookup, rejected=rejected
         )
         cells = [(None, text, label) for text, label in found.items()]
     else:
@@ -609,7 +410,7 @@ def system_predictions_upload(
             gold = [example.label for example, _, _ in cells]
             predicted = [label for _, _, label in cells]
             version.dev_accuracy, version.dev_macro_f1 = (
-                _dev_scores(labels, gold, predicted) if cells else (None, None)
+                dev_scores(labels, gold, predicted) if cells else (None, None)
             )
             version.dev_count = len(cells)
             version.finished_at = timezone.now()

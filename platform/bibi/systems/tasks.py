@@ -14,7 +14,10 @@ from bibi.systems import services
     time_limit=settings.SYSTEM_VALIDATION_TIME_LIMIT,
 )
 def system_validate_task(version_id: int) -> str:
-    return services.system_version_validate(version_id=version_id).status
+    # Imported here, on the worker: validation loads models, and with them torch.
+    from bibi.systems import validation
+
+    return validation.system_version_validate(version_id=version_id).status
 
 
 @shared_task(name="default.system_versions_reap_stale")

@@ -45,22 +45,28 @@ def test_a_2017_file_with_a_label_map(cast):
     assert response.json()["layout"] == "sst2017"
 
 
-def test_a_rejected_file_lists_every_problem_by_row_and_stores_nothing(cast):
+def test_a_rejected_file_lists_every_problem_by_line_and_stores_nothing(cast):
     # The curly apostrophe (0x92 in cp1252) shows the encoding was recognized.
     curly = {**GOOD_PAIRS[0], "variant_text": "I’m crazy about this movie!", "variant_label": "+1"}
     rows = [BAD_PAIR, *GOOD_PAIRS, curly]
     response = post_file(cast, csv_bytes(rows, encoding="cp1252"), "pairs.csv")
     assert response.status_code == 400
+    label_problem = (
+        "the variant's label '+1' is not one of this task's labels (negative, positive); "
+        "give a label map to translate the file's labels, e.g. 1=positive"
+    )
     assert response.json() == {
         "detail": "Nothing was stored: 2 problem(s) in pairs.csv.",
         "encoding": "cp1252",
+        "format": "csv",
+        "error_count": 2,
+        "groups": [
+            {"reason": "the variant is identical to the original", "count": 1, "lines": "2"},
+            {"reason": label_problem, "count": 1, "lines": "7"},
+        ],
         "errors": [
-            {"row": 2, "reason": "the variant is identical to the original"},
-            {
-                "row": 7,
-                "reason": "the variant's label '+1' is not one of negative, positive "
-                "(give a label map if the file uses other names, e.g. 1=positive)",
-            },
+            {"line": 2, "reason": "the variant is identical to the original"},
+            {"line": 7, "reason": label_problem},
         ],
     }
     assert not PairSet.objects.exists()
@@ -69,14 +75,19 @@ def test_a_rejected_file_lists_every_problem_by_row_and_stores_nothing(cast):
 def test_an_unreadable_file_is_a_rejection_of_the_whole_file(cast):
     response = post_file(cast, b"whatever", "pairs.xlsx")
     assert response.status_code == 400
-    assert response.json()["errors"][0]["row"] == 0
+    assert response.json()["errors"][0]["line"] == 0
     assert "cannot tell the format of 'pairs.xlsx'" in response.json()["errors"][0]["reason"]
 
 
 def test_a_bad_label_map_is_refused(cast):
     response = post_file(cast, csv_bytes(GOOD_PAIRS), "p.csv", label_map="1:positive")
     assert response.status_code == 400
-    assert response.json() == {"label_map": ["'1:positive' is not of the form FROM=TO."]}
+    assert response.json() == {
+        "label_map": [
+            "'1:positive' is not a label mapping: write FILE_LABEL=TASK_LABEL, "
+            "e.g. 0=negative,1=positive"
+        ]
+    }
 
 
 def test_a_json_list_of_pairs_is_a_set(cast):
@@ -97,7 +108,7 @@ def test_json_pairs_with_wrong_types_are_reported_by_row(cast):
     response = cast.client("breaker").post(PAIRS_URL, {"pairs": pairs}, format="json")
     assert response.status_code == 400
     errors = response.json()["errors"]
-    assert {e["row"] for e in errors} == {2, 3}
+    assert {e["line"] for e in errors} == {2, 3}
     assert "variant_text: Not a valid string." in [e["reason"] for e in errors]
     assert not PairSet.objects.exists()
 
@@ -106,7 +117,7 @@ def test_json_rows_are_positions_in_the_list(cast):
     pairs = [GOOD_PAIRS[0], BAD_PAIR]
     response = cast.client("breaker").post(PAIRS_URL, {"pairs": pairs}, format="json")
     assert response.json()["errors"] == [
-        {"row": 2, "reason": "the variant is identical to the original"}
+        {"line": 2, "reason": "the variant is identical to the original"}
     ]
 
 
@@ -147,7 +158,7 @@ def test_one_pair_at_a_time_then_submit_the_draft(cast):
         assert added.status_code == 201, added.json()
     refused = client.post("/api/v1/shared-tasks/sst/pairs/", BAD_PAIR, format="json")
     assert refused.json()["errors"] == [
-        {"row": 3, "reason": "the variant is identical to the original"}
+        {"line": 3, "reason": "the variant is identical to the original"}
     ]
     draft = client.get(f"{PAIRS_URL}?status=draft").json()["results"][0]
     assert draft["pair_count"] == 2

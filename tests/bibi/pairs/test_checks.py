@@ -6,9 +6,11 @@ import dataclasses
 from collections import Counter
 
 import pytest
+from django.core.exceptions import ValidationError
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bibi.labelmaps import LabelLookup
 from bibi.pairs.checks import (
     PairInput,
     PairRules,
@@ -16,7 +18,6 @@ from bibi.pairs.checks import (
     StarterIndex,
     check_pair,
     check_pairs,
-    label_map_problems,
     normalize_text,
     shared_token_ratio,
     token_edit_distance,
@@ -179,20 +180,28 @@ def test_the_edit_limits_are_the_tasks():
 
 def test_it_refuses_a_label_outside_the_label_set():
     assert problems(variant_label="neutral") == [
-        "the variant's label 'neutral' is not one of negative, positive "
-        "(give a label map if the file uses other names, e.g. 1=positive)"
+        "the variant's label 'neutral' is not one of this task's labels (negative, positive); "
+        "give a label map to translate the file's labels, e.g. 1=positive"
     ]
     assert problems(variant_label=" ") == ["the variant has no label"]
 
 
-def test_a_label_map_translates_the_files_labels():
-    checked, reasons = check_pair(
-        pair(variant_label="+1"), starter=INDEX, rules=RULES, label_map={"+1": "positive"}
-    )
-    assert reasons == []
-    assert checked.variant_label == "positive"
-    assert label_map_problems({"1": "pos"}, rules=RULES) == [
-        "the label map sends '1' to 'pos', which is not a label of this task (negative, positive)"
+def test_a_label_map_translates_the_files_labels_however_integers_are_signed():
+    lookup = LabelLookup.build({"+1": "positive"}, labels=RULES.labels)
+    for spelling in ("+1", "1", "01"):
+        checked, reasons = check_pair(
+            pair(variant_label=spelling), starter=INDEX, rules=RULES, labels=lookup
+        )
+        assert reasons == []
+        assert checked.variant_label == "positive"
+
+
+def test_a_label_map_to_a_label_outside_the_task_refuses_the_whole_set():
+    with pytest.raises(ValidationError) as raised:
+        check_pairs([pair()], starter=INDEX, rules=RULES, label_map={"1": "pos"})
+    assert raised.value.messages == [
+        "The label map turns '1' into 'pos', which is not one of this task's labels "
+        "(negative, positive)."
     ]
 
 

@@ -7,10 +7,10 @@ import unicodedata
 
 import pytest
 
+from bibi.files import FileFormatError
 from bibi.pairs.layouts import read_pair_file, split_tags
 from bibi.pairs.models import Pair
 from bibi.pairs.services import PairSetRejected
-from bibi.sharedtasks.files import FileFormatError
 from bibi.sharedtasks.models import Example
 
 from .conftest import GOOD_PAIRS, PAIR_FIXTURES, csv_bytes, jsonl_bytes, upload
@@ -63,7 +63,8 @@ def test_the_2017_layout_needs_a_label_map_for_its_numeric_labels(cast):
     with pytest.raises(PairSetRejected) as rejected:
         upload(cast, (PAIR_FIXTURES / "background_2017.tsv").read_bytes(), "b.tsv")
     assert rejected.value.errors[0].reason.startswith(
-        "the original's label '1' is not one of negative, positive (give a label map"
+        "the original's label '1' is not one of this task's labels (negative, positive); "
+        "give a label map"
     )
     assert not Pair.objects.exists()
 
@@ -156,3 +157,17 @@ def test_tags_split_on_semicolons_commas_or_a_json_list():
     assert split_tags('["semantics", "other"]') == ("semantics", "other")
     assert split_tags(["a ", ""]) == ("a",)
     assert split_tags(None) == ()
+
+
+def test_a_column_problem_is_reported_on_the_header_line():
+    data = b"original_id,variant_text,variant_label,notes\ns1,a,b,c\ns2,d,e,f\n"
+    with pytest.raises(FileFormatError) as raised:
+        read_pair_file(data, filename="p.csv")
+    assert raised.value.line == 1
+
+
+def test_an_unknown_field_of_json_lines_is_reported_where_it_first_appears():
+    data = b'{"original_id": "s1", "variant_text": "a", "variant_label": "b"}\n{"notes": 1}\n'
+    with pytest.raises(FileFormatError) as raised:
+        read_pair_file(data, filename="p.jsonl")
+    assert raised.value.line == 2

@@ -73,7 +73,7 @@ def test_a_label_map_whose_targets_are_not_labels_is_refused_as_a_whole(cast):
     with pytest.raises(services.PairSetRejected) as rejected:
         upload(cast, csv_bytes(GOOD_PAIRS), "p.csv", label_map={"1": "pos"})
     assert rejected.value.errors[0].line == 0
-    assert "not a label of this task" in rejected.value.errors[0].reason
+    assert "which is not one of this task's labels" in rejected.value.errors[0].reason
 
 
 # --- Phases and the server clock ----------------------------------------------------------
@@ -113,7 +113,7 @@ def test_a_file_after_the_deadline_is_refused_before_it_is_read(db):
 
 
 def test_only_members_of_the_breaker_team_submit_for_it(cast, rival):
-    with pytest.raises(PermissionDenied, match="Only members of the team"):
+    with pytest.raises(PermissionDenied, match="Only the members of the team"):
         submit(cast, user=rival[1])
     with pytest.raises(PermissionDenied, match="Only breaker teams"):
         submit(cast, team=cast.builder_team, user=cast.builder)

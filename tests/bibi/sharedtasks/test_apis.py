@@ -137,7 +137,7 @@ def test_a_rejected_import_lists_every_bad_row_and_stores_nothing(cast):
     response = _import(cast, "starter", "bad.tsv", data)
     assert response.status_code == 400
     body = response.json()
-    assert body["detail"] == "Nothing was imported: 2 problem(s) in bad.tsv."
+    assert body["detail"] == "Nothing was stored: 2 problem(s) in bad.tsv."
     assert [error["line"] for error in body["errors"]] == [2, 3]
     assert cast.starter.examples.count() == 4
 

@@ -92,7 +92,7 @@ def test_pair_texts_wait_for_the_break_phase_to_close(self_reported):
     cast, _ = self_reported
     response = cast.client("builder").get("/api/v1/shared-tasks/sst/pair-texts/")
     assert response.status_code == 400
-    assert "released once the break phase has closed" in response.content.decode()
+    assert "is possible once the break phase has closed" in response.content.decode()
 
 
 def upload_pairs(cast, system, lines: list[dict]):
@@ -122,7 +122,8 @@ def test_pair_predictions_with_gaps_are_refused_with_every_problem(after_break):
     response = upload_pairs(cast, system, lines)
     assert response.status_code == 400
     reasons = [error["reason"] for error in response.json()["errors"]]
-    assert reasons[0].startswith("text ") and "predicted twice" in reasons[0]
-    assert "label '0' is not in the label set" in reasons[1]
+    # Problems of the file as a whole (line 0) come first, then the rows in order.
     assert sum("no prediction for text" in reason for reason in reasons) == 2
+    assert reasons[2].startswith("text ") and "predicted twice" in reasons[2]
+    assert "the label '0' is not one of this task's labels" in reasons[3]
     assert not Prediction.objects.filter(source="pairs").exists()

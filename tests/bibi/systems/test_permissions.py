@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bibi.systems import services
+from bibi.systems import services, validation
 
 from ..conftest import ROLES
 from .conftest import TINY_MODELS, archive_upload
@@ -20,7 +20,7 @@ def validated(hosted):
     version = services.system_version_upload(
         system=system, actor=cast.builder, archive=archive_upload(TINY_MODELS / "tiny-bow")
     )
-    services.system_version_validate(version_id=version.id)
+    validation.system_version_validate(version_id=version.id)
     return cast, system
 
 

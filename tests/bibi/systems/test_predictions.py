@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.core.exceptions import PermissionDenied
 
 from bibi.systems import services
 from bibi.systems.models import Prediction
@@ -60,10 +61,14 @@ def test_every_problem_is_listed_and_nothing_is_stored(self_reported):
     assert response.status_code == 400
     errors = response.json()["errors"]
     assert errors == [
-        {"line": 3, "reason": "id 'd1' is predicted twice (first on line 2)"},
-        {"line": 4, "reason": "label 'neutral' is not in the label set (negative, positive)"},
-        {"line": 5, "reason": "id 'd9' is not one of the texts to predict"},
         {"line": 0, "reason": "no prediction for id 'd3'"},
+        {"line": 3, "reason": "id 'd1' is predicted twice (first on line 2)"},
+        {
+            "line": 4,
+            "reason": "the label 'neutral' is not one of this task's labels (negative, "
+            "positive); give a label map to translate the file's labels, e.g. 1=positive",
+        },
+        {"line": 5, "reason": "id 'd9' is not one of the texts to predict"},
     ]
     assert not system.versions.exists()
     assert not Prediction.objects.exists()
@@ -87,12 +92,12 @@ def test_pair_predictions_wait_for_the_break_phase_to_close(self_reported):
     cast, system = self_reported
     response = upload(cast, system, b"text\tlabel\n", name="pairs.tsv", source="pairs")
     assert response.status_code == 400
-    assert "released once the break phase has closed" in json.dumps(response.json())
+    assert "is possible once the break phase has closed" in json.dumps(response.json())
 
 
 def test_the_members_of_another_team_cannot_upload(self_reported):
     cast, system = self_reported
-    with pytest.raises(services.PermissionDenied):
+    with pytest.raises(PermissionDenied):
         services.system_predictions_upload(
             system=system, actor=cast.breaker, data=tsv([]), filename="x.tsv", source="blind_dev"
         )

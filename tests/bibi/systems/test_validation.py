@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 import fim_engine
-from bibi.systems import services
+from bibi.systems import services, validation
 from bibi.systems.models import Prediction, SystemVersion
 
 from ..conftest import BLIND_DEV, STARTER
@@ -26,7 +26,7 @@ def upload_and_validate(cast, system, directory: Path, **kwargs) -> SystemVersio
     version = services.system_version_upload(
         system=system, actor=cast.builder, archive=archive_upload(directory), **kwargs
     )
-    return services.system_version_validate(version_id=version.id)
+    return validation.system_version_validate(version_id=version.id)
 
 
 def model_store_entries(version: SystemVersion) -> list[Path]:
@@ -222,7 +222,7 @@ def test_uploads_close_with_the_build_phase(cast):
     system = services.system_create(
         team=cast.builder_team, actor=cast.builder, name="late", kind="hosted"
     )
-    with pytest.raises(ValidationError, match="closed with the build phase"):
+    with pytest.raises(ValidationError, match="build phase closed at"):
         services.system_version_upload(
             system=system, actor=cast.builder, archive=archive_upload(TINY_MODELS / "tiny-cnn")
         )

@@ -16,8 +16,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import connection, transaction
 
+from bibi.files import ENCODINGS, decode_upload, read_rows
 from bibi.sharedtasks import services
-from bibi.sharedtasks.files import ENCODINGS, decode_upload, read_rows
 from bibi.sharedtasks.importing import examples_import
 
 WORDS = [
@@ -81,10 +81,10 @@ class Command(BaseCommand):
             name = f"bench-{uuid.uuid4().hex[:8]}"
             organizer = get_user_model().objects.create_user(name)
             shared_task = services.shared_task_create(creator=organizer, name=name, slug=name)
-            dataset = services.dataset_get_or_create(shared_task=shared_task, split="train")
             started = time.perf_counter()
             report = examples_import(
-                dataset=dataset,
+                shared_task=shared_task,
+                split="train",
                 actor=organizer,
                 data=data,
                 filename="bench.csv",

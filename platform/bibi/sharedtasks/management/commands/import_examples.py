@@ -13,11 +13,10 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
 
-from bibi.sharedtasks import services
-from bibi.sharedtasks.files import FORMATS
-from bibi.sharedtasks.importing import ExamplesImportRejected, examples_import, label_map_parse
+from bibi.files import FORMATS
+from bibi.labelmaps import label_map_parse
+from bibi.sharedtasks.importing import ExamplesImportRejected, examples_import
 from bibi.sharedtasks.models import Dataset, SharedTask
 
 
@@ -65,22 +64,18 @@ class Command(BaseCommand):
             raise CommandError(" ".join(error.messages)) from None
 
         try:
-            # A dataset created for a file that is then rejected goes too: nothing is stored.
-            with transaction.atomic():
-                dataset = services.dataset_get_or_create(
-                    shared_task=shared_task, split=options["split"]
-                )
-                report = examples_import(
-                    dataset=dataset,
-                    actor=actor,
-                    data=data,
-                    filename=path.name,
-                    file_format=options["file_format"],
-                    label_map=label_map or None,
-                    id_column=options["id_column"],
-                    text_column=options["text_column"],
-                    label_column=options["label_column"],
-                )
+            report = examples_import(
+                shared_task=shared_task,
+                split=options["split"],
+                actor=actor,
+                data=data,
+                filename=path.name,
+                file_format=options["file_format"],
+                label_map=label_map or None,
+                id_column=options["id_column"],
+                text_column=options["text_column"],
+                label_column=options["label_column"],
+            )
         except ExamplesImportRejected as rejected:
             for error in rejected.errors:
                 self.stderr.write(f"{path.name}: {error}")
@@ -97,7 +92,7 @@ class Command(BaseCommand):
 
         self.stdout.write(
             self.style.SUCCESS(
-                f"Imported {report.created} examples into {shared_task.slug}/{dataset.split} "
+                f"Imported {report.created} examples into {shared_task.slug}/{options['split']} "
                 f"from {report.filename} ({report.file_format}, {report.encoding}) "
                 f"as {actor.get_username()}."
             )

@@ -29,10 +29,17 @@ import itertools
 import json
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
+from typing import Any
+
+from django.core.exceptions import ValidationError
 
 ENCODINGS = ("utf-8", "cp1252", "mac_roman")
+# A rejection lists at most this many rows, after a summary of every problem by kind: a
+# million-row file of the same mistake must not answer with a million errors.
+ERRORS_SHOWN = 200
 FORMATS = ("csv", "tsv", "jsonl", "sst2")
 
 # The sst2 line format has no conventional extension: the 2017 files are stsa.binary.dev etc.
@@ -107,6 +114,34 @@ class RowError:
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.reason}" if self.line else self.reason
+
+
+class FileRejected(ValidationError):
+    """An upload refused as a whole: nothing was stored.
+
+    ``errors`` lists every problem, in line order (line 0: the file as a whole); ``source``
+    names what was read ("pairs.csv", "the JSON list"); ``encoding`` and ``file_format`` are
+    what the file was read as, None where reading never got that far. The API answers it
+    with one envelope (``bibi.api.rejected_file_response``) whichever app raised it.
+    """
+
+    def __init__(
+        self,
+        errors: Sequence[RowError],
+        *,
+        source: str = "the file",
+        encoding: str | None = None,
+        file_format: str | None = None,
+    ) -> None:
+        self.errors = sorted(errors, key=lambda error: error.line)
+        self.source = source
+        self.encoding = encoding or None
+        self.file_format = file_format or None
+        super().__init__([str(error) for error in self.errors[:ERRORS_SHOWN]], code="rejected")
+
+    @classmethod
+    def from_format_error(cls, error: FileFormatError, **kwargs: Any) -> FileRejected:
+        return cls([RowError(line=error.line or 0, reason=error.reason)], **kwargs)
 
 
 def decode_upload(data: bytes) -> DecodedText:

@@ -7,7 +7,7 @@ import unicodedata
 
 import pytest
 
-from bibi.sharedtasks.files import (
+from bibi.files import (
     DecodedText,
     FileFormatError,
     Row,
@@ -17,7 +17,7 @@ from bibi.sharedtasks.files import (
     read_rows,
 )
 
-from .conftest import FIXTURES, REVIEWS, SST2_DEV
+from .sharedtasks.conftest import FIXTURES, REVIEWS, SST2_DEV
 
 pytestmark = pytest.mark.embedded
 

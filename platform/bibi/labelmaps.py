@@ -1,0 +1,141 @@
+"""Label maps: how the labels of someone's file become the task's labels.
+
+One set of rules for every upload that carries labels (examples, pair sets, self-reported
+predictions), whether the map comes as text (``"0=negative,1=positive"``, a form or
+command-line option) or as a JSON object:
+
+- a task label always stands for itself, map or no map;
+- integer labels match however they are written: ``+1``, ``1`` and ``01`` are one label;
+- a file label mapped twice is refused, even when both entries agree, as is a map whose
+  target is not one of the task's labels.
+
+    >>> lookup = LabelLookup.build(label_map_parse("-1=negative,+1=positive"),
+    ...                            labels=["negative", "positive"])
+    >>> lookup.resolve("1"), lookup.resolve(" negative "), lookup.resolve("neutral")
+    ('positive', 'negative', None)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import ValidationError
+
+_INTEGER = re.compile(r"[+-]?\d+")
+
+LABEL_MAP_HELP = (
+    "Translates the file's labels into the task's: FILE_LABEL=TASK_LABEL pairs separated by "
+    "commas, e.g. 0=negative,1=positive (integer labels match however they are signed)."
+)
+
+
+def label_key(label: str) -> str:
+    """The form labels are compared in: stripped, integers without sign or leading zeros."""
+    label = label.strip()
+    return str(int(label)) if _INTEGER.fullmatch(label) else label
+
+
+def label_map_parse(text: str) -> dict[str, str]:
+    """Parse ``"0=negative,1=positive"`` into ``{"0": "negative", "1": "positive"}``.
+
+    Raises ``ValidationError`` for an entry that is not ``FROM=TO`` and for a file label
+    given twice.
+    """
+    entries: list[tuple[str, str]] = []
+    for entry in text.split(","):
+        if not entry.strip():
+            continue
+        source, separator, target = entry.partition("=")
+        if not separator or not source.strip() or not target.strip():
+            raise ValidationError(
+                f"'{entry.strip()[:100]}' is not a label mapping: write FILE_LABEL=TASK_LABEL, "
+                "e.g. 0=negative,1=positive"
+            )
+        entries.append((source.strip(), target.strip()))
+    return label_map_clean(entries)
+
+
+def label_map_clean(raw: Any) -> dict[str, str]:
+    """A label map given as a JSON object (or parsed pairs), checked for shape and repeats.
+
+    Accepts ``None`` or ``{}`` (no map). Raises ``ValidationError`` otherwise.
+    """
+    if raw in (None, "", {}):
+        return {}
+    items: Sequence[tuple[Any, Any]]
+    if isinstance(raw, Mapping):
+        items = list(raw.items())
+    elif isinstance(raw, list) and all(isinstance(i, tuple) and len(i) == 2 for i in raw):
+        items = raw
+    else:
+        raise ValidationError("Give the label map as an object of file label → task label.")
+    label_map: dict[str, str] = {}
+    first: dict[str, str] = {}
+    for source, target in items:
+        if not isinstance(source, str) or not isinstance(target, str):
+            raise ValidationError("Every label and its mapping must be text.")
+        source, target = source.strip(), target.strip()
+        if not source or not target:
+            raise ValidationError("A label map entry has an empty label.")
+        key = label_key(source)
+        if key in first:
+            raise ValidationError(
+                f"The label map gives '{source}' twice (also as '{first[key]}')."
+                if first[key] != source
+                else f"The label map gives '{source}' twice."
+            )
+        first[key] = source
+        label_map[source] = target
+    return label_map
+
+
+@dataclass(frozen=True)
+class LabelLookup:
+    """File label → task label for one upload. Build it with :meth:`build`."""
+
+    labels: tuple[str, ...]
+    label_map: Mapping[str, str]
+    _by_key: Mapping[str, str]
+
+    @classmethod
+    def build(cls, label_map: Mapping[str, str] | None, *, labels: Sequence[str]) -> LabelLookup:
+        """Check ``label_map`` against the task's ``labels``.
+
+        Raises ``ValidationError`` naming every target that is not a task label.
+        """
+        label_map = label_map_clean(label_map)
+        wrong = [
+            f"The label map turns '{source}' into '{target}', which is not one of this task's "
+            f"labels ({', '.join(labels)})."
+            for source, target in label_map.items()
+            if target not in labels
+        ]
+        if wrong:
+            raise ValidationError(wrong)
+        by_key = {label_key(label): label for label in labels}
+        by_key.update({label_key(source): target for source, target in label_map.items()})
+        return cls(labels=tuple(labels), label_map=label_map, _by_key=by_key)
+
+    def resolve(self, raw: str | None) -> str | None:
+        """The task label ``raw`` stands for, or None."""
+        if raw is None or not raw.strip():
+            return None
+        return self._by_key.get(label_key(raw))
+
+    def problem(self, raw: str | None, *, what: str = "the label") -> str:
+        """Why ``raw`` resolves to no task label, in words for the person fixing the file."""
+        if raw is None or not raw.strip():
+            return f"{what} is missing"
+        allowed = ", ".join(self.labels)
+        if self.label_map:
+            return (
+                f"{what} '{raw.strip()[:100]}' is neither in the label map "
+                f"({', '.join(self.label_map)}) nor one of this task's labels ({allowed})"
+            )
+        return (
+            f"{what} '{raw.strip()[:100]}' is not one of this task's labels ({allowed}); "
+            "give a label map to translate the file's labels, e.g. 1=positive"
+        )

@@ -1,0 +1,52 @@
+"""The envelope every refused upload answers with, whichever app read the file."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from bibi.api import error_groups
+from bibi.files import RowError
+from bibi.sharedtasks.models import Example
+
+pytestmark = pytest.mark.embedded
+
+
+def test_identical_messages_are_grouped_with_their_line_ranges_most_frequent_first():
+    errors = [RowError(line, "not in the starter set") for line in [*range(2, 247), 300, 302]]
+    errors += [RowError(5, "the label is missing"), RowError(0, "the file has no pairs")]
+    assert error_groups(errors) == [
+        {"reason": "not in the starter set", "count": 247, "lines": "2–246, 300, 302"},
+        {"reason": "the label is missing", "count": 1, "lines": "5"},
+        {"reason": "the file has no pairs", "count": 1, "lines": "0"},
+    ]
+
+
+def test_a_group_names_at_most_fifty_ranges():
+    errors = [RowError(line, "bad") for line in range(2, 400, 2)]
+    lines = error_groups(errors)[0]["lines"]
+    assert lines.startswith("2, 4, 6") and lines.endswith("and 149 more")
+
+
+def test_a_huge_refused_import_lists_the_first_200_rows_and_counts_them_all(cast):
+    rows = "".join(f"x{i},,positive\n" for i in range(5000))
+    upload = SimpleUploadedFile("train.csv", f"id,text,label\n{rows}".encode())
+    response = cast.client("organizer").post(
+        "/api/v1/shared-tasks/sst/datasets/train/import/", {"file": upload}, format="multipart"
+    )
+    assert response.status_code == 400
+    body = response.json()
+    assert body["error_count"] == 5000
+    assert len(body["errors"]) == 200
+    assert body["errors"][0] == {"line": 2, "reason": "the text is empty"}
+    assert body["groups"] == [{"reason": "the text is empty", "count": 5000, "lines": "2–5001"}]
+    assert body["format"] == "csv"
+    assert not Example.objects.filter(dataset__split="train", external_id="x0").exists()
+
+
+def test_page_size_is_honoured_up_to_the_documented_maximum(cast, settings):
+    settings.API_MAX_PAGE_SIZE = 3
+    client = cast.client("organizer")
+    url = "/api/v1/shared-tasks/sst/datasets/starter/examples/"
+    assert len(client.get(url, {"page_size": 2}).json()["results"]) == 2
+    assert len(client.get(url, {"page_size": 1000}).json()["results"]) == 3
