@@ -133,3 +133,18 @@ def build_cast(*, current_phase: str = "break") -> Cast:
 @pytest.fixture
 def cast(db) -> Cast:
     return build_cast()
+
+
+def query_count(client: APIClient, url: str, **params: object) -> int:
+    """How many SQL queries one GET of ``url`` costs (asserting it answers 200).
+
+    A list endpoint must cost the same whatever the size of the list: compare this at two
+    sizes of the same data.
+    """
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(url, params)
+    assert response.status_code == 200, response.content[:500]
+    return len(queries.captured_queries)

@@ -23,6 +23,7 @@ import fim_engine
 from bibi.sharedtasks.models import Dataset
 from bibi.systems.archives import ArchiveLimits, ArchiveRejected, unpack_archive
 from bibi.systems.models import Prediction, System, SystemVersion, text_digest
+from bibi.systems.runner import model_call
 from bibi.systems.services import (
     ValidationFailed,
     dataset_examples,
@@ -67,26 +68,6 @@ def _label_mapping(
         f"The model's labels ({', '.join(model_labels)}) are not the task's ({', '.join(task_labels)}): "
         f"state which task label each model label means when you upload.",
     )
-
-
-def _run_model(call: Any, *args: Any, **kwargs: Any) -> Any:
-    """Run the builder's model; its own failures become reasons the builder can act on."""
-    try:
-        return call(*args, **kwargs)
-    except (SoftTimeLimitExceeded, ValidationFailed, fim_engine.ModelFormatError):
-        raise
-    except MemoryError:
-        raise ValidationFailed(
-            Reason.OUT_OF_MEMORY, "The model ran out of memory on the worker."
-        ) from None
-    except Exception as exc:  # anything the model's own computation raises is the model's failure
-        if "out of memory" in str(exc).lower():
-            raise ValidationFailed(
-                Reason.OUT_OF_MEMORY, f"The model ran out of memory: {exc}"
-            ) from None
-        raise ValidationFailed(
-            Reason.MODEL_ERROR, f"The model raised {exc.__class__.__name__}: {exc}"
-        ) from None
 
 
 def _predictions(
@@ -136,7 +117,7 @@ def _run_validation(version: SystemVersion) -> None:
         raise ValidationFailed(Reason.INVALID_ARCHIVE, str(exc)) from None
     try:
         model_format = fim_engine.check_model_dir(root)
-        loaded = _run_model(
+        loaded = model_call(
             fim_engine.load_system,
             root,
             batch_size=settings.SYSTEM_BATCH_SIZE,
@@ -150,10 +131,10 @@ def _run_validation(version: SystemVersion) -> None:
     mapping = _label_mapping(loaded.labels, list(shared_task.labels), version.label_mapping)
 
     dev = dataset_examples(shared_task, Dataset.Split.BLIND_DEV)
-    dev_batch = _run_model(loaded.predict, [example.text for example in dev])
+    dev_batch = model_call(loaded.predict, [example.text for example in dev])
     starter = dataset_examples(shared_task, Dataset.Split.STARTER)
     # One pass over the starter set: λmax's pass already gives the prediction.
-    fisher = _run_model(loaded.fisher, [example.text for example in starter], hints=True)
+    fisher = model_call(loaded.fisher, [example.text for example in starter], hints=True)
 
     dev_outputs = zip(dev_batch.labels, dev_batch.probabilities, dev_batch.truncated, strict=True)
     rows = _predictions(
