@@ -38,6 +38,7 @@ from bibi.files import (
     read_rows,
 )
 from bibi.labelmaps import LabelLookup
+from bibi.queue import enqueue_on_commit
 from bibi.sharedtasks import services as sharedtask_services
 from bibi.sharedtasks.models import Dataset, Phase, SharedTask, Team
 from bibi.systems.models import Prediction, System, SystemVersion, text_digest
@@ -189,7 +190,7 @@ def system_version_upload(
                 archive_bytes=size,
                 label_mapping=mapping,
             )
-            transaction.on_commit(lambda: system_validate_task.delay(version.id))
+            enqueue_on_commit(system_validate_task, version.id)
     except BaseException:
         stored.unlink(missing_ok=True)
         raise

@@ -1,0 +1,42 @@
+"""Sending work to the Celery queues without trusting the broker to keep it.
+
+The database says what work is owed (a version ``queued``, a cell missing); a message on
+the broker is only a nudge. So a message is sent after the transaction that records the
+work has committed, and a broker that is down or loses its queue loses nothing: the send
+is logged and skipped, and the housekeeping beat task sends again whatever has waited too
+long. A request that records work therefore never fails because the broker is away.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from celery import Task
+from django.db import transaction
+from kombu.exceptions import OperationalError
+
+logger = logging.getLogger(__name__)
+
+# Publishing to a broker that is down: try briefly, then leave it to housekeeping.
+_RETRY_POLICY = {"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5}
+
+
+def enqueue(task: Task, *args: Any, **kwargs: Any) -> bool:
+    """Send ``task`` now. Returns False (and logs) when the broker cannot take it."""
+    try:
+        task.apply_async(args=args, kwargs=kwargs, retry=True, retry_policy=_RETRY_POLICY)
+    except OperationalError as error:
+        logger.warning(
+            "broker unreachable: %s(%s) not sent; housekeeping will send it again (%s)",
+            task.name,
+            ", ".join(map(repr, args)),
+            error,
+        )
+        return False
+    return True
+
+
+def enqueue_on_commit(task: Task, *args: Any, **kwargs: Any) -> None:
+    """Send ``task`` once the current transaction commits (at once outside one)."""
+    transaction.on_commit(lambda: enqueue(task, *args, **kwargs))
