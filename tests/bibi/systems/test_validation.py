@@ -74,7 +74,9 @@ def test_the_upload_is_enqueued_on_the_gpu_queue_after_commit(
 
     sent = []
     monkeypatch.setattr(
-        tasks.system_validate_task, "delay", lambda version_id: sent.append(version_id)
+        tasks.system_validate_task,
+        "apply_async",
+        lambda args, kwargs, **options: sent.append(args[0]),
     )
     cast, system = hosted
     with django_capture_on_commit_callbacks(execute=True):
