@@ -8,6 +8,7 @@ run in-process, so the demo needs neither PostgreSQL nor Redis.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import dj_database_url
@@ -74,6 +75,29 @@ if not SECRET_KEY:
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+# HTTPS. A deployment (DEBUG off) is https-only unless told otherwise; local work (DEBUG on, the
+# demo on http://127.0.0.1:8000) gets the relaxed values, since a browser would refuse secure
+# cookies and follow the redirect to a port that speaks no TLS.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+# Container and load-balancer health probes call the site over plain http from inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 365 * 24 * 3600)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", not DEBUG)
+# Trusted only when named: a proxy that terminates TLS must set this header on every request and
+# drop the one a client sends, or any client could claim to be on https.
+_proxy_ssl_header = env_str("SECURE_PROXY_SSL_HEADER").strip()
+if _proxy_ssl_header and not re.fullmatch(r"[A-Za-z0-9-]+", _proxy_ssl_header):
+    raise ImproperlyConfigured(
+        f"SECURE_PROXY_SSL_HEADER={_proxy_ssl_header!r} is not a header name: give the name "
+        "only (e.g. X-Forwarded-Proto); bibi trusts it when its value is 'https'"
+    )
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_" + _proxy_ssl_header.upper().replace("-", "_"), "https") if _proxy_ssl_header else None
+)
 
 VAR_DIR = env_path("VAR_DIR", BASE_DIR / "var")
 UPLOAD_ROOT = env_path("UPLOAD_ROOT", VAR_DIR / "uploads")

@@ -34,6 +34,9 @@ VAR_DIR = env_path("VAR_DIR", BASE_DIR / "var" / "test")
 UPLOAD_ROOT = MEDIA_ROOT = VAR_DIR / "uploads"
 MODEL_STORE = VAR_DIR / "models"
 ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]
+# The suite runs with DEBUG off, so https-only by default, but the test client speaks plain http;
+# the redirect itself is tested with the setting turned back on.
+SECURE_SSL_REDIRECT = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
