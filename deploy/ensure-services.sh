@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Make sure the PostgreSQL and Redis the test suite talks to are reachable. Where they are
-# not and Docker is, start them from deploy/compose.yaml; otherwise say exactly what to start.
+# not and Docker is, start them from deploy/compose.test-services.yaml (the images of
+# deploy/compose.yaml, set up the way the test settings expect); otherwise say what to start.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -18,8 +19,8 @@ if both_up; then
 fi
 
 if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
-    echo "PostgreSQL or Redis is not reachable: starting them with docker compose (deploy/compose.yaml)"
-    docker compose -f "$here/compose.yaml" up -d postgres redis
+    echo "PostgreSQL or Redis is not reachable: starting them with docker compose (deploy/compose.test-services.yaml)"
+    docker compose -f "$here/compose.test-services.yaml" up -d postgres redis
     for _ in $(seq 1 60); do
         both_up && exit 0
         sleep 1
