@@ -45,8 +45,11 @@ test: lint
 	$(MAKE) test-services
 	$(MAKE) test-embedded
 
+# One worker on both queues with beat inside it (-B), which sends the periodic housekeeping tasks:
+# right for one machine. A deployment runs exactly one beat of its own (deploy/compose.yaml).
 worker: install services
-	$(BIN)/celery -A bibi worker -Q default,gpu --concurrency 1 -l info
+	mkdir -p var
+	$(BIN)/celery -A bibi worker -B --schedule-filename var/celerybeat-schedule -Q default,gpu --concurrency 1 -l info
 
 # Speed figures: the engine (λmax vs forward vs Algorithm 1), scoring at scale, a 50k-row
 # import and a 10k-pair set.
