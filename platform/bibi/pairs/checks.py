@@ -5,7 +5,8 @@ variant's gold label. The 2017 organizers found that "minimal" needed a concrete
 (BACKGROUND.md, "Lessons"); this module is that definition. Everything here works on plain
 values, so the rules can be read, tested and explained without a database.
 
-Texts are compared after ``normalize_text`` (NFC, runs of whitespace to one space, trimmed)
+Texts are compared after ``bibi.texts.normalize_text`` (NFC, runs of whitespace to one space,
+trimmed; the example importer finds duplicates with the same rule)
 and measured in tokens (``tokenize``). With a task's parameters (``PairRules``, read off
 ``SharedTask.pair_*``), a pair is refused when:
 
@@ -38,7 +39,6 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING
 
 from bibi.files import RowError
 from bibi.labelmaps import LabelLookup
+from bibi.texts import normalize_text
 
 if TYPE_CHECKING:
     from bibi.sharedtasks.models import SharedTask
@@ -68,15 +69,9 @@ _TOKEN = re.compile(
     """,
     re.VERBOSE | re.IGNORECASE,
 )
-_WHITESPACE = re.compile(r"\s+")
 _TAG_SEPARATORS = re.compile(r"[\s\-]+")
 # Unicode category Cc except tab, line feed and carriage return, and category Cs.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
-
-
-def normalize_text(text: str) -> str:
-    """NFC, every run of whitespace (tabs, line breaks too) as one space, no edge spaces."""
-    return _WHITESPACE.sub(" ", unicodedata.normalize("NFC", text)).strip()
 
 
 def tokenize(text: str) -> list[str]:
@@ -209,12 +204,17 @@ class StarterExample:
 class StarterIndex:
     """The starter set, findable by external id and by normalized text.
 
-    Duplicate texts resolve to the first example given, i.e. the first in import order.
+    Give the examples in import order. The importer refuses a text already in the set with
+    another label, so examples sharing a text are exact duplicates: ``by_text`` gives the
+    first of them, which has the same text and label as the others. A text with different
+    labels (imported before that rule) is left out of ``by_text`` and kept, with the ids of
+    its examples, in ``conflicting``: a pair naming that original must give its id.
     """
 
     def __init__(self, examples: Iterable[StarterExample]) -> None:
         self.by_id: dict[str, StarterExample] = {}
         self.by_text: dict[str, StarterExample] = {}
+        self.conflicting: dict[str, list[str]] = {}
         for example in examples:
             normalized = StarterExample(
                 id=example.id,
@@ -223,7 +223,12 @@ class StarterIndex:
                 label=example.label,
             )
             self.by_id[example.external_id] = normalized
-            self.by_text.setdefault(normalized.text, normalized)
+            first = self.by_text.setdefault(normalized.text, normalized)
+            if first.label != normalized.label:
+                self.conflicting.setdefault(normalized.text, [first.external_id])
+                self.conflicting[normalized.text].append(normalized.external_id)
+        for text in self.conflicting:
+            del self.by_text[text]
 
     def __len__(self) -> int:
         return len(self.by_id)
@@ -272,6 +277,12 @@ def _resolve_original(
             ]
     elif given_text:
         original = starter.by_text.get(given_text)
+        if given_text in starter.conflicting:
+            ids = ", ".join(f"'{i}'" for i in starter.conflicting[given_text])
+            return None, [
+                f"the original text is in the starter set with different labels ({ids}): "
+                "give the original's id"
+            ]
         if original is None:
             return None, ["the original text is not a sentence of the starter set"]
     else:
