@@ -72,7 +72,8 @@ class SystemOutput(serializers.ModelSerializer):
         fields = ["id", "name", "kind", "team", "active_version", "created_at", "versions"]
 
     def get_versions(self, system: System) -> list[dict]:
-        return SystemVersionOutput(selectors.version_list(system=system), many=True).data
+        # From the versions prefetched by selectors.system_list where there are any.
+        return SystemVersionOutput(selectors.versions_of(system=system), many=True).data
 
 
 class SystemInput(serializers.Serializer):

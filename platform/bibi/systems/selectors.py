@@ -14,9 +14,15 @@ def can_view_system(*, user, system: System) -> bool:
 
 
 def system_list(*, user, shared_task: SharedTask) -> QuerySet[System]:
-    """Every system for the organizers; the caller's own team's systems for anyone else."""
-    systems = System.objects.filter(shared_task=shared_task).select_related(
-        "team", "active_version"
+    """Every system for the organizers; the caller's own team's systems for anyone else.
+
+    Versions come prefetched (see ``versions_of``): a list costs the same queries whatever
+    its length.
+    """
+    systems = (
+        System.objects.filter(shared_task=shared_task)
+        .select_related("team", "active_version")
+        .prefetch_related("versions")
     )
     if sharedtask_selectors.is_organizer(user=user, shared_task=shared_task):
         return systems.order_by("team_id", "id")
@@ -25,8 +31,9 @@ def system_list(*, user, shared_task: SharedTask) -> QuerySet[System]:
     return systems.filter(team__memberships__user=user).order_by("id")
 
 
-def version_list(*, system: System) -> QuerySet[SystemVersion]:
-    return system.versions.order_by("-number")
+def versions_of(*, system: System) -> list[SystemVersion]:
+    """The system's versions, newest first, from its prefetched versions if it has them."""
+    return sorted(system.versions.all(), key=lambda version: -version.number)
 
 
 def starter_fisher(*, version: SystemVersion) -> QuerySet[Prediction]:
