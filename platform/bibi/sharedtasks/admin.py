@@ -6,6 +6,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils import timezone
 
 from bibi.files import FORMATS
 from bibi.labelmaps import label_map_parse
@@ -20,6 +21,8 @@ from bibi.sharedtasks.models import (
     Organizer,
     Phase,
     SharedTask,
+    TaskAccess,
+    TaskInvitation,
     Team,
 )
 
@@ -50,15 +53,18 @@ class OrganizerScopedAdmin(admin.ModelAdmin):
 
 
 class PhaseFormSet(forms.BaseInlineFormSet):
-    """The same rules as the API: each phase ends after it starts, none overlap, in order."""
+    """The same rules as the API: each phase ends after it starts, none overlap, in order,
+    and what has happened stays (``services.phase_require_movable``, ``..._deletable``)."""
 
     def clean(self) -> None:
         super().clean()
+        # Copies: a refused move takes its field out of the form's cleaned_data.
         kept = [
-            form.cleaned_data
+            dict(form.cleaned_data)
             for form in self.forms
             if form.cleaned_data and not form.cleaned_data.get("DELETE")
         ]
+        self._keep_the_past()
         if any(not data.get("starts_at") or not data.get("ends_at") for data in kept):
             return
         plan = [services.PhasePlan(d["kind"], d["starts_at"], d["ends_at"]) for d in kept]
@@ -67,6 +73,35 @@ class PhaseFormSet(forms.BaseInlineFormSet):
             raise ValidationError("A shared task has at most one phase of each kind.")
         for phase in plan:
             services.phase_plan_check(plan=plan, kind=phase.kind)
+
+    def _keep_the_past(self) -> None:
+        ids = [form.instance.pk for form in self.forms if form.instance.pk]
+        # The forms' instances already carry the submitted values: compare with the rows.
+        stored = {phase.pk: phase for phase in Phase.objects.filter(pk__in=ids)}
+        now = timezone.now()
+        for form in self.forms:
+            old = stored.get(form.instance.pk)
+            if old is None or not form.cleaned_data:
+                continue
+            if form.cleaned_data.get("DELETE") or "kind" in form.changed_data:
+                services.phase_require_deletable(phase=old, now=now)
+                continue
+            # Unchanged fields keep the stored value: the form's widgets drop microseconds.
+            moved = {
+                field: form.cleaned_data.get(field) if field in form.changed_data else None
+                for field in ("starts_at", "ends_at")
+            }
+            if not any(moved.values()):
+                continue
+            try:
+                services.phase_require_movable(
+                    phase=old,
+                    starts_at=moved["starts_at"] or old.starts_at,
+                    ends_at=moved["ends_at"] or old.ends_at,
+                    now=now,
+                )
+            except ValidationError as error:
+                form.add_error(None, error)
 
 
 class PhaseInline(admin.TabularInline):
@@ -242,6 +277,8 @@ class SharedTaskAdmin(OrganizerScopedAdmin):
                     f"Imported {report.created} examples into the {split} dataset "
                     f"from {report.filename} ({report.file_format}, {report.encoding}).",
                 )
+                if report.duplicates:
+                    messages.warning(request, report.duplicates_text())
                 # Organizers may import without the admin's model permissions on tasks.
                 if self.has_view_or_change_permission(request, shared_task):
                     back = "admin:sharedtasks_sharedtask_change"
@@ -279,6 +316,14 @@ class ExampleAdmin(OrganizerScopedAdmin):
     search_fields = ["external_id", "text"]
     list_select_related = ["dataset__shared_task"]
 
+    # Examples come in through imports only ("Import examples" on the task), which check
+    # labels and duplicate texts, freeze the blind dev and starter sets, and are audited.
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
 
 class MembershipInline(admin.TabularInline):
     model = Membership
@@ -300,6 +345,53 @@ class InvitationAdmin(OrganizerScopedAdmin):
     shared_task_path = "team__shared_task"
     list_display = ["team", "created_by", "created_at", "expires_at", "accepted_by", "revoked_at"]
     readonly_fields = ["token"]
+
+
+@admin.register(TaskInvitation)
+class TaskInvitationAdmin(OrganizerScopedAdmin):
+    """Links into private tasks: created through the API (audited), revoked here or there."""
+
+    list_display = ["shared_task", "note", "created_by", "created_at", "expires_at", "revoked_at"]
+    list_filter = ["shared_task"]
+    readonly_fields = [
+        "shared_task",
+        "token",
+        "note",
+        "created_by",
+        "created_at",
+        "expires_at",
+        "max_uses",
+        "revoked_at",
+    ]
+    actions = ["revoke"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.action(description="Revoke the selected invitations")
+    def revoke(self, request: HttpRequest, queryset) -> None:
+        for invitation in queryset.select_related("shared_task"):
+            try:
+                services.task_invitation_revoke(invitation=invitation, actor=request.user)
+            except PermissionDenied as error:
+                messages.error(request, f"{invitation}: {error}")
+
+
+@admin.register(TaskAccess)
+class TaskAccessAdmin(OrganizerScopedAdmin):
+    list_display = ["shared_task", "user", "invitation", "granted_at"]
+    list_filter = ["shared_task"]
+    list_select_related = ["shared_task", "user", "invitation"]
+
+    # Granted by accepting an invitation, never by hand: the audit log tells who let whom in.
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(AuditLogEntry)

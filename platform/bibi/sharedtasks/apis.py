@@ -15,7 +15,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.http import Http404
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import AllowAny, IsAuthenticated, IsAuthenticatedOrReadOnly
@@ -24,6 +24,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from bibi.api import FileRejectedOutput, LabelMapField, paginated, shared_task_for
+from bibi.files import ERRORS_SHOWN
 from bibi.sharedtasks import importing, selectors, services
 from bibi.sharedtasks.models import (
     AuditLogEntry,
@@ -33,6 +34,8 @@ from bibi.sharedtasks.models import (
     Membership,
     Phase,
     SharedTask,
+    TaskAccess,
+    TaskInvitation,
     Team,
 )
 
@@ -87,6 +90,10 @@ class SharedTaskOutput(serializers.ModelSerializer):
         return phase.kind if phase else None
 
     def get_my_role(self, shared_task: SharedTask) -> str | None:
+        # A list passes every role of the caller at once; one task asks.
+        roles = self.context.get("roles")
+        if roles is not None:
+            return roles.get(shared_task.id)
         return role_in(self.context["request"], shared_task)
 
 
@@ -118,7 +125,8 @@ class SharedTaskListApi(APIView):
     @extend_schema(responses=SharedTaskOutput(many=True), operation_id="shared_tasks_list")
     def get(self, request: Request) -> Response:
         queryset = selectors.shared_task_list(user=request.user).prefetch_related("phases")
-        return paginated(self, request, queryset, SharedTaskOutput)
+        roles = selectors.roles_of(user=request.user)
+        return paginated(self, request, queryset, SharedTaskOutput, roles=roles)
 
     @extend_schema(request=SharedTaskInput, responses={201: SharedTaskOutput})
     def post(self, request: Request) -> Response:
@@ -243,10 +251,10 @@ class DatasetOutput(serializers.ModelSerializer):
         fields = ["split", "created_at", "example_count", "examples_visible", "labels_visible"]
 
     def get_labels_visible(self, dataset: Dataset) -> bool:
-        return selectors.can_view_labels(user=self.context["request"].user, dataset=dataset)
+        return self.context["sight"].labels(dataset.split)
 
     def get_examples_visible(self, dataset: Dataset) -> bool:
-        return selectors.can_view_examples(user=self.context["request"].user, dataset=dataset)
+        return self.context["sight"].examples(dataset.split)
 
 
 class ExampleOutput(serializers.ModelSerializer):
@@ -271,10 +279,32 @@ class ExamplesImportInput(serializers.Serializer):
     label_map = LabelMapField()
 
 
+class DuplicateTextOutput(serializers.Serializer):
+    """A row imported although an earlier example has its text and label."""
+
+    line = serializers.IntegerField()
+    same_as_id = serializers.CharField(help_text="The id of the first example with this text.")
+    same_as_line = serializers.IntegerField(
+        allow_null=True, help_text="Its line in this file; null if it was already imported."
+    )
+
+
 class ExamplesImportOutput(serializers.Serializer):
+    """``duplicate_count`` counts every exact duplicate (same text, same label, imported);
+    ``duplicates`` lists the first ``ERRORS_SHOWN`` of them in line order."""
+
     created = serializers.IntegerField()
     encoding = serializers.CharField()
-    format = serializers.CharField()
+    format = serializers.CharField(source="file_format")
+    duplicate_count = serializers.SerializerMethodField()
+    duplicates = serializers.SerializerMethodField()
+
+    def get_duplicate_count(self, report: importing.ExamplesImportReport) -> int:
+        return len(report.duplicates)
+
+    @extend_schema_field(DuplicateTextOutput(many=True))
+    def get_duplicates(self, report: importing.ExamplesImportReport) -> list[dict[str, Any]]:
+        return DuplicateTextOutput(report.duplicates[:ERRORS_SHOWN], many=True).data
 
 
 def dataset_for(shared_task: SharedTask, split: str) -> Dataset:
@@ -288,7 +318,8 @@ class DatasetListApi(APIView):
     def get(self, request: Request, slug: str) -> Response:
         shared_task = shared_task_for(request, slug)
         datasets = shared_task.datasets.annotate(example_count=Count("examples")).order_by("split")
-        return Response(DatasetOutput(datasets, many=True, context={"request": request}).data)
+        sight = selectors.DatasetSight.of(user=request.user, shared_task=shared_task)
+        return Response(DatasetOutput(datasets, many=True, context={"sight": sight}).data)
 
 
 class ExampleListApi(APIView):
@@ -309,11 +340,12 @@ class ExampleListApi(APIView):
     def get(self, request: Request, slug: str, split: str) -> Response:
         shared_task = shared_task_for(request, slug)
         dataset = dataset_for(shared_task, split)
-        if not selectors.can_view_examples(user=request.user, dataset=dataset):
+        sight = selectors.DatasetSight.of(user=request.user, shared_task=shared_task)
+        if not sight.examples(dataset.split):
             raise PermissionDenied(
                 "The blind dev texts are shown to the task's teams and organizers only."
             )
-        labels_visible = selectors.can_view_labels(user=request.user, dataset=dataset)
+        labels_visible = sight.labels(dataset.split)
         queryset = selectors.example_list(dataset=dataset)
         label = request.query_params.get("label")
         if label is not None:
@@ -355,12 +387,7 @@ class ExamplesImportApi(APIView):
             file_format=serializer.validated_data.get("format"),
             label_map=serializer.validated_data.get("label_map"),
         )
-        body = {
-            "created": report.created,
-            "encoding": report.encoding,
-            "format": report.file_format,
-        }
-        return Response(body, status=status.HTTP_201_CREATED)
+        return Response(ExamplesImportOutput(report).data, status=status.HTTP_201_CREATED)
 
 
 # --- Teams, memberships, invitations ------------------------------------------------------
@@ -377,7 +404,9 @@ class TeamOutput(serializers.ModelSerializer):
         fields = ["id", "kind", "name", "is_anonymous", "member_count", "created_at"]
 
     def get_member_count(self, team: Team) -> int:
-        return team.memberships.count()
+        # Lists annotate the count (selectors.team_list); a single team counts here.
+        counted = getattr(team, "member_count", None)
+        return team.memberships.count() if counted is None else counted
 
 
 class TeamPrivateOutput(serializers.ModelSerializer):
@@ -492,7 +521,8 @@ class InvitationListApi(APIView):
         team = team_for(shared_task_for(request, slug), team_id)
         if not selectors.is_team_owner(user=request.user, team=team):
             raise PermissionDenied("Only the team's owners see its invitations.")
-        return Response(InvitationOutput(team.invitations.all(), many=True).data)
+        invitations = team.invitations.select_related("accepted_by")
+        return Response(InvitationOutput(invitations, many=True).data)
 
     @extend_schema(request=None, responses={201: InvitationOutput})
     def post(self, request: Request, slug: str, team_id: int) -> Response:
@@ -520,6 +550,105 @@ class InvitationRevokeApi(APIView):
             raise Http404("No invitation matches the given query.")
         invitation = services.invitation_revoke(invitation=invitation, actor=request.user)
         return Response(InvitationOutput(invitation).data)
+
+
+# --- Task invitations: the way into a private task ----------------------------------------
+
+
+class TaskInvitationInput(serializers.Serializer):
+    expires_at = serializers.DateTimeField(
+        required=False, help_text="When the link stops working; default: in 14 days."
+    )
+    max_uses = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, help_text="Default: no limit."
+    )
+    note = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+
+
+class TaskInvitationOutput(serializers.ModelSerializer):
+    shared_task = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    uses = serializers.SerializerMethodField()
+
+    class Meta:
+        model = TaskInvitation
+        fields = [
+            "token",
+            "shared_task",
+            "note",
+            "created_by",
+            "created_at",
+            "expires_at",
+            "max_uses",
+            "uses",
+            "revoked_at",
+        ]
+
+    def get_uses(self, invitation: TaskInvitation) -> int:
+        # Lists annotate the count (selectors.task_invitation_list); one invitation counts here.
+        counted = getattr(invitation, "uses", None)
+        return invitation.accesses.count() if counted is None else counted
+
+
+class TaskAccessOutput(serializers.ModelSerializer):
+    shared_task = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    username = serializers.CharField(source="user.username")
+
+    class Meta:
+        model = TaskAccess
+        fields = ["shared_task", "username", "granted_at"]
+
+
+class TaskInvitationListApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("page", int)], responses=TaskInvitationOutput(many=True)
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        require_organizer(request, shared_task)
+        invitations = selectors.task_invitation_list(shared_task=shared_task)
+        return paginated(self, request, invitations, TaskInvitationOutput)
+
+    @extend_schema(request=TaskInvitationInput, responses={201: TaskInvitationOutput})
+    def post(self, request: Request, slug: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        require_organizer(request, shared_task)
+        serializer = TaskInvitationInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        invitation = services.task_invitation_create(
+            shared_task=shared_task, actor=request.user, **serializer.validated_data
+        )
+        return Response(TaskInvitationOutput(invitation).data, status=status.HTTP_201_CREATED)
+
+
+class TaskInvitationAcceptApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={200: TaskAccessOutput, 201: TaskAccessOutput})
+    def post(self, request: Request, token: str) -> Response:
+        access, created = services.task_invitation_accept(token=token, user=request.user)
+        return Response(
+            TaskAccessOutput(access).data,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+        )
+
+
+class TaskInvitationRevokeApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses=TaskInvitationOutput)
+    def post(self, request: Request, token: str) -> Response:
+        invitation = get_object_or_404(
+            TaskInvitation.objects.select_related("shared_task"), token=token
+        )
+        if not selectors.can_view_shared_task(
+            user=request.user, shared_task=invitation.shared_task
+        ):
+            raise Http404("No invitation matches the given query.")
+        invitation = services.task_invitation_revoke(invitation=invitation, actor=request.user)
+        return Response(TaskInvitationOutput(invitation).data)
 
 
 # --- Organizers and the audit log ---------------------------------------------------------

@@ -5,6 +5,12 @@ sentence`` lines of the 2017 SST files; UTF-8, cp1252 or Mac Roman). Every row i
 before anything is written: one bad row rejects the whole file, and the rejection lists
 every bad row with its line number, so an organizer fixes the file once, not once per row.
 
+Texts are compared with ``bibi.texts.normalize_text``, the rule the pair checks find
+originals with. A text that is already in the file or the dataset with another label is a
+bad row (named with the line or example it conflicts with); the same text with the same
+label is imported and reported in ``ExamplesImportReport.duplicates``. The blind dev and
+starter sets are frozen once the break phase has started (``services.dataset_require_unfrozen``).
+
     report = examples_import(
         shared_task=task, split="blind_dev", actor=organizer, data=path.read_bytes(),
         filename=path.name, label_map={"0": "negative", "1": "positive"},
@@ -36,9 +42,23 @@ from bibi.files import (
 from bibi.labelmaps import LabelLookup
 from bibi.sharedtasks import selectors, services
 from bibi.sharedtasks.models import Dataset, Example, SharedTask
+from bibi.texts import normalize_text
 
 BATCH_SIZE = 5000
 EXTERNAL_ID_MAX_LENGTH = Example._meta.get_field("external_id").max_length
+
+
+@dataclass(frozen=True)
+class DuplicateText:
+    """A row whose text and label an earlier example already has: imported all the same.
+
+    ``same_as_id`` is that example's id; ``same_as_line`` its line when it is in the same
+    file, None when it was in the dataset before.
+    """
+
+    line: int
+    same_as_id: str
+    same_as_line: int | None
 
 
 @dataclass(frozen=True)
@@ -47,6 +67,26 @@ class ExamplesImportReport:
     encoding: str
     file_format: str
     filename: str
+    # Every exact duplicate, in line order (the caller shows the first ERRORS_SHOWN).
+    duplicates: tuple[DuplicateText, ...] = ()
+
+    def duplicates_text(self, shown: int = 20) -> str:
+        """The exact duplicates in a sentence, for the admin and the command ("" if none)."""
+        if not self.duplicates:
+            return ""
+        named = [
+            f"line {d.line} (as line {d.same_as_line})"
+            if d.same_as_line is not None
+            else f"line {d.line} (as example '{d.same_as_id}')"
+            for d in self.duplicates[:shown]
+        ]
+        more = len(self.duplicates) - shown
+        count = len(self.duplicates)
+        return (
+            f"{count} row{'s' if count != 1 else ''} repeat{'s' if count == 1 else ''} the text "
+            f"and label of an earlier example and {'were' if count != 1 else 'was'} imported "
+            f"all the same: {', '.join(named)}{f' and {more} more' if more > 0 else ''}."
+        )
 
 
 class ExamplesImportRejected(FileRejected):
@@ -108,7 +148,8 @@ def examples_import(
     surrounding whitespace.
 
     Raises ``PermissionDenied`` unless ``actor`` organizes the task, ``ValidationError`` for
-    a bad ``split``, ``file_format`` or ``label_map`` argument, and ``ExamplesImportRejected``
+    a bad ``split``, ``file_format`` or ``label_map`` argument or a frozen split (blind dev
+    and starter, once the break phase has started), and ``ExamplesImportRejected``
     (a ``ValidationError``) listing every problem with the file, in which case nothing is
     stored.
     """
@@ -118,6 +159,7 @@ def examples_import(
         raise ValidationError(
             {"split": f"'{split}' is not a split: use one of {', '.join(Dataset.Split.values)}."}
         )
+    services.dataset_require_unfrozen(shared_task=shared_task, split=split)
     file_format = (file_format or "").strip().lower() or None
     if file_format and file_format not in FORMATS:
         raise ValidationError(
@@ -168,27 +210,30 @@ def examples_import(
         # Two imports into one dataset at once would both pass the id check and then collide
         # (or share positions): the second waits here until the first has committed.
         Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
-        existing_ids = set(dataset.examples.values_list("external_id", flat=True))
+        existing = _Existing.of(dataset)
         start = dataset.examples.aggregate(last=Max("position"))["last"]
         start = 0 if start is None else start + 1
 
-        examples, errors = _examples_from_rows(
+        examples, duplicates, errors = _examples_from_rows(
             rows=rows,
             dataset=dataset,
             columns=columns,
             lookup=lookup,
-            existing_ids=existing_ids,
+            existing=existing,
             start=start,
         )
         if errors:
             raise rejected(errors)
 
         Example.objects.bulk_create(examples, batch_size=BATCH_SIZE)
+        # The evaluation app's half of issue 10.2 goes here, in this transaction: mark the
+        # ready systems' missing prediction cells for the examples just created.
         details = {
             "rows": len(examples),
             "encoding": decoded.encoding,
             "format": file_format,
             "filename": filename,
+            "exact_duplicates": len(duplicates),
         }
         if label_map:
             details["label_map"] = dict(label_map)
@@ -204,7 +249,34 @@ def examples_import(
         encoding=decoded.encoding,
         file_format=file_format,
         filename=filename,
+        duplicates=tuple(duplicates),
     )
+
+
+@dataclass
+class _Existing:
+    """What the dataset already holds that a new row may collide with."""
+
+    ids: set[str]
+    # Normalized text -> the id and label of its first example.
+    texts: dict[str, tuple[str, str]]
+
+    @classmethod
+    def of(cls, dataset: Dataset) -> _Existing:
+        ids: set[str] = set()
+        texts: dict[str, tuple[str, str]] = {}
+        rows = dataset.examples.order_by("position").values_list("external_id", "text", "label")
+        for external_id, text, label in rows:
+            ids.add(external_id)
+            texts.setdefault(normalize_text(text), (external_id, label))
+        return cls(ids=ids, texts=texts)
+
+
+@dataclass
+class _FirstRow:
+    line: int
+    external_id: str
+    label: str
 
 
 def _examples_from_rows(
@@ -213,12 +285,14 @@ def _examples_from_rows(
     dataset: Dataset,
     columns: _Columns,
     lookup: LabelLookup,
-    existing_ids: set[str],
+    existing: _Existing,
     start: int,
-) -> tuple[list[Example], list[RowError]]:
+) -> tuple[list[Example], list[DuplicateText], list[RowError]]:
     examples: list[Example] = []
+    duplicates: list[DuplicateText] = []
     errors: list[RowError] = []
     first_line: dict[str, int] = {}
+    first_text: dict[str, _FirstRow] = {}
     for row in rows:
         if row.error is not None:
             errors.append(RowError(line=row.line, reason=row.error))
@@ -230,7 +304,7 @@ def _examples_from_rows(
             column=columns.id,
             fields=fields,
             first_line=first_line,
-            existing_ids=existing_ids,
+            existing_ids=existing.ids,
             split=dataset.split,
         )
         if id_problem is None:
@@ -243,10 +317,24 @@ def _examples_from_rows(
             problems.append(f"has no '{columns.label}' field")
         elif label is None:
             problems.append(lookup.problem(raw_label))
+        duplicate = None
+        if text is not None and text.strip() and label is not None:
+            duplicate, conflict = _text_seen(
+                normalize_text(text),
+                label=label,
+                row=_FirstRow(row.line, external_id, label),
+                first_text=first_text,
+                existing=existing,
+                split=dataset.split,
+            )
+            if conflict:
+                problems.append(conflict)
         if problems:
             errors.extend(RowError(line=row.line, reason=problem) for problem in problems)
             continue
         assert text is not None and label is not None
+        if duplicate is not None:
+            duplicates.append(duplicate)
         examples.append(
             Example(
                 # By id: the foreign-key descriptor costs more than the rest of the row.
@@ -257,7 +345,41 @@ def _examples_from_rows(
                 position=start + len(examples),
             )
         )
-    return examples, errors
+    return examples, duplicates, errors
+
+
+def _text_seen(
+    key: str,
+    *,
+    label: str,
+    row: _FirstRow,
+    first_text: dict[str, _FirstRow],
+    existing: _Existing,
+    split: str,
+) -> tuple[DuplicateText | None, str | None]:
+    """Is this normalized text already in the dataset or earlier in the file?
+
+    Returns the exact duplicate to report, or the conflict (same text, another label) that
+    refuses the row; ``(None, None)`` for a new text, which is remembered.
+    """
+    before = existing.texts.get(key)
+    if before is not None:
+        same_id, same_label = before
+        if same_label != label:
+            return None, (
+                f"the text is already in the {split} dataset as example '{same_id}' with the "
+                f"label '{same_label}', here '{label}': one text has one label"
+            )
+        return DuplicateText(line=row.line, same_as_id=same_id, same_as_line=None), None
+    first = first_text.setdefault(key, row)
+    if first is row:
+        return None, None
+    if first.label != label:
+        return None, (
+            f"the same text is on line {first.line} with the label '{first.label}', "
+            f"here '{label}': one text has one label"
+        )
+    return DuplicateText(line=row.line, same_as_id=first.external_id, same_as_line=first.line), None
 
 
 def _id_problem(

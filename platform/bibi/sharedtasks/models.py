@@ -114,18 +114,21 @@ class SharedTask(models.Model):
         ):
             raise ValidationError({"strategy_tags": "Give a non-empty list of tag names."})
 
+    # Both read ``phases.all()`` (four rows at most) so that a list of tasks fetched with
+    # ``prefetch_related("phases")`` costs no query per task.
     def phase_at(self, moment: datetime | None = None) -> Phase | None:
         """The phase running at ``moment`` (now by default), or None between phases."""
         moment = moment or timezone.now()
-        return (
-            self.phases.filter(starts_at__lte=moment, ends_at__gt=moment)
-            .order_by("starts_at")
-            .first()
-        )
+        running = [phase for phase in self.phases.all() if phase.is_open(moment)]
+        return min(running, key=lambda phase: phase.starts_at, default=None)
 
     @property
     def results_published(self) -> bool:
-        return self.phases.filter(kind=Phase.Kind.RESULTS, starts_at__lte=timezone.now()).exists()
+        now = timezone.now()
+        return any(
+            phase.kind == Phase.Kind.RESULTS and phase.starts_at <= now
+            for phase in self.phases.all()
+        )
 
 
 class Organizer(models.Model):
@@ -299,6 +302,60 @@ class Invitation(models.Model):
 
     def __str__(self) -> str:
         return f"invitation to {self.team}"
+
+
+class TaskInvitation(models.Model):
+    """A link organizers hand out to let people into a private task.
+
+    Whoever accepts it (signed in) is given a ``TaskAccess``: from then on they see the task
+    as everyone sees a public one, so they can found a team or accept a team's invitation.
+    """
+
+    shared_task = models.ForeignKey(
+        SharedTask, on_delete=models.CASCADE, related_name="task_invitations"
+    )
+    token = models.CharField(max_length=64, unique=True, default=new_invitation_token)
+    note = models.CharField(
+        max_length=200, blank=True, help_text="Who the link is for, for the organizers."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    max_uses = models.PositiveIntegerField(
+        null=True, blank=True, help_text="How many people may accept it; empty for no limit."
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"invitation to {self.shared_task}"
+
+
+class TaskAccess(models.Model):
+    """A user let into a (private) task by a task invitation."""
+
+    shared_task = models.ForeignKey(SharedTask, on_delete=models.CASCADE, related_name="accesses")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="task_accesses"
+    )
+    invitation = models.ForeignKey(
+        TaskInvitation, on_delete=models.SET_NULL, null=True, related_name="accesses"
+    )
+    granted_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["granted_at", "id"]
+        verbose_name_plural = "task accesses"
+        constraints = [
+            models.UniqueConstraint(fields=["shared_task", "user"], name="one_access_per_user")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} may see {self.shared_task}"
 
 
 class AuditLogEntry(models.Model):

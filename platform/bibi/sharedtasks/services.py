@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from bibi.sharedtasks import selectors
@@ -21,6 +23,8 @@ from bibi.sharedtasks.models import (
     Organizer,
     Phase,
     SharedTask,
+    TaskAccess,
+    TaskInvitation,
     Team,
 )
 
@@ -283,13 +287,72 @@ def phase_create(
     return phase
 
 
+def phase_require_movable(
+    *,
+    phase: Phase,
+    starts_at: datetime,
+    ends_at: datetime,
+    now: datetime | None = None,
+) -> None:
+    """May ``phase`` (as stored) move to ``starts_at``-``ends_at``? Raises ValidationError if not.
+
+    What happened stays as it happened: a start or an end that has passed never changes,
+    and no start or end moves to a moment already past. So a deadline cannot be moved
+    around submissions already made (a team's entry is its last set before the break
+    deadline; the datasets freeze at the break start). A running phase may still end
+    earlier or later, as long as its new end is still to come.
+    """
+    now = now or timezone.now()
+    kind = phase.kind
+    if starts_at != phase.starts_at:
+        if phase.starts_at <= now:
+            raise ValidationError(
+                {
+                    "starts_at": f"The {kind} phase started at {moment_text(phase.starts_at)}; "
+                    "its start can no longer change."
+                }
+            )
+        if starts_at < now:
+            raise ValidationError(
+                {
+                    "starts_at": f"{moment_text(starts_at)} has already passed: a phase cannot "
+                    "start in the past. Give a moment still to come."
+                }
+            )
+    if ends_at != phase.ends_at:
+        if phase.ends_at <= now:
+            raise ValidationError(
+                {
+                    "ends_at": f"The {kind} phase ended at {moment_text(phase.ends_at)}; its "
+                    "end can no longer change. Extend a phase while it runs."
+                }
+            )
+        if ends_at < now:
+            raise ValidationError(
+                {
+                    "ends_at": f"{moment_text(ends_at)} has already passed: a phase cannot be "
+                    "closed retroactively. Give a moment still to come."
+                }
+            )
+
+
+def phase_require_deletable(*, phase: Phase, now: datetime | None = None) -> None:
+    """A phase that has started is part of what happened: raises ValidationError."""
+    if phase.starts_at <= (now or timezone.now()):
+        raise ValidationError(
+            f"The {phase.kind} phase started at {moment_text(phase.starts_at)}; it can no "
+            "longer be deleted."
+        )
+
+
 @transaction.atomic
 def phase_update(
     *, phase: Phase, actor: AbstractBaseUser, starts_at: datetime, ends_at: datetime
 ) -> Phase:
-    """Move a phase. Changing an end that has already passed is refused: use an extension."""
+    """Move a phase: only what has not happened yet (``phase_require_movable``)."""
     shared_task = phase.shared_task
     _require_organizer(user=actor, shared_task=shared_task)
+    phase_require_movable(phase=phase, starts_at=starts_at, ends_at=ends_at)
     _check_phase_fits(
         shared_task=shared_task,
         kind=phase.kind,
@@ -317,9 +380,11 @@ def phase_update(
 def phase_extend(
     *, phase: Phase, actor: AbstractBaseUser, ends_at: datetime, reason: str = ""
 ) -> Phase:
-    """Push a phase's deadline later (never earlier), and record who did it and why."""
+    """Push the deadline of a phase that has not ended later (never earlier), and record
+    who did it and why."""
     shared_task = phase.shared_task
     _require_organizer(user=actor, shared_task=shared_task)
+    phase_require_movable(phase=phase, starts_at=phase.starts_at, ends_at=ends_at)
     if ends_at <= phase.ends_at:
         raise ValidationError(
             {
@@ -346,6 +411,26 @@ def phase_extend(
     return phase
 
 
+def dataset_require_unfrozen(
+    *, shared_task: SharedTask, split: str, now: datetime | None = None
+) -> None:
+    """Raises ``ValidationError`` (on ``split``) if the split is frozen: the blind dev and
+    starter sets take no example once the break phase has started (see
+    ``selectors.split_frozen_since``)."""
+    since = selectors.split_frozen_since(shared_task=shared_task, split=split, now=now)
+    if since is None:
+        return
+    name = split.replace("_", " ")
+    raise ValidationError(
+        {
+            "split": f"The {name} set is frozen: the break phase started at "
+            f"{moment_text(since)}, and from then on the blind dev and starter sets never "
+            "change (systems were validated on them, breakers edit them). Training data can "
+            "still be imported."
+        }
+    )
+
+
 def dataset_get_or_create(*, shared_task: SharedTask, split: str) -> Dataset:
     if split not in Dataset.Split.values:
         raise ValidationError(
@@ -355,11 +440,36 @@ def dataset_get_or_create(*, shared_task: SharedTask, split: str) -> Dataset:
     return dataset
 
 
-def _new_alias(*, shared_task: SharedTask, kind: str) -> str:
+def team_alias_new(
+    *, shared_task: SharedTask, kind: str, token: Callable[[], str] = lambda: secrets.token_hex(3)
+) -> str:
+    """An alias no team of the task has as its alias or, ignoring case, as its name: an
+    anonymous team must not pass for another (``token`` draws the random part)."""
     while True:
-        alias = f"Anonymous {kind} {secrets.token_hex(3)}"
-        if not shared_task.teams.filter(alias=alias).exists():
+        alias = f"Anonymous {kind} {token()}"
+        if not shared_task.teams.filter(Q(alias__iexact=alias) | Q(name__iexact=alias)).exists():
             return alias
+
+
+def _require_free_team_name(
+    *, shared_task: SharedTask, name: str, team: Team | None = None
+) -> None:
+    """A team's name is unique in its task, and is never another team's alias (ignoring case),
+    or the named team would pass for the anonymous one."""
+    others = shared_task.teams.exclude(id=team.id) if team is not None else shared_task.teams
+    clash = others.filter(Q(name__iexact=name) | Q(alias__iexact=name)).first()
+    if clash is None:
+        return
+    if clash.name.lower() == name.lower():
+        raise ValidationError(
+            {"name": f"A team named '{name}' already exists in this shared task."}
+        )
+    raise ValidationError(
+        {
+            "name": f"'{name}' is reserved: it is another team's anonymous alias in this "
+            "shared task. Choose another name."
+        }
+    )
 
 
 def _check_can_join(*, shared_task: SharedTask, user: AbstractBaseUser) -> None:
@@ -392,16 +502,13 @@ def team_create(
             {"is_anonymous": "This shared task does not allow anonymous team names."}
         )
     _check_can_join(shared_task=shared_task, user=owner)
-    if shared_task.teams.filter(name__iexact=name).exists():
-        raise ValidationError(
-            {"name": f"A team named '{name}' already exists in this shared task."}
-        )
+    _require_free_team_name(shared_task=shared_task, name=name)
     team = Team.objects.create(
         shared_task=shared_task,
         kind=kind,
         name=name,
         is_anonymous=is_anonymous,
-        alias=_new_alias(shared_task=shared_task, kind=kind),
+        alias=team_alias_new(shared_task=shared_task, kind=kind),
     )
     Membership.objects.create(
         team=team, user=owner, shared_task=shared_task, role=Membership.Role.OWNER
@@ -423,10 +530,7 @@ def team_update(
         name = name.strip()
         if not name:
             raise ValidationError({"name": "A team needs a name."})
-        if team.shared_task.teams.filter(name__iexact=name).exclude(id=team.id).exists():
-            raise ValidationError(
-                {"name": f"A team named '{name}' already exists in this shared task."}
-            )
+        _require_free_team_name(shared_task=team.shared_task, name=name, team=team)
         team.name = name
     if is_anonymous is not None:
         if is_anonymous and not team.shared_task.allow_anonymous_teams:
@@ -484,3 +588,110 @@ def invitation_revoke(*, invitation: Invitation, actor: AbstractBaseUser) -> Inv
         invitation.revoked_at = timezone.now()
         invitation.save(update_fields=["revoked_at"])
     return invitation
+
+
+# --- Letting people into a private task ----------------------------------------------------
+
+
+@transaction.atomic
+def task_invitation_create(
+    *,
+    shared_task: SharedTask,
+    actor: AbstractBaseUser,
+    expires_at: datetime | None = None,
+    max_uses: int | None = None,
+    note: str = "",
+) -> TaskInvitation:
+    """An organizer's link into the task: valid until ``expires_at`` (default: in 14 days),
+    for ``max_uses`` people (None: any number), until revoked."""
+    _require_organizer(user=actor, shared_task=shared_task)
+    now = timezone.now()
+    expires_at = expires_at or now + INVITATION_LIFETIME
+    if expires_at <= now:
+        raise ValidationError(
+            {"expires_at": f"{moment_text(expires_at)} has passed: give a moment still to come."}
+        )
+    if max_uses is not None and max_uses < 1:
+        raise ValidationError({"max_uses": "Give at least 1, or nothing for no limit."})
+    invitation = TaskInvitation.objects.create(
+        shared_task=shared_task,
+        created_by=actor,
+        expires_at=expires_at,
+        max_uses=max_uses,
+        note=note.strip(),
+    )
+    audit_record(
+        shared_task=shared_task,
+        actor=actor,
+        action="task_invitation.create",
+        target=f"task_invitation:{invitation.id}",
+        details={"expires_at": expires_at.isoformat(), "max_uses": max_uses, "note": note},
+    )
+    return invitation
+
+
+@transaction.atomic
+def task_invitation_revoke(
+    *, invitation: TaskInvitation, actor: AbstractBaseUser
+) -> TaskInvitation:
+    """Nobody else gets in with this link; whoever it let in keeps their access."""
+    _require_organizer(user=actor, shared_task=invitation.shared_task)
+    if invitation.revoked_at is None:
+        invitation.revoked_at = timezone.now()
+        invitation.save(update_fields=["revoked_at"])
+        audit_record(
+            shared_task=invitation.shared_task,
+            actor=actor,
+            action="task_invitation.revoke",
+            target=f"task_invitation:{invitation.id}",
+        )
+    return invitation
+
+
+@transaction.atomic
+def task_invitation_accept(*, token: str, user: AbstractBaseUser) -> tuple[TaskAccess, bool]:
+    """Let ``user`` into the task the link is for. Returns the access and whether it is new:
+    someone already let in keeps their access and uses up nothing."""
+    # Locked so that two people cannot both take the last use of a link.
+    invitation = (
+        TaskInvitation.objects.select_for_update()
+        .select_related("shared_task")
+        .filter(token=token)
+        .first()
+    )
+    if invitation is None:
+        raise ValidationError(
+            {"token": "This invitation does not exist. Ask the organizers for a new link."}
+        )
+    shared_task = invitation.shared_task
+    if selectors.is_organizer(user=user, shared_task=shared_task):
+        raise ValidationError("You organize this shared task: you see it already.")
+    existing = TaskAccess.objects.filter(shared_task=shared_task, user=user).first()
+    if existing is not None:
+        return existing, False
+    if invitation.revoked_at is not None:
+        raise ValidationError({"token": "This invitation was revoked by the organizers."})
+    if invitation.expires_at <= timezone.now():
+        raise ValidationError(
+            {"token": "This invitation has expired. Ask the organizers for a new link."}
+        )
+    if invitation.max_uses is not None and invitation.accesses.count() >= invitation.max_uses:
+        raise ValidationError(
+            {"token": "This invitation has been used as often as it may be. Ask the organizers."}
+        )
+    try:
+        with transaction.atomic():
+            access = TaskAccess.objects.create(
+                shared_task=shared_task, user=user, invitation=invitation
+            )
+    except IntegrityError:
+        # Let in a moment ago through another link.
+        return TaskAccess.objects.get(shared_task=shared_task, user=user), False
+    audit_record(
+        shared_task=shared_task,
+        actor=user,
+        action="task_invitation.accept",
+        target=f"task_invitation:{invitation.id}",
+        details={"user": user.get_username()},
+    )
+    return access, True

@@ -28,6 +28,11 @@ urlpatterns = [
         apis.InvitationListApi.as_view(),
         name="invitation-list",
     ),
+    path(
+        f"{task}task-invitations/",
+        apis.TaskInvitationListApi.as_view(),
+        name="task-invitation-list",
+    ),
     path(f"{task}organizers/", apis.OrganizerListApi.as_view(), name="organizer-list"),
     path(f"{task}audit-log/", apis.AuditLogApi.as_view(), name="audit-log"),
     path(
@@ -39,6 +44,16 @@ urlpatterns = [
         "invitations/<str:token>/revoke/",
         apis.InvitationRevokeApi.as_view(),
         name="invitation-revoke",
+    ),
+    path(
+        "task-invitations/<str:token>/accept/",
+        apis.TaskInvitationAcceptApi.as_view(),
+        name="task-invitation-accept",
+    ),
+    path(
+        "task-invitations/<str:token>/revoke/",
+        apis.TaskInvitationRevokeApi.as_view(),
+        name="task-invitation-revoke",
     ),
     path("me/memberships/", apis.MyMembershipsApi.as_view(), name="my-memberships"),
 ]

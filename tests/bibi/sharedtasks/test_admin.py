@@ -128,14 +128,14 @@ def test_a_deadline_moved_in_the_admin_is_audited(cast):
 def test_the_admin_refuses_overlapping_phases_like_the_api(cast):
     client = staff_organizer(cast)
     fields = change_form(client, cast)
-    i = phase_index(fields, "build")
-    brk = Phase.objects.get(shared_task=cast.shared_task, kind="break")
-    late = brk.starts_at + timedelta(days=2)
+    i = phase_index(fields, "contest")
+    results = Phase.objects.get(shared_task=cast.shared_task, kind="results")
+    late = results.starts_at + timedelta(days=2)
     fields[f"phases-{i}-ends_at_0"] = late.strftime("%Y-%m-%d")
     fields[f"phases-{i}-ends_at_1"] = late.strftime("%H:%M:%S")
     response = client.post(f"/admin/sharedtasks/sharedtask/{cast.shared_task.pk}/change/", fields)
     assert response.status_code == 200
-    assert b"would overlap the break phase" in response.content
+    assert b"would overlap the results phase" in response.content
     assert not AuditLogEntry.objects.filter(action="phase.update").exists()
 
 

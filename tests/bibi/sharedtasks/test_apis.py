@@ -128,11 +128,18 @@ def test_an_organizer_imports_an_sst2_file_with_a_label_map(cast):
         cast, "train", "extra.train", b"1 a joy .\n0 a chore .\n", label_map="0=negative,1=positive"
     )
     assert response.status_code == 201, response.json()
-    assert response.json() == {"created": 2, "encoding": "utf-8", "format": "sst2"}
+    assert response.json() == {
+        "created": 2,
+        "encoding": "utf-8",
+        "format": "sst2",
+        "duplicate_count": 0,
+        "duplicates": [],
+    }
     assert cast.train.examples.count() == 4
 
 
-def test_a_rejected_import_lists_every_bad_row_and_stores_nothing(cast):
+def test_a_rejected_import_lists_every_bad_row_and_stores_nothing(cast_building):
+    cast = cast_building
     data = b"id\ttext\tlabel\nn1\t\tpositive\nn2\tfine\tmaybe\nn3\tgood\tpositive\n"
     response = _import(cast, "starter", "bad.tsv", data)
     assert response.status_code == 400

@@ -12,6 +12,13 @@ from bibi.sharedtasks.models import Dataset
 
 pytestmark = [pytest.mark.embedded, pytest.mark.django_db]
 
+
+@pytest.fixture
+def cast(cast_building):
+    """Imports into every split happen before the break phase starts."""
+    return cast_building
+
+
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "import"
 
 

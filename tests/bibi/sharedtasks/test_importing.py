@@ -21,6 +21,13 @@ from .conftest import FIXTURES, REVIEWS, SST2_DEV
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture
+def cast(cast_building):
+    """Imports into every split happen before the break phase starts."""
+    return cast_building
+
+
 REVIEW_LABELS = ["positive", "negative"] * 3
 BINARY = {"0": "negative", "1": "positive"}
 SIGNED = {"-1": "negative", "+1": "positive"}
@@ -351,6 +358,7 @@ class TestRecordKeeping:
             "encoding": "utf-8",
             "format": "csv",
             "filename": "rows.csv",
+            "exact_duplicates": 0,
             "label_map": BINARY,
         }
 

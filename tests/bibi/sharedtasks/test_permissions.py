@@ -53,6 +53,10 @@ def fresh_invitation(cast: Cast) -> str:
     return services.invitation_create(team=cast.breaker_team, actor=cast.breaker).token
 
 
+def fresh_task_invitation(cast: Cast) -> str:
+    return services.task_invitation_create(shared_task=cast.shared_task, actor=cast.organizer).token
+
+
 BASE = "/api/v1/shared-tasks/sst"
 CASES = [
     Case("list tasks", "get", lambda c: "/api/v1/shared-tasks/", everyone(200)),
@@ -167,6 +171,28 @@ CASES = [
         lambda c: f"/api/v1/invitations/{fresh_invitation(c)}/revoke/",
         {ORG: 403, OTHER: 404, BUILDER: 404, BREAKER: 200, OUTSIDER: 404, ANON: 401},
     ),
+    Case(
+        "list task invitations", "get", lambda c: f"{BASE}/task-invitations/", organizers_only(200)
+    ),
+    Case(
+        "create a task invitation",
+        "post",
+        lambda c: f"{BASE}/task-invitations/",
+        organizers_only(201),
+        body=lambda c, r: {"note": "the reading group", "max_uses": 5},
+    ),
+    Case(
+        "accept a task invitation",
+        "post",
+        lambda c: f"/api/v1/task-invitations/{fresh_task_invitation(c)}/accept/",
+        {ORG: 400, OTHER: 201, BUILDER: 201, BREAKER: 201, OUTSIDER: 201, ANON: 401},
+    ),
+    Case(
+        "revoke a task invitation",
+        "post",
+        lambda c: f"/api/v1/task-invitations/{fresh_task_invitation(c)}/revoke/",
+        organizers_only(200),
+    ),
     Case("list organizers", "get", lambda c: f"{BASE}/organizers/", organizers_only(200)),
     Case(
         "add an organizer",
@@ -233,6 +259,42 @@ def test_a_private_task_is_invisible_to_everyone_outside_it(cast, role):
     assert ("sst" in listed) is visible
     for path in ("phases/", "datasets/", "teams/", "datasets/starter/examples/"):
         assert client.get(f"{BASE}/{path}").status_code == (200 if visible else 404)
+
+
+PRIVATE_READS = ("", "phases/", "datasets/", "teams/", "datasets/starter/examples/")
+
+
+@pytest.mark.parametrize("role", [OTHER, OUTSIDER])
+def test_a_task_invitation_shows_a_private_task_to_whoever_accepts_it(cast, role):
+    cast.shared_task.is_public = False
+    cast.shared_task.save()
+    client = cast.client(role)
+    token = fresh_task_invitation(cast)
+    assert client.post(f"{BASE}/teams/", {"kind": "breaker", "name": "Late"}).status_code == 404
+
+    assert client.post(f"/api/v1/task-invitations/{token}/accept/").status_code == 201
+
+    for path in PRIVATE_READS:
+        assert client.get(f"{BASE}/{path}").status_code == 200, path
+    listed = [task["slug"] for task in client.get("/api/v1/shared-tasks/").json()["results"]]
+    assert "sst" in listed
+    # Let in, not yet in a team: what a visitor of a public task sees, and no more.
+    assert client.get(f"{BASE}/datasets/blind_dev/examples/").status_code == 403
+    assert client.get(f"{BASE}/task-invitations/").status_code == 403
+    created = client.post(f"{BASE}/teams/", {"kind": "breaker", "name": "Late"}, format="json")
+    assert created.status_code == 201, created.content
+    assert client.get(f"{BASE}/datasets/blind_dev/examples/").status_code == 200
+
+
+def test_a_private_tasks_invitation_shows_nothing_to_those_who_do_not_accept_it(cast):
+    cast.shared_task.is_public = False
+    cast.shared_task.save()
+    cast.client(OUTSIDER).post(f"/api/v1/task-invitations/{fresh_task_invitation(cast)}/accept/")
+    client = cast.client(OTHER)
+    for path in PRIVATE_READS:
+        assert client.get(f"{BASE}/{path}").status_code == 404, path
+    revoke = client.post(f"/api/v1/task-invitations/{fresh_task_invitation(cast)}/revoke/")
+    assert revoke.status_code == 404
 
 
 def test_organizers_see_blind_dev_labels(cast):

@@ -75,13 +75,13 @@ def test_the_current_phase_follows_the_clock(cast):
 
 
 def test_it_refuses_overlapping_phases(cast):
-    build = cast.shared_task.phases.get(kind="build")
-    with pytest.raises(ValidationError, match="would overlap the break phase"):
+    contest = cast.shared_task.phases.get(kind="contest")
+    with pytest.raises(ValidationError, match="would overlap the results phase"):
         services.phase_update(
-            phase=build,
+            phase=contest,
             actor=cast.organizer,
-            starts_at=build.starts_at,
-            ends_at=build.ends_at + timedelta(days=1),
+            starts_at=contest.starts_at,
+            ends_at=contest.ends_at + timedelta(days=1),
         )
 
 

@@ -97,6 +97,8 @@ class Command(BaseCommand):
                 f"as {actor.get_username()}."
             )
         )
+        if report.duplicates:
+            self.stdout.write(report.duplicates_text())
 
     def _actor(self, shared_task: SharedTask, username: str | None):
         if username:
