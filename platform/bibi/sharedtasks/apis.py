@@ -238,6 +238,23 @@ class PhaseExtendApi(APIView):
         return Response(PhaseOutput(phase).data)
 
 
+class PhaseCloseNowApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        parameters=[KIND_PARAMETER],
+        request=None,
+        responses=PhaseOutput(many=True),
+        description="End the running phase now and start the next one at the same moment; "
+        "answers every phase of the task.",
+    )
+    def post(self, request: Request, slug: str, kind: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        require_organizer(request, shared_task)
+        services.phase_close_now(phase=phase_for(shared_task, kind), actor=request.user)
+        return Response(PhaseOutput(shared_task.phases.order_by("starts_at"), many=True).data)
+
+
 # --- Datasets and examples ----------------------------------------------------------------
 
 

@@ -377,6 +377,45 @@ def phase_update(
 
 
 @transaction.atomic
+def phase_close_now(*, phase: Phase, actor: AbstractBaseUser) -> Phase | None:
+    """End the running ``phase`` now and start the next phase at the same moment.
+
+    What an organizer does when every team is done early. The next phase (in the order
+    build, break, contest, results) keeps its end; one that has not started starts now.
+    Returns the next phase, or None when ``phase`` is the last. Raises ValidationError
+    unless ``phase`` is running. Both moves are audited as ``phase.close_now``.
+    """
+    shared_task = phase.shared_task
+    _require_organizer(user=actor, shared_task=shared_task)
+    now = timezone.now()
+    if not phase.is_open(now):
+        raise ValidationError(
+            f"Only a running phase can be closed now; the {phase.kind} phase runs from "
+            f"{moment_text(phase.starts_at)} to {moment_text(phase.ends_at)}."
+        )
+    later = [p for p in shared_task.phases.order_by("starts_at") if p.starts_at >= phase.ends_at]
+    following = later[0] if later else None
+    before = {"ends_at": phase.ends_at.isoformat()}
+    phase_require_movable(phase=phase, starts_at=phase.starts_at, ends_at=now, now=now)
+    phase.ends_at = now
+    phase.save(update_fields=["ends_at"])
+    details: dict[str, Any] = {"from": before, "to": {"ends_at": now.isoformat()}}
+    if following is not None:
+        phase_require_movable(phase=following, starts_at=now, ends_at=following.ends_at, now=now)
+        details["opened"] = {"kind": following.kind, "from": following.starts_at.isoformat()}
+        following.starts_at = now
+        following.save(update_fields=["starts_at"])
+    audit_record(
+        shared_task=shared_task,
+        actor=actor,
+        action="phase.close_now",
+        target=f"phase:{phase.kind}",
+        details=details,
+    )
+    return following
+
+
+@transaction.atomic
 def phase_extend(
     *, phase: Phase, actor: AbstractBaseUser, ends_at: datetime, reason: str = ""
 ) -> Phase:

@@ -12,6 +12,11 @@ urlpatterns = [
     path(f"{task}phases/", apis.PhaseListApi.as_view(), name="phase-list"),
     path(f"{task}phases/<str:kind>/", apis.PhaseDetailApi.as_view(), name="phase-detail"),
     path(f"{task}phases/<str:kind>/extend/", apis.PhaseExtendApi.as_view(), name="phase-extend"),
+    path(
+        f"{task}phases/<str:kind>/close-now/",
+        apis.PhaseCloseNowApi.as_view(),
+        name="phase-close-now",
+    ),
     path(f"{task}datasets/", apis.DatasetListApi.as_view(), name="dataset-list"),
     path(
         f"{task}datasets/<str:split>/examples/", apis.ExampleListApi.as_view(), name="example-list"

@@ -174,3 +174,30 @@ def test_the_admin_still_moves_a_phase_to_come(cast):
     fields[f"phases-{i}-ends_at_1"] = later.strftime("%H:%M:%S")
     assert admin_post(cast, client, fields).status_code == 302
     assert phase(cast, "results").ends_at.date() == later.date()
+
+
+def test_closing_the_running_phase_now_opens_the_next_at_the_same_moment(cast):
+    before = timezone.now()
+    response = cast.client("organizer").post(f"{BASE}/phases/break/close-now/")
+    assert response.status_code == 200, response.json()
+    closed, opened = phase(cast, "break"), phase(cast, "contest")
+    assert before <= closed.ends_at == opened.starts_at <= timezone.now()
+    assert cast.shared_task.phase_at().kind == "contest"
+    entry = AuditLogEntry.objects.filter(action="phase.close_now").get()
+    assert entry.details["opened"]["kind"] == "contest"
+
+
+def test_only_a_running_phase_can_be_closed_now(cast):
+    for kind in ("build", "contest"):
+        response = cast.client("organizer").post(f"{BASE}/phases/{kind}/close-now/")
+        assert response.status_code == 400
+        assert "Only a running phase can be closed now" in response.json()["detail"]
+
+
+def test_closing_the_last_phase_opens_nothing(cast):
+    results = phase(cast, "results")
+    services.phase_close_now(phase=phase(cast, "break"), actor=cast.organizer)
+    services.phase_close_now(phase=phase(cast, "contest"), actor=cast.organizer)
+    assert services.phase_close_now(phase=phase(cast, "results"), actor=cast.organizer) is None
+    assert phase(cast, "results").starts_at < phase(cast, "results").ends_at <= timezone.now()
+    assert results.ends_at > phase(cast, "results").ends_at

@@ -97,6 +97,12 @@ CASES = [
         organizers_only(200),
         body=lambda c, r: {"ends_at": later(c, "results", 3), "reason": "late data"},
     ),
+    Case(
+        "close the running phase now",
+        "post",
+        lambda c: f"{BASE}/phases/break/close-now/",
+        organizers_only(200),
+    ),
     Case("list datasets", "get", lambda c: f"{BASE}/datasets/", everyone(200)),
     Case(
         "read training examples", "get", lambda c: f"{BASE}/datasets/train/examples/", everyone(200)
