@@ -300,11 +300,13 @@ def detect_format(filename: str, requested: str | None = None) -> str:
     raise FileFormatError(f"cannot tell the format of '{filename}' from its name: {hint}")
 
 
-def read_rows(text: str, *, file_format: str) -> list[Row]:
+def read_rows(text: str, *, file_format: str, quoted: bool = True) -> list[Row]:
     """Split decoded ``text`` into numbered rows.
 
     - ``csv``/``tsv``: the first record is the header and names the fields; quoted fields may
-      hold delimiters and line breaks (doubled quotes inside).
+      hold delimiters and line breaks (doubled quotes inside). With ``quoted=False`` a quote
+      is a character like any other and every line is a record, as in TSV files written
+      without quoting (the 2017 shared task's), where a field may begin with a quote.
     - ``jsonl``: one JSON object per line; values become strings (null becomes "").
     - ``sst2``: ``LABEL sentence`` per line, giving the fields ``label`` and ``text``. The
       file has no ids: callers use ``Row.line`` as the id.
@@ -312,10 +314,8 @@ def read_rows(text: str, *, file_format: str) -> list[Row]:
     Blank lines are skipped in every format. Raises ``FileFormatError`` when the file cannot
     be read at all (see the module docstring); a broken record is a ``Row`` with ``error``.
     """
-    if file_format == "csv":
-        return _read_delimited(text, file_format="csv")
-    if file_format == "tsv":
-        return _read_delimited(text, file_format="tsv")
+    if file_format in ("csv", "tsv"):
+        return _read_delimited(text, file_format=file_format, quoted=quoted)
     if file_format == "jsonl":
         return _read_jsonl(text)
     if file_format == "sst2":
@@ -323,11 +323,16 @@ def read_rows(text: str, *, file_format: str) -> list[Row]:
     raise FileFormatError(f"'{file_format}' is not a file format: use one of {', '.join(FORMATS)}")
 
 
-def _read_delimited(text: str, *, file_format: str) -> list[Row]:
+def _read_delimited(text: str, *, file_format: str, quoted: bool = True) -> list[Row]:
     delimiter = "," if file_format == "csv" else "\t"
     # strict: a quote followed by more text ('"Terrific" says it all') is an error to show,
     # not a field whose quotes silently disappear.
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    reader = csv.reader(
+        io.StringIO(text, newline=""),
+        delimiter=delimiter,
+        strict=True,
+        quoting=csv.QUOTE_MINIMAL if quoted else csv.QUOTE_NONE,
+    )
     header: list[str] | None = None
     rows: list[Row] = []
     ended_at = 0

@@ -256,6 +256,9 @@ SYSTEM_VALIDATION_SOFT_TIME_LIMIT = env_int("SYSTEM_VALIDATION_SOFT_TIME_LIMIT",
 SYSTEM_VALIDATION_TIME_LIMIT = env_int("SYSTEM_VALIDATION_TIME_LIMIT", 35 * 60)
 SYSTEM_MAX_SEQUENCE_LENGTH = env_int("SYSTEM_MAX_SEQUENCE_LENGTH", 128)
 SYSTEM_BATCH_SIZE = env_int("SYSTEM_BATCH_SIZE", 32)
+# Hours after the break phase during which self-reported systems predict the pair texts;
+# builder teams see variant labels only after it (never past the start of the results).
+PAIR_PREDICTIONS_WINDOW_HOURS = env_int("PAIR_PREDICTIONS_WINDOW_HOURS", 48)
 # Models a worker process keeps loaded (least recently used dropped first).
 SYSTEM_MODEL_CACHE_SIZE = env_int("SYSTEM_MODEL_CACHE_SIZE", 2)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
@@ -30,15 +31,23 @@ from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated, IsAuthenticatedOrReadOnly
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from bibi.api import FileRejectedOutput, LabelMapField, paginated, shared_task_for
+from bibi.api import (
+    FileRejectedOutput,
+    LabelMapField,
+    LineErrorOutput,
+    paginated,
+    shared_task_for,
+)
 from bibi.files import RowError
 from bibi.pairs import selectors, services
 from bibi.pairs.layouts import pair_input_from_fields, split_tags
 from bibi.pairs.models import Contest, Pair, PairSet
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import SharedTask, Team
+from bibi.sharedtasks.services import moment_text
 
 
 def breaker_team_for(request: Request, shared_task: SharedTask) -> Team:
@@ -83,8 +92,19 @@ class TeamRefOutput(serializers.Serializer):
     name = serializers.CharField()
 
 
-def team_ref(request: Request, team: Team) -> dict[str, Any]:
-    private = task_selectors.can_view_team_private(user=request.user, team=team)
+def output_context(request: Request, shared_task: SharedTask, **extra: Any) -> dict[str, Any]:
+    """What the output serializers need, asked once per request rather than once per row."""
+    visible = task_selectors.private_team_ids(user=request.user, shared_task=shared_task)
+    return {"private_team_ids": visible, **extra}
+
+
+def sees_private(context: dict[str, Any], team_id: int) -> bool:
+    visible = context["private_team_ids"]
+    return visible is None or team_id in visible
+
+
+def team_ref(context: dict[str, Any], team: Team) -> dict[str, Any]:
+    private = sees_private(context, team.id)
     return {"id": team.id, "name": team.name if private else team.public_name}
 
 
@@ -147,13 +167,10 @@ class PairSetOutput(serializers.ModelSerializer):
 
     @extend_schema_field(TeamRefOutput)
     def get_team(self, pair_set: PairSet) -> dict[str, Any]:
-        return team_ref(self.context["request"], pair_set.team)
+        return team_ref(self.context, pair_set.team)
 
     def get_submitted_by(self, pair_set: PairSet) -> str | None:
-        user = self.context["request"].user
-        if pair_set.submitted_by is None:
-            return None
-        if not task_selectors.can_view_team_private(user=user, team=pair_set.team):
+        if pair_set.submitted_by is None or not sees_private(self.context, pair_set.team_id):
             return None
         return pair_set.submitted_by.get_username()
 
@@ -170,6 +187,78 @@ class PairSetDetailOutput(PairSetOutput):
     @extend_schema_field(PairOutput(many=True))
     def get_pairs(self, pair_set: PairSet) -> list[dict[str, Any]]:
         return PairOutput(selectors.pair_list(pair_set=pair_set), many=True).data
+
+
+class SetRefOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    pair_count = serializers.IntegerField()
+
+
+def _set_ref(pair_set: PairSet | None) -> dict[str, int] | None:
+    return None if pair_set is None else {"id": pair_set.id, "pair_count": pair_set.pair_count}
+
+
+class SubmissionFields(serializers.Serializer):
+    """What a submission did to the team's entry, and its warnings (``context["submission"]``)."""
+
+    dry_run = serializers.SerializerMethodField()
+    replaced_entry = serializers.SerializerMethodField(
+        help_text="The entry this set took over from (it is no longer scored), if any."
+    )
+    final_entry = serializers.SerializerMethodField(
+        help_text="The set marked final, which stays the entry instead of this one, if any."
+    )
+    warnings = serializers.SerializerMethodField(
+        help_text="Problems that do not stop the set, by line (0: the set as a whole)."
+    )
+
+    def get_dry_run(self, pair_set: PairSet) -> bool:
+        return self.context["submission"].dry_run
+
+    @extend_schema_field(SetRefOutput(allow_null=True))
+    def get_replaced_entry(self, pair_set: PairSet) -> dict[str, int] | None:
+        return _set_ref(self.context["submission"].replaced_entry)
+
+    @extend_schema_field(SetRefOutput(allow_null=True))
+    def get_final_entry(self, pair_set: PairSet) -> dict[str, int] | None:
+        return _set_ref(self.context["submission"].final_entry)
+
+    @extend_schema_field(LineErrorOutput(many=True))
+    def get_warnings(self, pair_set: PairSet) -> list[dict[str, Any]]:
+        return [
+            {"line": warning.line, "reason": warning.reason}
+            for warning in self.context["submission"].warnings
+        ]
+
+
+SUBMISSION_FIELDS = ["dry_run", "replaced_entry", "final_entry", "warnings"]
+
+
+class PairSetSubmissionOutput(SubmissionFields, PairSetOutput):
+    """A submitted set, or for a dry run the set it would be (no id, nothing stored)."""
+
+    class Meta(PairSetOutput.Meta):
+        fields = [*PairSetOutput.Meta.fields, *SUBMISSION_FIELDS]
+
+    def get_is_entry(self, pair_set: PairSet) -> bool:
+        return self.context["submission"].is_entry
+
+
+class DraftSubmissionOutput(SubmissionFields, PairSetDetailOutput):
+    class Meta(PairSetDetailOutput.Meta):
+        fields = [*PairSetDetailOutput.Meta.fields, *SUBMISSION_FIELDS]
+
+    def get_is_entry(self, pair_set: PairSet) -> bool:
+        return self.context["submission"].is_entry
+
+
+def submission_response(
+    request: Request, submission: services.PairSetSubmission, output: type
+) -> Response:
+    pair_set = submission.pair_set
+    context = output_context(request, pair_set.shared_task, submission=submission)
+    code = status.HTTP_200_OK if submission.dry_run else status.HTTP_201_CREATED
+    return Response(output(pair_set, context=context).data, status=code)
 
 
 class ContestablePairOutput(serializers.ModelSerializer):
@@ -197,8 +286,19 @@ class ContestablePairOutput(serializers.ModelSerializer):
 
 
 class ContestOutput(serializers.ModelSerializer):
+    """A contest and its decision. ``status`` is what this contest decided; whether that is
+    the pair's state is ``decision_state``: ``current``, or ``superseded`` by a later
+    decision in another contest of the same pair (``open`` while undecided). The pair's
+    state itself is ``pair_effective_label`` and ``pair_is_excluded``."""
+
     pair = serializers.IntegerField(source="pair_id")
     status = _one_of(Contest.Status)
+    decision_state = serializers.CharField(
+        read_only=True, help_text="One of: open, current, superseded."
+    )
+    is_current = serializers.SerializerMethodField()
+    pair_effective_label = serializers.CharField(source="pair.effective_label")
+    pair_is_excluded = serializers.BooleanField(source="pair.is_excluded")
     author_team = serializers.SerializerMethodField()
     team = serializers.SerializerMethodField()
     created_by = serializers.SerializerMethodField()
@@ -217,21 +317,25 @@ class ContestOutput(serializers.ModelSerializer):
             "new_label",
             "note",
             "decided_at",
+            "decision_state",
+            "is_current",
+            "pair_effective_label",
+            "pair_is_excluded",
         ]
+
+    def get_is_current(self, contest: Contest) -> bool:
+        return contest.decision_state == "current"
 
     @extend_schema_field(TeamRefOutput)
     def get_author_team(self, contest: Contest) -> dict[str, Any]:
-        return team_ref(self.context["request"], contest.pair.pair_set.team)
+        return team_ref(self.context, contest.pair.pair_set.team)
 
     @extend_schema_field(TeamRefOutput)
     def get_team(self, contest: Contest) -> dict[str, Any]:
-        return team_ref(self.context["request"], contest.team)
+        return team_ref(self.context, contest.team)
 
     def get_created_by(self, contest: Contest) -> str | None:
-        user = self.context["request"].user
-        if contest.created_by is None:
-            return None
-        if not task_selectors.can_view_team_private(user=user, team=contest.team):
+        if contest.created_by is None or not sees_private(self.context, contest.team_id):
             return None
         return contest.created_by.get_username()
 
@@ -253,7 +357,27 @@ class TagsField(serializers.ListField):
         return super().to_internal_value(data)
 
 
-class PairInputSerializer(serializers.Serializer):
+class KnownFieldsOnly(serializers.Serializer):
+    """Refuses fields it does not know, as a pair-set file refuses unknown columns: a typo
+    ("varient_label") must not be silently dropped."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            unknown = sorted(str(name) for name in data if name not in self.fields)
+            if unknown:
+                names = ", ".join(repr(name[:60]) for name in unknown[:10])
+                message = f"unknown field(s) {names}: the fields are {', '.join(self.fields)}"
+                raise serializers.ValidationError({api_settings.NON_FIELD_ERRORS_KEY: [message]})
+        return super().to_internal_value(data)
+
+
+DRY_RUN_HELP = (
+    "Check and answer exactly as a submission would (warnings, the entry it would replace), "
+    "but store nothing and count nothing against the quota. Also ?dry_run=true."
+)
+
+
+class PairInputSerializer(KnownFieldsOnly):
     original_id = _text(required=False, max_length=200)
     original_text = _text(required=False)
     original_label = _text(required=False, max_length=100)
@@ -263,19 +387,34 @@ class PairInputSerializer(serializers.Serializer):
     tags = TagsField(child=serializers.CharField(max_length=100), required=False, max_length=50)
 
 
-class PairSetJsonInput(serializers.Serializer):
+class PairSetJsonInput(KnownFieldsOnly):
     pairs = serializers.ListField(child=PairInputSerializer(), allow_empty=False)
     label_map = LabelMapField()
+    dry_run = serializers.BooleanField(default=False, help_text=DRY_RUN_HELP)
 
 
 class PairSetFileInput(serializers.Serializer):
     file = serializers.FileField()
     format = serializers.ChoiceField(choices=["csv", "tsv", "jsonl"], required=False)
     label_map = LabelMapField()
+    dry_run = serializers.BooleanField(default=False, help_text=DRY_RUN_HELP)
 
 
 class PairAddInput(PairInputSerializer):
     label_map = LabelMapField()
+
+
+class PairAddOutput(PairOutput):
+    warnings = serializers.SerializerMethodField(
+        help_text="Problems that do not stop the pair (e.g. an edit systems may not see)."
+    )
+
+    class Meta(PairOutput.Meta):
+        fields = [*PairOutput.Meta.fields, "warnings"]
+
+    @extend_schema_field(LineErrorOutput(many=True))
+    def get_warnings(self, pair: Pair) -> list[dict[str, Any]]:
+        return [{"line": w.line, "reason": w.reason} for w in getattr(pair, "warnings", [])]
 
 
 class PairSetUpdateInput(serializers.Serializer):
@@ -342,27 +481,40 @@ class PairSetListApi(APIView):
         if state:
             queryset = queryset.filter(status=state)
         entry_ids = {s.id for s in selectors.entry_pair_sets(shared_task=shared_task).values()}
-        return paginated(self, request, queryset, PairSetOutput, entry_ids=entry_ids)
+        context = output_context(request, shared_task, entry_ids=entry_ids)
+        return paginated(self, request, queryset, PairSetOutput, **context)
 
     @extend_schema(
         description="Submit a pair set: a file (multipart) or a JSON list of pairs. "
-        "All or nothing: one failing pair stores nothing.",
+        "All or nothing: one failing pair stores nothing. The answer says whether the set is "
+        "the team's entry now, which entry it replaced (replaced_entry) or which set marked "
+        "final stays the entry (final_entry), with warnings. With dry_run, the same answer "
+        "(200, no id) and nothing stored.",
+        parameters=[OpenApiParameter("dry_run", bool, description=DRY_RUN_HELP)],
         request={"multipart/form-data": PairSetFileInput, "application/json": PairSetJsonInput},
-        responses={201: PairSetOutput, 400: FileRejectedOutput},
+        responses={
+            201: PairSetSubmissionOutput,
+            200: PairSetSubmissionOutput,
+            400: FileRejectedOutput,
+        },
     )
     def post(self, request: Request, slug: str) -> Response:
         shared_task = shared_task_for(request, slug)
         team = breaker_team_for(request, shared_task)
+        dry_run_param = serializers.BooleanField().to_internal_value(
+            request.query_params.get("dry_run", False)
+        )
         if request.content_type.startswith("multipart/"):
             serializer = PairSetFileInput(data=request.data)
             serializer.is_valid(raise_exception=True)
             upload = serializer.validated_data["file"]
-            pair_set = services.pair_set_upload(
+            submission = services.pair_set_upload(
                 team=team,
                 user=request.user,
                 file=upload,
                 file_format=serializer.validated_data.get("format"),
                 label_map=serializer.validated_data.get("label_map"),
+                dry_run=dry_run_param or serializer.validated_data["dry_run"],
             )
         else:
             data = {"pairs": request.data} if isinstance(request.data, list) else request.data
@@ -376,27 +528,21 @@ class PairSetListApi(APIView):
                 pair_input_from_fields(index, fields)
                 for index, fields in enumerate(serializer.validated_data["pairs"], start=1)
             ]
-            pair_set = services.pair_set_submit(
+            submission = services.pair_set_submit(
                 team=team,
                 user=request.user,
                 pairs=pairs,
                 label_map=serializer.validated_data.get("label_map"),
+                dry_run=dry_run_param or serializer.validated_data["dry_run"],
             )
-        pair_set.pair_count = pair_set.pairs.count()
-        context = {"request": request, "entry_ids": {pair_set.id} if _is_entry(pair_set) else set()}
-        return Response(
-            PairSetOutput(pair_set, context=context).data, status=status.HTTP_201_CREATED
-        )
-
-
-def _is_entry(pair_set: PairSet) -> bool:
-    entry = selectors.pair_set_entry(team=pair_set.team)
-    return entry is not None and entry.id == pair_set.id
+        return submission_response(request, submission, PairSetSubmissionOutput)
 
 
 def _detail(request: Request, pair_set: PairSet) -> Response:
     pair_set.pair_count = pair_set.pairs.count()
-    context = {"request": request, "entry_ids": {pair_set.id} if _is_entry(pair_set) else set()}
+    entry = selectors.pair_set_entry(team=pair_set.team)
+    entry_ids = {entry.id} if entry is not None else set()
+    context = output_context(request, pair_set.shared_task, entry_ids=entry_ids)
     return Response(PairSetDetailOutput(pair_set, context=context).data)
 
 
@@ -426,14 +572,17 @@ class PairSetSubmitApi(APIView):
     permission_classes = [IsAuthenticated]
 
     @extend_schema(
-        description="Submit the team's draft (built one pair at a time) as a new version.",
+        description="Submit the team's draft (built one pair at a time) as a new version. "
+        "The answer says which entry it replaced, or which set marked final stays the entry.",
         request=None,
-        responses=PairSetDetailOutput,
+        responses=DraftSubmissionOutput,
     )
     def post(self, request: Request, pk: int) -> Response:
         pair_set = pair_set_for(request, pk)
-        pair_set = services.pair_set_draft_submit(pair_set=pair_set, user=request.user)
-        return _detail(request, pair_set)
+        submission = services.pair_set_draft_submit(pair_set=pair_set, user=request.user)
+        response = submission_response(request, submission, DraftSubmissionOutput)
+        response.status_code = status.HTTP_200_OK
+        return response
 
 
 class PairAddApi(APIView):
@@ -442,7 +591,7 @@ class PairAddApi(APIView):
     @extend_schema(
         description="Check one pair and add it to the team's draft set (created if need be).",
         request=PairAddInput,
-        responses={201: PairOutput, 400: FileRejectedOutput},
+        responses={201: PairAddOutput, 400: FileRejectedOutput},
     )
     def post(self, request: Request, slug: str) -> Response:
         shared_task = shared_task_for(request, slug)
@@ -457,7 +606,7 @@ class PairAddApi(APIView):
             pair=pair_input_from_fields(0, fields),
             label_map=label_map,
         )
-        return Response(PairOutput(pair).data, status=status.HTTP_201_CREATED)
+        return Response(PairAddOutput(pair).data, status=status.HTTP_201_CREATED)
 
 
 class PairDetailApi(APIView):
@@ -493,14 +642,22 @@ class ContestablePairListApi(APIView):
 
     @extend_schema(
         description="During the contest phase: the entry pairs of the other teams, which "
-        "members of any team may contest.",
+        "members of any team may contest. Builder teams see them once builders' pair "
+        "predictions are final (the pair-prediction window has closed).",
         parameters=[PAGE_PARAMETER],
         responses=ContestablePairOutput(many=True),
     )
     def get(self, request: Request, slug: str) -> Response:
         shared_task = shared_task_for(request, slug)
-        if selectors.team_of(user=request.user, shared_task=shared_task) is None:
+        team = selectors.team_of(user=request.user, shared_task=shared_task)
+        if team is None:
             raise PermissionDenied("Only members of a team in this shared task contest labels.")
+        withheld = selectors.labels_withheld_until(team=team)
+        if withheld is not None and selectors.contest_phase_is_open(shared_task=shared_task):
+            raise DjangoValidationError(
+                "Builder teams see the variants' labels once their pair predictions are "
+                f"final, at {moment_text(withheld)} (server time)."
+            )
         queryset = selectors.contestable_pair_list(user=request.user, shared_task=shared_task)
         contested = _contested_ids(request, shared_task)
         return paginated(self, request, queryset, ContestablePairOutput, contested_ids=contested)
@@ -512,10 +669,12 @@ class PairContestListApi(APIView):
     @extend_schema(responses=ContestOutput(many=True))
     def get(self, request: Request, pk: int) -> Response:
         pair = pair_for(request, pk)
-        contests = selectors.contest_list(
-            user=request.user, shared_task=pair.pair_set.shared_task
-        ).filter(pair=pair)
-        return Response(ContestOutput(contests, many=True, context={"request": request}).data)
+        shared_task = pair.pair_set.shared_task
+        contests = selectors.contest_list(user=request.user, shared_task=shared_task).filter(
+            pair=pair
+        )
+        context = output_context(request, shared_task)
+        return Response(ContestOutput(contests, many=True, context=context).data)
 
     @extend_schema(
         description="Contest the pair's label (contest phase; members of other teams).",
@@ -527,9 +686,9 @@ class PairContestListApi(APIView):
         serializer = ContestInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         contest = services.contest_create(pair=pair, user=request.user, **serializer.validated_data)
+        context = output_context(request, pair.pair_set.shared_task)
         return Response(
-            ContestOutput(contest, context={"request": request}).data,
-            status=status.HTTP_201_CREATED,
+            ContestOutput(contest, context=context).data, status=status.HTTP_201_CREATED
         )
 
 
@@ -546,7 +705,8 @@ class ContestListApi(APIView):
         state = request.query_params.get("status")
         if state:
             queryset = queryset.filter(status=state)
-        return paginated(self, request, queryset, ContestOutput)
+        context = output_context(request, shared_task)
+        return paginated(self, request, queryset, ContestOutput, **context)
 
 
 class ContestDetailApi(APIView):
@@ -555,26 +715,29 @@ class ContestDetailApi(APIView):
     @extend_schema(responses=ContestOutput)
     def get(self, request: Request, pk: int) -> Response:
         contest = contest_for(request, pk)
-        return Response(ContestOutput(contest, context={"request": request}).data)
+        context = output_context(request, contest.pair.pair_set.shared_task)
+        return Response(ContestOutput(contest, context=context).data)
 
 
 class ContestAdjudicateApi(APIView):
     permission_classes = [IsAuthenticated]
 
     @extend_schema(
-        description="Organizers: keep the label, relabel the variant, or exclude the pair.",
+        description="Organizers: keep the label, relabel the variant, or exclude the pair. "
+        "The decision becomes the pair's state; an earlier decision in another contest of "
+        "the same pair is then superseded.",
         request=AdjudicateInput,
         responses=ContestOutput,
     )
     def post(self, request: Request, pk: int) -> Response:
         contest = contest_for(request, pk)
-        if not task_selectors.is_organizer(
-            user=request.user, shared_task=contest.pair.pair_set.shared_task
-        ):
+        shared_task = contest.pair.pair_set.shared_task
+        if not task_selectors.is_organizer(user=request.user, shared_task=shared_task):
             raise PermissionDenied("Only the organizers of this shared task adjudicate contests.")
         serializer = AdjudicateInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        contest = services.contest_adjudicate(
+        adjudication = services.contest_adjudicate(
             contest=contest, actor=request.user, **serializer.validated_data
         )
-        return Response(ContestOutput(contest, context={"request": request}).data)
+        context = output_context(request, shared_task)
+        return Response(ContestOutput(adjudication.contest, context=context).data)

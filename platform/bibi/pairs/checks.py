@@ -25,6 +25,10 @@ and measured in tokens (``tokenize``). With a task's parameters (``PairRules``, 
 - a strategy tag is not in the task's vocabulary (matched ignoring case, spaces and hyphens);
 - the same variant text appears twice in one set.
 
+A pair that passes may still carry a *warning*: when its edit lies so far into the text
+that systems, which read only the first ``SYSTEM_MAX_SEQUENCE_LENGTH`` sub-word tokens,
+may never see it (``edit_out_of_sight``).
+
 The four 2017 example pairs of BACKGROUND.md pass with the defaults; the widest is
 "I love this movie!" -> "I'm mad for this movie!": distance 3 (limit 4), 4 of the
 variant's 7 tokens shared.
@@ -72,6 +76,14 @@ _TOKEN = re.compile(
 _TAG_SEPARATORS = re.compile(r"[\s\-]+")
 # Unicode category Cc except tab, line feed and carriage return, and category Cs.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+# Systems count their limit in sub-word tokens (WordPiece, BPE), which split rare words into
+# pieces; the web process has no model tokenizer (no torch there), so it counts ``tokenize``
+# tokens and scales them. On SST-2 sentences of 20 tokens or more, MiniLM's WordPiece makes
+# 1.13 pieces per token on average and 1.42 at the 99th percentile: 1.5 errs towards warning.
+SUBWORDS_PER_TOKEN = 1.5
+# [CLS] and [SEP] (<s> and </s>) take two of the positions a model reads.
+SPECIAL_TOKENS = 2
 
 
 def tokenize(text: str) -> list[str]:
@@ -156,9 +168,13 @@ class PairRules:
     max_edit_ratio: float = 0.35
     require_rationale: bool = False
     max_text_chars: int = 1000
+    # Sub-word tokens a system reads per text (None: no warning about edits out of sight).
+    max_sequence_length: int | None = None
 
     @classmethod
     def for_shared_task(cls, shared_task: SharedTask) -> PairRules:
+        from django.conf import settings
+
         return cls(
             labels=tuple(shared_task.labels),
             strategy_tags=tuple(shared_task.strategy_tags),
@@ -167,6 +183,7 @@ class PairRules:
             max_edit_ratio=shared_task.pair_max_edit_ratio,
             require_rationale=shared_task.pair_require_rationale,
             max_text_chars=shared_task.pair_max_text_chars,
+            max_sequence_length=settings.SYSTEM_MAX_SEQUENCE_LENGTH,
         )
 
     def edit_limit(self, original_token_count: int) -> float:
@@ -246,6 +263,7 @@ class CheckedPair:
     rationale: str
     tags: tuple[str, ...]
     edit_distance: int
+    warnings: tuple[str, ...] = ()
 
 
 def _label(what: str, raw: str, labels: LabelLookup) -> tuple[str | None, str | None]:
@@ -376,6 +394,9 @@ def check_pair(
 
     if problems or original is None or label is None:
         return None, problems
+    out_of_sight = edit_out_of_sight(
+        original.text, variant, max_sequence_length=rules.max_sequence_length
+    )
     return (
         CheckedPair(
             row=pair.row,
@@ -386,8 +407,52 @@ def check_pair(
             rationale=rationale,
             tags=tags,
             edit_distance=distance,
+            warnings=(out_of_sight,) if out_of_sight else (),
         ),
         [],
+    )
+
+
+def tokens_in_sight(max_sequence_length: int) -> int:
+    """How many ``tokenize`` tokens a system reading ``max_sequence_length`` sub-word tokens
+    surely sees, by the conservative estimate ``SUBWORDS_PER_TOKEN``."""
+    return max(0, int((max_sequence_length - SPECIAL_TOKENS) / SUBWORDS_PER_TOKEN))
+
+
+def edit_out_of_sight(
+    original: str, variant: str, *, max_sequence_length: int | None
+) -> str | None:
+    """A warning when the edit may lie past what systems read, else None.
+
+    The edit begins at the first token where the two texts differ. If that is past
+    ``tokens_in_sight``, a system that truncates both texts may read two identical inputs,
+    and the pair cannot break it.
+
+    >>> edit_out_of_sight("a b c d e", "a b x d e", max_sequence_length=8) is None
+    True
+    >>> edit_out_of_sight("a b c d e", "a b c d f", max_sequence_length=8)[:51]
+    'the edit begins at token 5, past the first 4 tokens'
+    """
+    if max_sequence_length is None:
+        return None
+    in_sight = tokens_in_sight(max_sequence_length)
+    # A token has at least one character, so texts that differ within their first
+    # ``in_sight`` characters differ within their first ``in_sight`` tokens: most pairs are
+    # settled without tokenizing them again.
+    if original[:in_sight] != variant[:in_sight]:
+        return None
+    start = 0
+    for a, b in zip(tokenize(original), tokenize(variant), strict=False):
+        if a != b:
+            break
+        start += 1
+    if start < in_sight:
+        return None
+    return (
+        f"the edit begins at token {start + 1}, past the first {in_sight} tokens every system "
+        f"surely reads (systems read {max_sequence_length} sub-word tokens, "
+        "SYSTEM_MAX_SEQUENCE_LENGTH; a token may be several): a system may see two identical "
+        "texts, and the pair then cannot break it"
     )
 
 

@@ -18,11 +18,19 @@ column names (matched ignoring case and edge spaces):
 ``sst2017`` (the 2017 shared task's files: two rows per pair)
     ``sentence_id``     ``<id>_a`` for the original, ``<id>_b`` for its variant
     ``sentence``        the text
-    ``label``           its gold label
+    ``label``           its gold label (``sentiment_label`` in the files the organizers
+                        released: either name, not both)
     ``rationale``, ``tags``  optional, on either row (two rationales are joined)
 
     In this layout ``<id>`` names the pair, not a starter example: the original is found in
     the starter set by its text, and its given label must be the example's.
+
+    A TSV file in this layout is read as the 2017 files were written, without quoting: every
+    character between two tabs is text, so a sentence may begin with a quote
+    (``"Terrific" says it all.``). A field written CSV-style (wrapped in quotes, inner quotes
+    doubled) is refused with a hint; such a file reads as CSV. A row that repeats an earlier
+    row's ``sentence_id`` with the same content (after normalization) is read once, with a
+    warning naming both lines; with different content it is an error naming both lines.
 
 Labels in either layout may be the task's own or anything a label map translates, such as
 the 2017 files' ``1``/``-1``.
@@ -30,6 +38,7 @@ the 2017 files' ``1``/``-1``.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections.abc import Mapping
@@ -44,7 +53,7 @@ from bibi.files import (
     detect_format,
     read_rows,
 )
-from bibi.pairs.checks import PairInput
+from bibi.pairs.checks import PairInput, normalize_text
 
 PAIRS_COLUMNS = (
     "original_id",
@@ -55,10 +64,12 @@ PAIRS_COLUMNS = (
     "rationale",
     "tags",
 )
-SST2017_COLUMNS = ("sentence_id", "sentence", "label", "rationale", "tags")
+SST2017_COLUMNS = ("sentence_id", "sentence", "label", "sentiment_label", "rationale", "tags")
 LAYOUTS = ("pairs", "sst2017")
 
 _SIDE = re.compile(r"(.+)_([ab])", re.IGNORECASE | re.DOTALL)
+# A field as a CSV writer quotes it: in quotes, with the quotes inside doubled.
+_CSV_QUOTED = re.compile(r'"(?:[^"]|"")*""(?:[^"]|"")*"', re.DOTALL)
 _TAG_LIST = re.compile(r"[;,]")
 
 
@@ -71,6 +82,7 @@ class PairFile:
     encoding: str
     pairs: list[PairInput] = field(default_factory=list)
     errors: list[RowError] = field(default_factory=list)
+    warnings: list[RowError] = field(default_factory=list)
 
 
 def split_tags(value: Any) -> tuple[str, ...]:
@@ -125,7 +137,8 @@ def read_pair_file(data: bytes, *, filename: str, file_format: str | None = None
             "variant belongs to: upload CSV, TSV or JSON Lines (see the pair-set layouts)"
         )
     decoded = decode_upload(data)
-    rows = read_rows(decoded.text, file_format=file_format)
+    quoted = not (file_format == "tsv" and _names_sst2017_layout(decoded.text))
+    rows = read_rows(decoded.text, file_format=file_format, quoted=quoted)
     readable = [row for row in rows if row.error is None]
     errors = [RowError(line=row.line, reason=row.error) for row in rows if row.error is not None]
     if not rows:
@@ -137,7 +150,7 @@ def read_pair_file(data: bytes, *, filename: str, file_format: str | None = None
     for row in readable:
         for name in row.fields:
             columns.setdefault(name.strip().lower(), 1 if file_format != "jsonl" else row.line)
-    layout = _layout(columns)
+    layout = _layout(columns, file_format=file_format)
     normalized = [
         Row(line=row.line, fields={k.strip().lower(): v for k, v in row.fields.items()})
         for row in readable
@@ -146,13 +159,21 @@ def read_pair_file(data: bytes, *, filename: str, file_format: str | None = None
     if layout == "pairs":
         result.pairs = [pair_input_from_fields(row.line, row.fields) for row in normalized]
     else:
-        result.pairs, layout_errors = _read_sst2017(normalized)
+        result.pairs, layout_errors, result.warnings = _read_sst2017(normalized, quoted=quoted)
         errors += layout_errors
     result.errors = sorted(errors, key=lambda error: error.line)
     return result
 
 
-def _layout(columns: Mapping[str, int]) -> str:
+def _names_sst2017_layout(text: str) -> bool:
+    """Whether the first line of a TSV file names the 2017 layout's ``sentence_id`` column."""
+    for line in io.StringIO(text, newline=None):
+        if line.strip():
+            return "sentence_id" in (name.strip().lower() for name in line.split("\t"))
+    return False
+
+
+def _layout(columns: Mapping[str, int], *, file_format: str) -> str:
     """Which layout the column names say; raises FileFormatError for unknown columns."""
     if not columns:
         # Every row was unreadable: the row errors say why, the layout does not matter.
@@ -172,11 +193,20 @@ def _layout(columns: Mapping[str, int]) -> str:
         )
     unknown = sorted(name for name in columns if name not in known)
     if unknown:
+        what = "field" if file_format == "jsonl" else "column"
         raise FileFormatError(
-            f"unknown column(s) {', '.join(repr(name[:60]) for name in unknown[:10])}: "
+            f"unknown {what}(s) {', '.join(repr(name[:60]) for name in unknown[:10])}: "
             f"the {layout} layout has {', '.join(known)}",
             line=min(columns[name] for name in unknown),
         )
+    if layout == "sst2017":
+        if "label" in columns and "sentiment_label" in columns:
+            raise FileFormatError(
+                "the file has both label and sentiment_label: give the label in one of them",
+                line=1,
+            )
+        if "sentiment_label" in columns:
+            required = ("sentence_id", "sentence", "sentiment_label")
     missing = [name for name in required if name not in columns]
     if layout == "pairs" and "original_id" not in columns and "original_text" not in columns:
         missing.insert(0, "original_id")
@@ -187,8 +217,16 @@ def _layout(columns: Mapping[str, int]) -> str:
     return layout
 
 
-def _read_sst2017(rows: list[Row]) -> tuple[list[PairInput], list[RowError]]:
+def _content(row: Row) -> dict[str, str]:
+    return {name: normalize_text(value) for name, value in row.fields.items()}
+
+
+def _read_sst2017(
+    rows: list[Row], *, quoted: bool
+) -> tuple[list[PairInput], list[RowError], list[RowError]]:
+    """Pairs from ``<id>_a``/``<id>_b`` rows; returns the pairs, errors and warnings."""
     errors: list[RowError] = []
+    warnings: list[RowError] = []
     sides: dict[str, dict[str, Row]] = {}
     for row in rows:
         sentence_id = row.fields.get("sentence_id", "").strip()
@@ -204,15 +242,34 @@ def _read_sst2017(rows: list[Row]) -> tuple[list[PairInput], list[RowError]]:
             continue
         key, side = match.group(1), match.group(2).lower()
         pair = sides.setdefault(key, {})
-        if side in pair:
+        first = pair.get(side)
+        if not quoted and any(_CSV_QUOTED.fullmatch(value) for value in row.fields.values()):
             errors.append(
                 RowError(
                     line=row.line,
-                    reason=f"'{sentence_id[:200]}' appears twice (first on line {pair[side].line})",
+                    reason='a field is quoted as CSV writes it (in quotes, with "" inside), but '
+                    "a TSV file in the 2017 layout is read as written, quotes included: save "
+                    "it without quoting, or upload it as CSV",
                 )
             )
-            continue
-        pair[side] = row
+            pair.setdefault(side, row)
+        elif first is None:
+            pair[side] = row
+        elif _content(first) == _content(row):
+            warnings.append(
+                RowError(
+                    line=row.line,
+                    reason=f"'{sentence_id[:200]}' repeats line {first.line} exactly: read once",
+                )
+            )
+        else:
+            errors.append(
+                RowError(
+                    line=row.line,
+                    reason=f"'{sentence_id[:200]}' is on line {first.line} and on line "
+                    f"{row.line} with different content: keep one of them",
+                )
+            )
 
     pairs: list[PairInput] = []
     for key, pair in sides.items():
@@ -234,12 +291,16 @@ def _read_sst2017(rows: list[Row]) -> tuple[list[PairInput], list[RowError]]:
                 row=min(pair["a"].line, pair["b"].line),
                 source_id=key,
                 original_text=original.get("sentence", ""),
-                original_label=original.get("label", ""),
+                original_label=_sst2017_label(original),
                 variant_text=variant.get("sentence", ""),
-                variant_label=variant.get("label", ""),
+                variant_label=_sst2017_label(variant),
                 rationale=" ".join(r for r in rationales if r),
                 tags=split_tags(original.get("tags")) + split_tags(variant.get("tags")),
             )
         )
     pairs.sort(key=lambda pair: pair.row)
-    return pairs, errors
+    return pairs, errors, warnings
+
+
+def _sst2017_label(fields: Mapping[str, str]) -> str:
+    return fields.get("label", fields.get("sentiment_label", ""))

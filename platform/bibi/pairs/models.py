@@ -18,7 +18,10 @@ Choices made here, and why:
 - A ``Contest`` is one team's challenge of one pair's label; a team contests a pair at most
   once. The organizers' decision is absolute (keep = the submitted label, relabel = a new
   label, exclude = out of scoring), so the latest decision on a pair is its state and a
-  decision can be revised.
+  decision can be revised. Two teams may contest the same pair: the pair then has one
+  state, set by the contest named in ``Pair.decision``; every other decided contest of that
+  pair is *superseded* (``Contest.decision_state``), so no contest claims a state the pair
+  is not in.
 """
 
 from __future__ import annotations
@@ -104,6 +107,14 @@ class Pair(models.Model):
         max_length=100, help_text="The label scoring uses: the variant's, unless relabelled."
     )
     is_excluded = models.BooleanField(default=False, help_text="Excluded from scoring.")
+    decision = models.ForeignKey(
+        "Contest",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="The contest whose decision is the pair's state; empty while none is decided.",
+    )
 
     class Meta:
         ordering = ["pair_set", "row"]
@@ -152,3 +163,11 @@ class Contest(models.Model):
 
     def __str__(self) -> str:
         return f"contest {self.id} of pair {self.pair_id} ({self.status})"
+
+    @property
+    def decision_state(self) -> str:
+        """``open`` (undecided), ``current`` (its decision is the pair's state) or
+        ``superseded`` (a later decision on the same pair, in another contest, replaced it)."""
+        if self.status == self.Status.OPEN:
+            return "open"
+        return "current" if self.pair.decision_id == self.id else "superseded"

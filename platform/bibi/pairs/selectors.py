@@ -7,7 +7,10 @@ Visibility:
   draft never is).
 - During the contest phase, members of every team in the task (builders too) see the
   *entry* pairs of the other teams: texts and labels, with no team name and no rationale.
-  Contesting a label means reading it; this is the least that allows it.
+  Contesting a label means reading it; this is the least that allows it. A builder team
+  sees them only once builders' pair predictions are final (the pair-prediction window of
+  ``bibi.systems.selectors`` has closed): a self-reported system must not predict pairs
+  whose labels its team has read.
 - A contest: the contesting team, the author team and the organizers.
 
 The entry of a breaker team is the set it marked final, else its latest set submitted
@@ -25,6 +28,7 @@ from django.utils import timezone
 from bibi.pairs.models import Contest, Pair, PairSet
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import Phase, SharedTask, Team
+from bibi.systems import selectors as system_selectors
 
 User = task_selectors.User
 
@@ -148,10 +152,30 @@ def contest_phase_is_open(*, shared_task: SharedTask) -> bool:
     return phase is not None and phase.kind == Phase.Kind.CONTEST
 
 
+def labels_withheld_until(*, team: Team, now: datetime | None = None) -> datetime | None:
+    """When ``team`` may first see other teams' variant labels, if it may not yet.
+
+    Breaker teams may whenever pairs are shown to them. A builder team waits until its pair
+    predictions are final: the pair-prediction window has closed. (Without a break phase
+    there are no entries, so nothing to withhold.)
+    """
+    if team.kind != Team.Kind.BUILDER:
+        return None
+    window = system_selectors.pair_predictions_window(shared_task=team.shared_task)
+    if window is None or window.has_closed(now):
+        return None
+    return window.closes_at
+
+
 def contestable_pair_list(*, user: User, shared_task: SharedTask) -> QuerySet[Pair]:
-    """During the contest phase: the entry pairs ``user``'s team may contest (not its own)."""
+    """During the contest phase: the entry pairs ``user``'s team may contest (not its own).
+
+    None for a builder team whose labels are still withheld (``labels_withheld_until``).
+    """
     team = team_of(user=user, shared_task=shared_task)
     if team is None or not contest_phase_is_open(shared_task=shared_task):
+        return Pair.objects.none()
+    if labels_withheld_until(team=team) is not None:
         return Pair.objects.none()
     return (
         entry_pairs(shared_task=shared_task)

@@ -7,6 +7,11 @@ pairs already parsed, e.g. a JSON list) or built one pair at a time in the team'
 problem by row. The break phase is read off the server clock once per call, and that moment
 is the set's ``submitted_at``.
 
+A submission answers with a ``PairSetSubmission``: whether the new set is the team's entry,
+which entry it replaced or which set marked final stays the entry, and warnings that do not
+stop the set (an edit systems may not see, a row repeated in a 2017 file). A *dry run* goes
+through every check and answers the same, and stores nothing.
+
 Submissions of one team are serialized by locking the team's row, so two uploads at once
 cannot both slip under the quota or leave two drafts.
 """
@@ -15,8 +20,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import PurePath
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files import File
@@ -32,6 +39,7 @@ from bibi.pairs.checks import (
     StarterExample,
     StarterIndex,
     check_pairs,
+    edit_out_of_sight,
 )
 from bibi.pairs.layouts import read_pair_file
 from bibi.pairs.models import Contest, Pair, PairSet
@@ -52,6 +60,39 @@ _FEW_PAIRS = 100
 class PairSetRejected(FileRejected):
     """Nothing was stored. ``errors`` lists every problem by row (0: the set as a whole);
     see ``bibi.files.FileRejected``."""
+
+
+@dataclass(frozen=True)
+class PairSetSubmission:
+    """What a submission did or, for a dry run, would do.
+
+    ``pair_set`` is the submitted set (for a dry run, an unsaved one with no id), with
+    ``pair_count`` set. ``is_entry`` says whether it is the team's entry now; if so,
+    ``replaced_entry`` is the entry it took over from, if any; if not, ``final_entry`` is the
+    set the team marked final, which stays the entry. Both carry ``pair_count``.
+    ``warnings`` do not stop the set: by row, 0 for the set as a whole.
+    """
+
+    pair_set: PairSet
+    is_entry: bool
+    replaced_entry: PairSet | None
+    final_entry: PairSet | None
+    warnings: tuple[RowError, ...]
+    dry_run: bool = False
+
+
+@dataclass(frozen=True)
+class Adjudication:
+    """An organizer's decision and what it did to the pair.
+
+    ``effective_changed``: the pair's effective label or exclusion changed, so scores that
+    read it are out of date. ``superseded``: the contest whose decision this one replaced as
+    the pair's state, if another.
+    """
+
+    contest: Contest
+    effective_changed: bool
+    superseded: Contest | None
 
 
 def _require_breaker_member(*, team: Team, user: AbstractBaseUser) -> None:
@@ -101,6 +142,53 @@ def _pair(pair_set: PairSet, checked: CheckedPair) -> Pair:
     )
 
 
+def _pairs(count: int) -> str:
+    return f"{count} pair" if count == 1 else f"{count} pairs"
+
+
+def _submission(
+    pair_set: PairSet, *, pair_count: int, warnings: Sequence[RowError], dry_run: bool
+) -> PairSetSubmission:
+    """Say what submitting ``pair_set`` does to the team's entry. Call under the team lock,
+    before the set is saved."""
+    pair_set.pair_count = pair_count
+    current = selectors.pair_set_entry(team=pair_set.team)
+    notes = list(warnings)
+    if current is not None:
+        current.pair_count = current.pairs.count()
+        described = (
+            f"set {current.id} ({_pairs(current.pair_count)}, submitted "
+            f"{task_services.moment_text(current.submitted_at)})"
+        )
+        if current.is_final:
+            notes.append(
+                RowError(
+                    line=0,
+                    reason=f"The entry stays {described}, which your team marked final: this "
+                    f"set {'would be' if dry_run else 'is'} kept as a version but not scored "
+                    "unless you mark it final.",
+                )
+            )
+        else:
+            notes.append(
+                RowError(
+                    line=0,
+                    reason=f"This set ({_pairs(pair_count)}) "
+                    f"{'would replace' if dry_run else 'replaces'} {described} as your team's "
+                    "entry, the set that is scored. To keep the earlier set, mark it final.",
+                )
+            )
+    is_entry = current is None or not current.is_final
+    return PairSetSubmission(
+        pair_set=pair_set,
+        is_entry=is_entry,
+        replaced_entry=current if is_entry else None,
+        final_entry=None if is_entry else current,
+        warnings=tuple(sorted(notes, key=lambda note: note.line)),
+        dry_run=dry_run,
+    )
+
+
 def pair_set_submit(
     *,
     team: Team,
@@ -113,13 +201,16 @@ def pair_set_submit(
     layout: str = "",
     encoding: str = "",
     read_errors: Sequence[RowError] = (),
-) -> PairSet:
+    read_warnings: Sequence[RowError] = (),
+    dry_run: bool = False,
+) -> PairSetSubmission:
     """Check ``pairs`` and store them as a new submitted set of ``team``, or nothing.
 
     ``read_errors`` are rows of the same file that could not be read; they reject the set
-    like failing pairs. Raises PermissionDenied (not a member of this breaker team),
-    ValidationError (outside the break phase, over the quota) or PairSetRejected, whose
-    ``source`` is ``filename`` or, without one, "the JSON list".
+    like failing pairs; ``read_warnings`` go with the answer. Raises PermissionDenied (not a
+    member of this breaker team), ValidationError (outside the break phase, over the quota)
+    or PairSetRejected, whose ``source`` is ``filename`` or, without one, "the JSON list".
+    With ``dry_run`` everything is checked and answered the same, and nothing is stored.
     """
     shared_task = team.shared_task
     _require_breaker_member(team=team, user=user)
@@ -158,11 +249,15 @@ def pair_set_submit(
         raise rejected([RowError(line=0, reason=m) for m in error.messages]) from None
     if errors or read_errors:
         raise rejected([*read_errors, *errors])
+    warnings = [
+        *read_warnings,
+        *(RowError(line=pair.row, reason=warning) for pair in checked for warning in pair.warnings),
+    ]
 
     with transaction.atomic():
         _lock_team(team)
         _require_set_quota(team)
-        pair_set = PairSet.objects.create(
+        pair_set = PairSet(
             shared_task=shared_task,
             team=team,
             status=PairSet.Status.SUBMITTED,
@@ -175,8 +270,13 @@ def pair_set_submit(
             submitted_by=user,
             submitted_at=now,
         )
-        Pair.objects.bulk_create((_pair(pair_set, c) for c in checked), batch_size=2000)
-    return pair_set
+        submission = _submission(
+            pair_set, pair_count=len(checked), warnings=warnings, dry_run=dry_run
+        )
+        if not dry_run:
+            pair_set.save()
+            Pair.objects.bulk_create((_pair(pair_set, c) for c in checked), batch_size=2000)
+    return submission
 
 
 def pair_set_upload(
@@ -186,7 +286,8 @@ def pair_set_upload(
     file: File,
     file_format: str | None = None,
     label_map: Mapping[str, str] | None = None,
-) -> PairSet:
+    dry_run: bool = False,
+) -> PairSetSubmission:
     """Read a pair-set file (see ``layouts``) and submit it with ``pair_set_submit``.
 
     ``file`` is any Django ``File`` (an upload, a ``ContentFile`` with a name). A file that
@@ -218,6 +319,8 @@ def pair_set_upload(
         layout=pair_file.layout,
         encoding=pair_file.encoding,
         read_errors=pair_file.errors,
+        read_warnings=pair_file.warnings,
+        dry_run=dry_run,
     )
 
 
@@ -231,7 +334,8 @@ def pair_add(
 ) -> Pair:
     """Check one pair and add it to the team's draft set, which is created if need be.
 
-    The pair's row is its place in the draft. Raises like ``pair_set_submit``.
+    The pair's row is its place in the draft; the returned pair carries ``warnings`` (a list
+    of ``RowError``, as a submission's). Raises like ``pair_set_submit``.
     """
     shared_task = team.shared_task
     _require_breaker_member(team=team, user=user)
@@ -270,6 +374,7 @@ def pair_add(
         raise PairSetRejected(errors, source="the pair")
     stored = _pair(draft, checked[0])
     stored.save()
+    stored.warnings = [RowError(line=stored.row, reason=w) for w in checked[0].warnings]
     return stored
 
 
@@ -287,7 +392,7 @@ def pair_remove(*, pair: Pair, user: AbstractBaseUser) -> None:
 
 
 @transaction.atomic
-def pair_set_draft_submit(*, pair_set: PairSet, user: AbstractBaseUser) -> PairSet:
+def pair_set_draft_submit(*, pair_set: PairSet, user: AbstractBaseUser) -> PairSetSubmission:
     """Turn the team's draft into a submitted set: a version, counted against the quota."""
     team = pair_set.team
     _require_breaker_member(team=team, user=user)
@@ -299,14 +404,22 @@ def pair_set_draft_submit(*, pair_set: PairSet, user: AbstractBaseUser) -> PairS
     pair_set.refresh_from_db()
     if pair_set.status != PairSet.Status.DRAFT:
         raise ValidationError("This pair set has already been submitted.")
-    if not pair_set.pairs.exists():
+    texts = list(pair_set.pairs.values_list("row", "original_text", "variant_text"))
+    if not texts:
         raise ValidationError("The draft has no pairs yet: add some before submitting it.")
     _require_set_quota(team)
+    length = settings.SYSTEM_MAX_SEQUENCE_LENGTH
+    warnings = [
+        RowError(line=row, reason=warning)
+        for row, original, variant in texts
+        if (warning := edit_out_of_sight(original, variant, max_sequence_length=length))
+    ]
+    submission = _submission(pair_set, pair_count=len(texts), warnings=warnings, dry_run=False)
     pair_set.status = PairSet.Status.SUBMITTED
     pair_set.submitted_at = now
     pair_set.submitted_by = user
     pair_set.save(update_fields=["status", "submitted_at", "submitted_by"])
-    return pair_set
+    return submission
 
 
 @transaction.atomic
@@ -355,6 +468,12 @@ def contest_create(*, pair: Pair, user: AbstractBaseUser, reason: str) -> Contes
     task_services.phase_require_open(
         shared_task=shared_task, kind=Phase.Kind.CONTEST, doing="contesting a label"
     )
+    withheld = selectors.labels_withheld_until(team=team)
+    if withheld is not None:
+        raise ValidationError(
+            "Builder teams see and contest the variants' labels once their pair predictions "
+            f"are final, at {task_services.moment_text(withheld)} (server time)."
+        )
     entry = selectors.pair_set_entry(team=pair_set.team)
     if entry is None or entry.id != pair_set.id:
         raise ValidationError(
@@ -379,6 +498,14 @@ _OUTCOME = {
 }
 
 
+def _pair_state(pair: Pair) -> dict[str, object]:
+    return {
+        "effective_label": pair.effective_label,
+        "is_excluded": pair.is_excluded,
+        "decision": pair.decision_id,
+    }
+
+
 @transaction.atomic
 def contest_adjudicate(
     *,
@@ -387,12 +514,14 @@ def contest_adjudicate(
     decision: str,
     note: str,
     new_label: str = "",
-) -> Contest:
+) -> Adjudication:
     """An organizer decides a contest: keep, relabel (to ``new_label``) or exclude the pair.
 
     A decision is absolute and may be revised: keep restores the submitted label, relabel
     sets another, exclude takes the pair out of scoring. The pair's effective state is set
-    here and nowhere else, and every decision is audited with the state before and after.
+    here and nowhere else; it is the state of the contest decided last (``Pair.decision``),
+    and any other decided contest of the pair is superseded. Every decision is audited with
+    the pair's state and the contest's status before and after.
     """
     pair = Pair.objects.select_for_update().select_related("pair_set").get(pk=contest.pair_id)
     shared_task = pair.pair_set.shared_task
@@ -421,21 +550,27 @@ def contest_adjudicate(
     elif new_label:
         raise ValidationError({"new_label": "A new label goes with the decision 'relabel' only."})
 
-    before = {
-        "status": contest.status,
-        "effective_label": pair.effective_label,
-        "is_excluded": pair.is_excluded,
-    }
+    before = {"status": contest.status, **_pair_state(pair)}
+    superseded = None
+    if pair.decision_id is not None and pair.decision_id != contest.id:
+        superseded = Contest.objects.get(pk=pair.decision_id)
     pair.is_excluded = decision == Contest.Decision.EXCLUDE
     pair.effective_label = new_label if decision == Contest.Decision.RELABEL else pair.variant_label
-    pair.save(update_fields=["is_excluded", "effective_label"])
+    pair.decision = contest
+    pair.save(update_fields=["is_excluded", "effective_label", "decision"])
 
+    contest.pair = pair
     contest.status = _OUTCOME[decision]
     contest.new_label = new_label
     contest.note = note
     contest.decided_by = actor
     contest.decided_at = timezone.now()
     contest.save(update_fields=["status", "new_label", "note", "decided_by", "decided_at"])
+    after = {"status": contest.status, **_pair_state(pair)}
+    effective_changed = (before["effective_label"], before["is_excluded"]) != (
+        after["effective_label"],
+        after["is_excluded"],
+    )
     audit_record(
         shared_task=shared_task,
         actor=actor,
@@ -447,11 +582,10 @@ def contest_adjudicate(
             "new_label": new_label,
             "note": note,
             "from": before,
-            "to": {
-                "status": contest.status,
-                "effective_label": pair.effective_label,
-                "is_excluded": pair.is_excluded,
-            },
+            "to": after,
+            "superseded_contest": superseded.id if superseded else None,
+            "effective_changed": effective_changed,
+            "results_published": shared_task.results_published,
         },
     )
-    return contest
+    return Adjudication(contest=contest, effective_changed=effective_changed, superseded=superseded)

@@ -161,11 +161,24 @@ def is_team_member(*, user: User, team: Team) -> bool:
     return Membership.objects.filter(team=team, user=user).exists()
 
 
+def private_team_ids(*, user: User, shared_task: SharedTask) -> frozenset[int] | None:
+    """The teams of ``shared_task`` whose private side ``user`` sees: None for every team
+    (an organizer), else the user's own. A list asks once, not once per row."""
+    if is_organizer(user=user, shared_task=shared_task):
+        return None
+    if not user.is_authenticated:
+        return frozenset()
+    return frozenset(
+        Membership.objects.filter(shared_task=shared_task, user=user).values_list(
+            "team_id", flat=True
+        )
+    )
+
+
 def can_view_team_private(*, user: User, team: Team) -> bool:
     """Member lists, invitations and the real name of an anonymous team."""
-    if is_organizer(user=user, shared_task=team.shared_task):
-        return True
-    return is_team_member(user=user, team=team)
+    visible = private_team_ids(user=user, shared_task=team.shared_task)
+    return visible is None or team.id in visible
 
 
 def is_team_owner(*, user: User, team: Team) -> bool:

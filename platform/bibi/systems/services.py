@@ -41,6 +41,7 @@ from bibi.labelmaps import LabelLookup
 from bibi.queue import enqueue_on_commit
 from bibi.sharedtasks import services as sharedtask_services
 from bibi.sharedtasks.models import Dataset, Phase, SharedTask, Team
+from bibi.systems import selectors
 from bibi.systems.models import Prediction, System, SystemVersion, text_digest
 
 logger = logging.getLogger(__name__)
@@ -74,6 +75,21 @@ def require_break_phase_closed(*, shared_task: SharedTask) -> None:
     sharedtask_services.phase_require_ended(
         shared_task=shared_task, kind=Phase.Kind.BREAK, doing="releasing the pair texts"
     )
+
+
+def require_pair_predictions_window(*, shared_task: SharedTask) -> None:
+    """Pair predictions are taken while the window of ``selectors.pair_predictions_window``
+    is open, and refused before and after with the window's dates."""
+    doing = "uploading pair predictions"
+    sharedtask_services.phase_require_ended(
+        shared_task=shared_task, kind=Phase.Kind.BREAK, doing=doing
+    )
+    window = selectors.pair_predictions_window(shared_task=shared_task)
+    if window is not None and window.has_closed():
+        raise ValidationError(
+            f"Pair predictions were taken until {sharedtask_services.moment_text(window.closes_at)} "
+            f"(server time): {doing} is no longer possible."
+        )
 
 
 # --- Systems ------------------------------------------------------------------------------
@@ -325,6 +341,42 @@ def _check_predictions(
     return found
 
 
+def _sentence_as_text(
+    rows: list, *, rejected: Callable[[list[RowError]], PredictionsRejected]
+) -> list:
+    """Pair-text rows may name the text ``sentence``, as the 2017 files do."""
+    readable = [row for row in rows if not row.error]
+    if not any("sentence" in row.fields for row in readable):
+        return rows
+    both = next((row for row in readable if "text" in row.fields), None)
+    if both is not None:
+        raise rejected(
+            [RowError(both.line, "the file has both text and sentence: give the text in one")]
+        )
+    for row in readable:
+        if "sentence" in row.fields:
+            row.fields["text"] = row.fields.pop("sentence")
+    return rows
+
+
+def _self_reported_version(
+    *, system: System, actor: AbstractBaseUser, filename: str
+) -> SystemVersion:
+    """A new ready version of a self-reported system, made active; counted as an upload."""
+    _check_upload_quota(system)
+    version = SystemVersion.objects.create(
+        system=system,
+        number=_next_number(system),
+        uploaded_by=actor,
+        archive_name=filename,
+        status=Status.READY,
+        finished_at=timezone.now(),
+    )
+    system.active_version = version
+    system.save(update_fields=["active_version"])
+    return version
+
+
 def system_predictions_upload(
     *,
     system: System,
@@ -337,9 +389,11 @@ def system_predictions_upload(
     """Take a self-reported system's predictions for the blind dev set or for the pair texts.
 
     Blind dev rows give ``id`` (the example's id) and ``label``; pair-text rows give
-    ``text`` and ``label``. Every text must be predicted exactly once, with a label of the
-    task (or one ``label_map`` translates, see ``bibi.labelmaps``); otherwise every problem
-    is listed (``PredictionsRejected``) and nothing is stored.
+    ``text`` (or ``sentence``) and ``label``. Every text must be predicted exactly once, with
+    a label of the task (or one ``label_map`` translates, see ``bibi.labelmaps``); otherwise
+    every problem is listed (``PredictionsRejected``) and nothing is stored. Pair predictions
+    are taken during the pair-prediction window only; a system without blind-dev predictions
+    gets its first version from them, whose ``dev_accuracy`` stays empty.
     """
     _require_member(user=actor, team=system.team, doing="uploading predictions")
     if system.kind != System.Kind.SELF_REPORTED:
@@ -354,6 +408,9 @@ def system_predictions_upload(
             errors, source=filename, encoding=encoding, file_format=file_format
         )
 
+    if source == Prediction.Source.PAIRS:
+        rows = _sentence_as_text(rows, rejected=rejected)
+
     if source == Prediction.Source.BLIND_DEV:
         sharedtask_services.phase_require_open(
             shared_task=shared_task, kind=Phase.Kind.BUILD, doing="uploading blind-dev predictions"
@@ -367,7 +424,7 @@ def system_predictions_upload(
         )
         cells = [(examples[key], examples[key].text, label) for key, label in found.items()]
     elif source == Prediction.Source.PAIRS:
-        require_break_phase_closed(shared_task=shared_task)
+        require_pair_predictions_window(shared_task=shared_task)
         texts = pair_texts(shared_task=shared_task)
         found = _check_predictions(
             rows, expected=dict.fromkeys(texts, ""), key="text", labels=lookup, rejected=rejected
@@ -377,21 +434,12 @@ def system_predictions_upload(
         raise ValidationError({"source": "Use blind_dev or pairs."})
     with transaction.atomic():
         System.objects.select_for_update().get(id=system.id)
-        if source == Prediction.Source.BLIND_DEV:
-            _check_upload_quota(system)
-            version = SystemVersion.objects.create(
-                system=system,
-                number=_next_number(system),
-                uploaded_by=actor,
-                archive_name=filename,
-                status=Status.READY,
-            )
+        # Pair predictions extend the active version; a system that never predicted the
+        # blind dev set (as in 2017) gets its first version from them, with no dev scores.
+        version = system.active_version
+        if source == Prediction.Source.BLIND_DEV or version is None:
+            version = _self_reported_version(system=system, actor=actor, filename=filename)
         else:
-            version = system.active_version
-            if version is None:
-                raise ValidationError(
-                    "Upload blind-dev predictions first: pair predictions extend the active version."
-                )
             version.predictions.filter(source=Prediction.Source.PAIRS).delete()
         Prediction.objects.bulk_create(
             [
@@ -414,10 +462,7 @@ def system_predictions_upload(
                 dev_scores(labels, gold, predicted) if cells else (None, None)
             )
             version.dev_count = len(cells)
-            version.finished_at = timezone.now()
             version.save()
-            system.active_version = version
-            system.save(update_fields=["active_version"])
     return version
 
 

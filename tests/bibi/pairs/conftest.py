@@ -15,8 +15,10 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
+from django.db.models import F
 from django.utils import timezone
 
 from bibi.pairs import services
@@ -93,13 +95,19 @@ def pair_inputs(rows: list[dict]) -> list[PairInput]:
     ]
 
 
-def submit(cast: Cast, rows: list[dict] = GOOD_PAIRS, *, team: Team | None = None, user=None):
+def submit(
+    cast: Cast, rows: list[dict] = GOOD_PAIRS, *, team: Team | None = None, user=None
+) -> PairSet:
     return services.pair_set_submit(
         team=team or cast.breaker_team, user=user or cast.breaker, pairs=pair_inputs(rows)
-    )
+    ).pair_set
 
 
 def upload(cast: Cast, data: bytes, name: str, **kwargs) -> PairSet:
+    return upload_submission(cast, data, name, **kwargs).pair_set
+
+
+def upload_submission(cast: Cast, data: bytes, name: str, **kwargs) -> services.PairSetSubmission:
     return services.pair_set_upload(
         team=cast.breaker_team, user=cast.breaker, file=ContentFile(data, name=name), **kwargs
     )
@@ -118,6 +126,28 @@ def start_phase_now(shared_task: SharedTask, kind: str) -> None:
             starts_at=starts_at,
             ends_at=starts_at + timedelta(days=10),
         )
+
+
+def let_time_pass(shared_task: SharedTask, delta: timedelta) -> None:
+    """Move the phases and every submission ``delta`` into the past, as if that much time
+    had passed: entries stay entries, and a phase that started now started ``delta`` ago."""
+    Phase.objects.filter(shared_task=shared_task).update(
+        starts_at=F("starts_at") - delta, ends_at=F("ends_at") - delta
+    )
+    PairSet.objects.filter(shared_task=shared_task, submitted_at__isnull=False).update(
+        submitted_at=F("submitted_at") - delta
+    )
+
+
+# Past the window in which self-reported builders predict the pair texts: builder teams may
+# then read the variants' labels.
+PAST_THE_PAIR_PREDICTIONS = timedelta(hours=settings.PAIR_PREDICTIONS_WINDOW_HOURS + 1)
+
+
+def start_contests(shared_task: SharedTask) -> None:
+    """The contest phase runs, and builders' pair predictions are final."""
+    start_phase_now(shared_task, "contest")
+    let_time_pass(shared_task, PAST_THE_PAIR_PREDICTIONS)
 
 
 @pytest.fixture

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from bibi.pairs import selectors
 from bibi.pairs.models import Pair, PairSet
+from bibi.sharedtasks.models import Example
 
 from .conftest import BAD_PAIR, GOOD_PAIRS, PAIR_FIXTURES, PAIRS_URL, csv_bytes
 
@@ -175,3 +177,180 @@ def test_an_upload_after_the_deadline_says_when_it_closed(db):
     response = post_file(cast, csv_bytes(GOOD_PAIRS), "p.csv")
     assert response.status_code == 400
     assert response.json()["detail"].startswith("The break phase closed at ")
+
+
+# --- What a submission does to the team's entry, said in the answer ----------------------
+
+
+def add_to_draft(cast, rows: list[dict]) -> int:
+    client = cast.client("breaker")
+    for row in rows:
+        added = client.post("/api/v1/shared-tasks/sst/pairs/", row, format="json")
+        assert added.status_code == 201, added.json()
+    return client.get(f"{PAIRS_URL}?status=draft").json()["results"][0]["id"]
+
+
+DRAFT_PAIRS = [
+    {"original_id": "s1", "variant_text": "I adore this movie!", "variant_label": "positive"},
+    {"original_id": "s2", "variant_text": "[Bettis] has a smoldering, humorless intensity that's grating.", "variant_label": "negative"},
+    {"original_id": "s4", "variant_text": "Russell is dull as coach Herb Brooks.", "variant_label": "negative"},
+]  # fmt: skip
+
+
+def test_a_draft_submitted_over_a_larger_entry_says_which_entry_it_replaced(cast):
+    entry = post_file(cast, csv_bytes(GOOD_PAIRS), "four.csv").json()
+    draft = add_to_draft(cast, DRAFT_PAIRS)
+    body = cast.client("breaker").post(f"/api/v1/pair-sets/{draft}/submit/").json()
+    assert body["is_entry"] is True
+    assert body["replaced_entry"] == {"id": entry["id"], "pair_count": 4}
+    assert body["final_entry"] is None
+    [warning] = body["warnings"]
+    assert warning["line"] == 0
+    assert warning["reason"].startswith(
+        f"This set (3 pairs) replaces set {entry['id']} (4 pairs, submitted "
+    )
+    assert "mark it final" in warning["reason"]
+
+
+def test_a_set_marked_final_stays_the_entry_and_the_answer_says_so(cast):
+    client = cast.client("breaker")
+    final = post_file(cast, csv_bytes(GOOD_PAIRS), "four.csv").json()["id"]
+    client.patch(f"/api/v1/pair-sets/{final}/", {"is_final": True}, format="json")
+    later = post_file(cast, csv_bytes(GOOD_PAIRS[:1]), "one.csv").json()
+    draft = add_to_draft(cast, DRAFT_PAIRS)
+    from_draft = client.post(f"/api/v1/pair-sets/{draft}/submit/").json()
+    for body in (later, from_draft):
+        assert body["is_entry"] is False
+        assert body["replaced_entry"] is None
+        assert body["final_entry"] == {"id": final, "pair_count": 4}
+        assert body["warnings"][0]["reason"].startswith(f"The entry stays set {final} (4 pairs")
+    assert selectors.pair_set_entry(team=cast.breaker_team).id == final
+
+
+def test_the_first_set_of_a_team_replaces_nothing_and_warns_of_nothing(cast):
+    body = post_file(cast, csv_bytes(GOOD_PAIRS), "p.csv").json()
+    assert (body["is_entry"], body["replaced_entry"], body["warnings"]) == (True, None, [])
+    assert body["dry_run"] is False
+
+
+# --- Edits that systems may not see --------------------------------------------------------
+
+# 87 tokens, the last edit at 86: past what a system reading 128 sub-word tokens surely sees (84, see checks).
+LONG_REVIEW = (
+    "For the first hour the film wanders through a small town , its diner , its church , "
+    "its school , its library , its hardware store , its dusty main street and the long , "
+    "flat fields around it , following "
+    "a retired teacher , her restless grandson , a widowed mechanic and the mechanic 's "
+    "silent dog through one slow summer , and every scene is patient , warm and carefully "
+    "framed , until the last ten minutes , when it finally becomes wonderful ."
+)
+
+
+def test_a_pair_whose_edit_lies_past_the_token_limit_is_accepted_with_a_warning(cast):
+    Example.objects.create(
+        dataset=cast.starter, external_id="long", text=LONG_REVIEW, label="positive", position=9
+    )
+    late = LONG_REVIEW.replace("becomes wonderful", "becomes tedious")
+    early = LONG_REVIEW.replace("For the first hour", "For the whole hour")
+    rows = [
+        {"original_id": "long", "variant_text": early, "variant_label": "positive"},
+        {"original_id": "long", "variant_text": late, "variant_label": "negative"},
+    ]
+    response = post_file(cast, csv_bytes(rows), "long.csv")
+    assert response.status_code == 201, response.json()
+    [warning] = response.json()["warnings"]
+    assert warning["line"] == 3
+    assert warning["reason"].startswith("the edit begins at token 86, past the first 84 tokens")
+    assert "SYSTEM_MAX_SEQUENCE_LENGTH" in warning["reason"]
+
+    # A pair added to a draft gets the same warning at once.
+    added = cast.client("breaker").post(
+        "/api/v1/shared-tasks/sst/pairs/",
+        {"original_id": "long", "variant_text": late.replace("tedious", "dull"), "variant_label": "negative"},
+        format="json",
+    )  # fmt: skip
+    assert added.status_code == 201
+    assert added.json()["warnings"][0]["reason"].startswith("the edit begins at token 86")
+
+
+# --- Dry runs -----------------------------------------------------------------------------
+
+
+def test_a_dry_run_answers_like_a_submission_and_stores_nothing(cast):
+    entry = post_file(cast, csv_bytes(GOOD_PAIRS), "four.csv").json()
+    checked = post_file(cast, csv_bytes(GOOD_PAIRS[:2]), "two.csv", dry_run="true")
+    assert checked.status_code == 200, checked.json()
+    body = checked.json()
+    assert body["dry_run"] is True
+    assert body["id"] is None
+    assert (body["pair_count"], body["layout"], body["file_format"]) == (2, "pairs", "csv")
+    assert body["is_entry"] is True
+    assert body["replaced_entry"] == {"id": entry["id"], "pair_count": 4}
+    assert body["warnings"][0]["reason"].startswith("This set (2 pairs) would replace set")
+    assert PairSet.objects.count() == 1
+    assert Pair.objects.count() == 4
+
+
+def test_a_dry_run_of_a_failing_set_answers_with_the_same_refusal(cast):
+    rows = [*GOOD_PAIRS, BAD_PAIR]
+    real = post_file(cast, csv_bytes(rows), "p.csv").json()
+    dry = post_file(cast, csv_bytes(rows), "p.csv", dry_run="true").json()
+    assert dry == real
+    json_dry = cast.client("breaker").post(f"{PAIRS_URL}?dry_run=true", rows, format="json")
+    assert json_dry.status_code == 400
+    assert json_dry.json()["errors"] == [
+        {"line": 5, "reason": "the variant is identical to the original"}
+    ]
+
+
+def test_dry_runs_do_not_count_against_the_set_quota(cast):
+    cast.shared_task.max_pair_sets_per_team = 1
+    cast.shared_task.save()
+    client = cast.client("breaker")
+    for _ in range(3):
+        dry = client.post(PAIRS_URL, {"pairs": GOOD_PAIRS, "dry_run": True}, format="json")
+        assert dry.status_code == 200, dry.json()
+    assert client.post(PAIRS_URL, {"pairs": GOOD_PAIRS}, format="json").status_code == 201
+    assert not PairSet.objects.filter(pairs__isnull=True).exists()
+
+
+def test_245_identical_problems_are_grouped_under_one_line_range(cast):
+    rows = [
+        {"original_text": f"A sentence nobody wrote, number {n}.", "variant_text": f"A sentence somebody wrote, number {n}.", "variant_label": "positive"}
+        for n in range(245)
+    ]  # fmt: skip
+    body = post_file(cast, csv_bytes(rows), "p.csv", dry_run="true").json()
+    assert body["error_count"] == 245
+    assert body["groups"] == [
+        {
+            "reason": "the original text is not a sentence of the starter set",
+            "count": 245,
+            "lines": "2–246",
+        }
+    ]
+    assert len(body["errors"]) == 200
+
+
+# --- JSON lists name no field they do not know ---------------------------------------------
+
+
+def test_a_json_pair_with_an_unknown_field_is_refused_naming_the_field(cast):
+    pairs = [GOOD_PAIRS[0], {**GOOD_PAIRS[1], "varient_label": "negative"}]
+    response = cast.client("breaker").post(PAIRS_URL, {"pairs": pairs}, format="json")
+    assert response.status_code == 400
+    [error] = response.json()["errors"]
+    assert error["line"] == 2
+    assert error["reason"].startswith("unknown field(s) 'varient_label': the fields are ")
+    assert not PairSet.objects.exists()
+
+
+def test_an_unknown_field_beside_the_pairs_is_refused(cast):
+    body = {"pairs": GOOD_PAIRS, "labelmap": "1=positive"}
+    response = cast.client("breaker").post(PAIRS_URL, body, format="json")
+    assert response.status_code == 400
+    assert "unknown field(s) 'labelmap'" in str(response.json())
+    single = cast.client("breaker").post(
+        "/api/v1/shared-tasks/sst/pairs/", {**DRAFT_PAIRS[0], "note": "x"}, format="json"
+    )
+    assert single.status_code == 400
+    assert "unknown field(s) 'note'" in str(single.json())

@@ -1,4 +1,5 @@
-"""The 10,000-pair benchmark: one request checks and stores it, in bulk, in a few seconds."""
+"""The pair-set benchmark (``make bench``) as a check of what it measures, not of its time:
+one request checks and stores a big file in bulk, and leaves nothing behind."""
 
 from __future__ import annotations
 
@@ -11,16 +12,13 @@ from bibi.pairs.models import Pair, PairSet
 
 pytestmark = pytest.mark.django_db
 
-# Generous: the figure on the project's PostgreSQL is well under this (see the README).
-SECONDS = 15
 
-
-def test_a_10000_pair_file_is_checked_and_stored_in_one_request_in_a_few_seconds():
-    result = run_benchmark(pairs=10_000, starter=2_000)
-    assert result.status_code == 201
-    assert result.seconds < SECONDS
+def test_the_benchmark_upload_costs_the_same_queries_for_200_pairs_as_for_2000():
+    small = run_benchmark(pairs=200, starter=100)
+    large = run_benchmark(pairs=2_000, starter=500)
+    assert small.status_code == large.status_code == 201
     # Bulk writes: the query count does not grow with the number of pairs.
-    assert result.queries < 60
+    assert large.queries == small.queries
     assert not PairSet.objects.exists() and not Pair.objects.exists()
 
 

@@ -18,10 +18,12 @@ from bibi.pairs.checks import (
     StarterIndex,
     check_pair,
     check_pairs,
+    edit_out_of_sight,
     normalize_text,
     shared_token_ratio,
     token_edit_distance,
     tokenize,
+    tokens_in_sight,
 )
 
 from ..conftest import STARTER
@@ -323,3 +325,42 @@ def test_trimming_never_changes_the_edit_distance(a, b):
 def test_trimming_never_changes_the_shared_token_ratio(a, b):
     expected = sum((Counter(a) & Counter(b)).values()) / len(b) if b else 0.0
     assert shared_token_ratio(a, b) == pytest.approx(expected)
+
+
+# --- Edits that systems may not see (a warning, not a problem) -------------------------------
+
+
+def test_the_tokens_in_sight_leave_room_for_sub_words_and_the_special_tokens():
+    # 126 positions for text, at 1.5 sub-word tokens per token.
+    assert tokens_in_sight(128) == 84
+    assert tokens_in_sight(12) == 6
+    assert tokens_in_sight(1) == 0
+
+
+@pytest.mark.parametrize(
+    ("variant", "warned_at"),
+    [
+        ("a b c d e X g h", None),  # token 6: the last one surely read
+        ("a b c d e f X h", 7),
+        ("a b c d e f g h i", 9),  # appended: the texts differ only past the cut
+        ("X b c d e f g h", None),
+    ],
+)
+def test_an_edit_past_the_sequence_length_is_warned_of_by_where_it_begins(variant, warned_at):
+    rules = dataclasses.replace(RULES, max_sequence_length=12)
+    starter = StarterIndex(
+        [StarterExample(id=9, external_id="x", text="a b c d e f g h", label="positive")]
+    )
+    checked, found = check_pair(
+        pair(original_id="x", variant_text=variant), starter=starter, rules=rules
+    )
+    assert found == []
+    if warned_at is None:
+        assert checked.warnings == ()
+    else:
+        [warning] = checked.warnings
+        assert warning.startswith(f"the edit begins at token {warned_at}, past the first 6 tokens")
+
+
+def test_without_a_sequence_length_no_edit_is_out_of_sight():
+    assert edit_out_of_sight(LONG, LONG.replace("memory", "time"), max_sequence_length=None) is None

@@ -9,17 +9,18 @@ from bibi.pairs import selectors, services
 from bibi.pairs.models import Contest
 from bibi.sharedtasks.models import AuditLogEntry
 
-from .conftest import GOOD_PAIRS, start_phase_now, submit
+from .conftest import GOOD_PAIRS, start_contests, start_phase_now, submit
 
 pytestmark = [pytest.mark.embedded, pytest.mark.django_db]
 
 
 @pytest.fixture
 def entries(cast, rival):
-    """Both breaker teams have an entry, and the contest phase has just begun."""
+    """Both breaker teams have an entry; the contest phase runs, and builders' pair
+    predictions are final."""
     ours = submit(cast)
     theirs = submit(cast, GOOD_PAIRS[:2], team=rival[0], user=rival[1])
-    start_phase_now(cast.shared_task, "contest")
+    start_contests(cast.shared_task)
     return ours, theirs
 
 
@@ -223,3 +224,82 @@ def test_a_second_team_contests_the_same_pair_and_the_latest_decision_stands(cas
     contest.pair.refresh_from_db()
     assert contest.pair.is_excluded
     assert contest.pair.effective_label == "negative"
+
+
+def test_a_later_decision_in_another_contest_supersedes_the_first_and_both_say_so(
+    cast, rival, contest
+):
+    second = services.contest_create(pair=contest.pair, user=rival[1], reason="Fine as is.")
+    services.contest_adjudicate(
+        contest=contest, actor=cast.organizer, decision="relabel", new_label="positive", note="a"
+    )
+    services.contest_adjudicate(contest=second, actor=cast.organizer, decision="keep", note="b")
+    organizer = cast.client("organizer")
+
+    def states() -> dict[int, tuple]:
+        rows = organizer.get("/api/v1/shared-tasks/sst/contests/").json()["results"]
+        return {
+            row["id"]: (
+                row["status"],
+                row["decision_state"],
+                row["is_current"],
+                row["pair_effective_label"],
+            )
+            for row in rows
+        }
+
+    # The pair has one state, the keep decided last; the relabel no longer holds.
+    assert states() == {
+        contest.id: ("relabelled", "superseded", False, "negative"),
+        second.id: ("kept", "current", True, "negative"),
+    }
+    # The contesting team reads the same about its own contest.
+    mine = cast.client("builder").get(f"/api/v1/contests/{contest.id}/").json()
+    assert (mine["decision_state"], mine["pair_effective_label"]) == ("superseded", "negative")
+
+    # Revising the first decision makes it the pair's state again.
+    services.contest_adjudicate(
+        contest=contest, actor=cast.organizer, decision="relabel", new_label="positive", note="c"
+    )
+    assert states() == {
+        contest.id: ("relabelled", "current", True, "positive"),
+        second.id: ("kept", "superseded", False, "positive"),
+    }
+    effective = {r["pair_id"]: r for r in selectors.pairs_effective(shared_task=cast.shared_task)}
+    assert effective[contest.pair_id]["variant_label"] == "positive"
+
+
+def test_an_adjudication_says_and_audits_whether_the_pairs_state_changed(cast, rival, contest):
+    second = services.contest_create(pair=contest.pair, user=rival[1], reason="Fine as is.")
+    relabel = services.contest_adjudicate(
+        contest=contest, actor=cast.organizer, decision="relabel", new_label="positive", note="a"
+    )
+    assert (relabel.effective_changed, relabel.superseded) == (True, None)
+    # Excluding the pair again, in another contest, changes its state and supersedes the first.
+    exclude = services.contest_adjudicate(
+        contest=second, actor=cast.organizer, decision="exclude", note="b"
+    )
+    assert (exclude.effective_changed, exclude.superseded) == (True, contest)
+    # The same decision again changes nothing that scoring reads.
+    again = services.contest_adjudicate(
+        contest=second, actor=cast.organizer, decision="exclude", note="b, on reflection"
+    )
+    assert (again.effective_changed, again.superseded) == (False, None)
+
+    audits = list(AuditLogEntry.objects.filter(action="contest.adjudicate").order_by("id"))
+    second_audit = audits[1].details
+    assert second_audit["from"] == {
+        "status": "open",
+        "effective_label": "positive",
+        "is_excluded": False,
+        "decision": contest.id,
+    }
+    assert second_audit["to"] == {
+        "status": "excluded",
+        "effective_label": "negative",
+        "is_excluded": True,
+        "decision": second.id,
+    }
+    assert second_audit["superseded_contest"] == contest.id
+    assert [a.details["effective_changed"] for a in audits] == [True, True, False]
+    assert audits[0].details["results_published"] is False

@@ -13,7 +13,14 @@ from bibi.pairs.models import Pair
 from bibi.pairs.services import PairSetRejected
 from bibi.sharedtasks.models import Example
 
-from .conftest import GOOD_PAIRS, PAIR_FIXTURES, csv_bytes, jsonl_bytes, upload
+from .conftest import (
+    GOOD_PAIRS,
+    PAIR_FIXTURES,
+    csv_bytes,
+    jsonl_bytes,
+    upload,
+    upload_submission,
+)
 
 pytestmark = [pytest.mark.embedded, pytest.mark.django_db]
 
@@ -26,6 +33,11 @@ STORED = [
 ]  # fmt: skip
 FRENCH_ORIGINAL = "Un film très réussi, d’une grâce rare."
 FRENCH_VARIANT = "Un film très raté, d’une grâce rare."
+
+
+def upload_2017_fixture(cast, name: str):
+    data = (PAIR_FIXTURES / name).read_bytes()
+    return upload_submission(cast, data, name, label_map=LABELS_2017)
 
 
 def stored(pair_set) -> list[tuple]:
@@ -44,12 +56,7 @@ def test_each_format_of_the_pairs_layout_stores_the_background_pairs(cast, name)
 
 
 def test_the_2017_layout_pairs_a_and_b_rows_and_finds_originals_by_their_text(cast):
-    pair_set = upload(
-        cast,
-        (PAIR_FIXTURES / "background_2017.tsv").read_bytes(),
-        "background_2017.tsv",
-        label_map=LABELS_2017,
-    )
+    pair_set = upload_2017_fixture(cast, "background_2017.tsv").pair_set
     assert pair_set.layout == "sst2017"
     assert [(s[0], s[1], s[2]) for s in stored(pair_set)] == [s[:3] for s in STORED]
     pairs = list(pair_set.pairs.order_by("row"))
@@ -81,7 +88,7 @@ def test_the_2017_layout_reports_unpaired_and_repeated_rows():
     result = read_pair_file(data, filename="x.csv")
     assert [(e.line, e.reason) for e in result.errors] == [
         (3, "the pair 'p2' has no original (no row p2_a)"),
-        (5, "'p1_b' appears twice (first on line 4)"),
+        (5, "'p1_b' is on line 4 and on line 5 with different content: keep one of them"),
         (6, "the sentence_id 'p3' must end in _a (the original) or _b (the variant)"),
     ]
     assert [p.source_id for p in result.pairs] == ["p1"]
@@ -171,3 +178,80 @@ def test_an_unknown_field_of_json_lines_is_reported_where_it_first_appears():
     with pytest.raises(FileFormatError) as raised:
         read_pair_file(data, filename="p.jsonl")
     assert raised.value.line == 2
+
+
+# --- The 2017 breaker files as the organizers released them -------------------------------
+
+
+def test_the_released_2017_breaker_file_is_read_as_written(cast):
+    """``sentiment_label``, no quoting (a sentence may begin with a quote), a pair repeated."""
+    submission = upload_2017_fixture(cast, "breakers_2017.tsv")
+    pairs = list(submission.pair_set.pairs.order_by("row"))
+    assert [(p.source_id, p.variant_text, p.variant_label) for p in pairs] == [
+        ("u1", '"I love this movie!"', "negative"),
+        ("u2", '"Harmless", sure, but it\'s also charmless.', "negative"),
+        ("u3", 'Russell is "terrific" as coach Herb Brooks.', "negative"),
+        ("u4", "[Bettis] has a smoldering, humorless intensity that's hilarious.", "positive"),
+    ]
+    assert [(p.original.external_id, p.original_label) for p in pairs] == [
+        ("s1", "positive"),
+        ("s3", "negative"),
+        ("s4", "positive"),
+        ("s2", "negative"),
+    ]
+    repeats = [(w.line, w.reason) for w in submission.warnings if w.line]
+    assert repeats == [
+        (8, "'u1_a' repeats line 2 exactly: read once"),
+        (9, "'u1_b' repeats line 3 exactly: read once"),
+    ]
+
+
+def test_a_repeated_2017_id_with_other_content_is_an_error_naming_both_lines():
+    data = (
+        b"sentence_id\tsentence\tsentiment_label\n"
+        b"u1_a\tI love this movie!\t1\n"
+        b'u1_b\t"I love this movie!"\t-1\n'
+        b'u1_b\t"I love this movie!"\t1\n'
+        b"u1_a\tI  love this movie!\t1\n"
+    )
+    result = read_pair_file(data, filename="b.tsv")
+    assert [(e.line, e.reason) for e in result.errors] == [
+        (4, "'u1_b' is on line 3 and on line 4 with different content: keep one of them")
+    ]
+    # Spacing is not content: texts are compared as the checks read them.
+    assert [(w.line, w.reason) for w in result.warnings] == [
+        (5, "'u1_a' repeats line 2 exactly: read once")
+    ]
+
+
+def test_a_2017_tsv_written_with_csv_quoting_is_refused_with_a_hint():
+    data = (
+        b"sentence_id\tsentence\tsentiment_label\n"
+        b"u3_a\tRussell is terrific as coach Herb Brooks.\t1\n"
+        b'u3_b\t"Russell is ""terrific"" as coach Herb Brooks."\t-1\n'
+    )
+    result = read_pair_file(data, filename="b.tsv")
+    assert [e.line for e in result.errors] == [3]
+    assert "upload it as CSV" in result.errors[0].reason
+
+
+def test_the_2017_layout_takes_label_or_sentiment_label_but_not_both():
+    data = b"sentence_id\tsentence\tlabel\tsentiment_label\nu1_a\tI love it!\t1\t1\n"
+    with pytest.raises(FileFormatError, match="both label and sentiment_label"):
+        read_pair_file(data, filename="b.tsv")
+
+
+def test_the_pairs_layout_in_tsv_still_reads_quoted_fields(cast):
+    # Only the 2017 layout is read without quoting: the pairs layout keeps CSV's rules.
+    data = csv_bytes(GOOD_PAIRS, delimiter="\t")
+    assert b'"Russell is ""terrific""' in data
+    assert stored(upload(cast, data, "p.tsv")) == STORED
+
+
+# --- JSON pair sets name no field they do not know --------------------------------------
+
+
+def test_an_unknown_field_of_json_lines_is_refused_naming_it_as_a_field():
+    data = b'{"original_id": "s1", "variant_text": "a", "variant_label": "b", "varient": 1}\n'
+    with pytest.raises(FileFormatError, match=re.escape("unknown field(s) 'varient'")):
+        read_pair_file(data, filename="p.jsonl")

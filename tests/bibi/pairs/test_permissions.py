@@ -5,13 +5,17 @@ allow the action, 404 something they may not see (answered as if it did not exis
 
 The world of each case: the breaker's team (Utrecht) and a rival breaker team (OSU) have
 each submitted an entry, Utrecht also has a draft with one pair; from the contest phase
-on, OSU has contested Utrecht's scare-quotes pair.
+on, OSU has contested Utrecht's scare-quotes pair. The phases: ``break``; ``predicting``,
+the contest phase has just begun and builders still predict the pair texts, so no builder
+team may read a variant's label; ``contest``, the contest phase with builders' pair
+predictions final; ``results``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -24,7 +28,14 @@ from bibi.pairs.models import Contest, Pair, PairSet
 from bibi.sharedtasks import services as task_services
 
 from ..conftest import ROLES, Cast
-from .conftest import GOOD_PAIRS, csv_bytes, start_phase_now, submit
+from .conftest import (
+    GOOD_PAIRS,
+    PAST_THE_PAIR_PREDICTIONS,
+    csv_bytes,
+    let_time_pass,
+    start_phase_now,
+    submit,
+)
 
 pytestmark = [pytest.mark.embedded, pytest.mark.django_db]
 
@@ -59,11 +70,14 @@ def build_world(cast: Cast, phase: str) -> World:
     )
     pair = entry.pairs.get(original__external_id="s4")
     contest = None
-    if phase in ("contest", "results"):
+    if phase in ("predicting", "contest", "results"):
         start_phase_now(cast.shared_task, "contest")
         contest = services.contest_create(pair=pair, user=olivia, reason="Not sarcastic.")
+    if phase in ("contest", "results"):
+        let_time_pass(cast.shared_task, PAST_THE_PAIR_PREDICTIONS)
     if phase == "results":
-        start_phase_now(cast.shared_task, "results")
+        # The contest phase lasts ten days: the results are published now.
+        let_time_pass(cast.shared_task, timedelta(days=10) - PAST_THE_PAIR_PREDICTIONS)
     return World(cast, entry, pair, draft_pair.pair_set, draft_pair, rival_entry, contest)
 
 
@@ -160,6 +174,28 @@ CASES = [
         "get",
         lambda w: f"{BASE}/contestable-pairs/",
         roles(builder=200, breaker=200, anonymous=401, rest=403),
+    ),
+    Case(
+        "list contestable pairs while builders predict the pair texts",
+        "predicting",
+        "get",
+        lambda w: f"{BASE}/contestable-pairs/",
+        roles(builder=400, breaker=200, anonymous=401, rest=403),
+    ),
+    Case(
+        "read another team's entry pair while builders predict the pair texts",
+        "predicting",
+        "get",
+        lambda w: f"/api/v1/pairs/{w.pair.id}/",
+        roles(organizer=200, breaker=200, rest=404),
+    ),
+    Case(
+        "contest a pair while builders predict the pair texts",
+        "predicting",
+        "post",
+        lambda w: f"/api/v1/pairs/{w.pair.id}/contests/",
+        roles(organizer=403, breaker=403, anonymous=401, rest=404),
+        body=lambda w: {"reason": "The quotes are not ironic."},
     ),
     Case(
         "list contests",

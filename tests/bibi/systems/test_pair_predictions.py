@@ -6,6 +6,7 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db.models import F
 
@@ -127,3 +128,128 @@ def test_pair_predictions_with_gaps_are_refused_with_every_problem(after_break):
     assert reasons[2].startswith("text ") and "predicted twice" in reasons[2]
     assert "the label '0' is not one of this task's labels" in reasons[3]
     assert not Prediction.objects.filter(source="pairs").exists()
+
+
+# --- The 2017 protocol: pair predictions only, in the 2017 files' shape -------------------
+
+
+@pytest.fixture
+def predicting(self_reported):
+    """A self-reported system that never predicted the blind dev set, as in 2017; the break
+    phase has just closed and the pair-prediction window is open."""
+    cast, system = self_reported
+    next_phase(cast)  # break
+    pair_services.pair_set_submit(team=cast.breaker_team, user=cast.breaker, pairs=PAIRS)
+    next_phase(cast)  # contest
+    return cast, system
+
+
+def post_predictions(cast, system, data: bytes, name: str, **fields):
+    return cast.client("builder").post(
+        f"/api/v1/shared-tasks/sst/systems/{system.id}/predictions/",
+        {"file": SimpleUploadedFile(name, data), "source": "pairs", **fields},
+        format="multipart",
+    )
+
+
+def test_pair_predictions_give_a_system_without_blind_dev_predictions_its_first_version(
+    predicting,
+):
+    cast, system = predicting
+    response = upload_pairs(cast, system, [{"text": text, "label": "positive"} for text in TEXTS])
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert (body["number"], body["status"]) == (1, "ready")
+    # No blind-dev predictions, so no dev scores: the weight rule for it is scoring's.
+    assert (body["dev_accuracy"], body["dev_macro_f1"], body["dev_count"]) == (None, None, None)
+    system.refresh_from_db()
+    assert system.active_version.number == 1
+    assert system.active_version.predictions.filter(source="pairs").count() == len(TEXTS)
+
+
+def test_pair_predictions_read_the_2017_sentence_column_through_a_label_map(predicting):
+    cast, system = predicting
+    gold = {TEXTS[0]: "1", TEXTS[1]: "1", TEXTS[2]: "-1", TEXTS[3]: "+1"}
+    rows = "".join(f"p{n}\t{text}\t{label}\n" for n, (text, label) in enumerate(gold.items()))
+    data = f"sentence_id\tsentence\tlabel\n{rows}".encode()
+    response = post_predictions(cast, system, data, "pairs.tsv", label_map="1=positive,-1=negative")
+    assert response.status_code == 201, response.json()
+    stored = dict(Prediction.objects.filter(source="pairs").values_list("text", "label"))
+    assert stored == {
+        TEXTS[0]: "positive",
+        TEXTS[1]: "positive",
+        TEXTS[2]: "negative",
+        TEXTS[3]: "positive",
+    }
+
+
+def test_pair_predictions_without_the_label_map_name_the_labels_they_do_not_know(predicting):
+    cast, system = predicting
+    data = ("text\tlabel\n" + "".join(f"{text}\t-1\n" for text in TEXTS)).encode()
+    response = post_predictions(cast, system, data, "pairs.tsv")
+    assert response.status_code == 400
+    assert response.json()["groups"][0]["count"] == len(TEXTS)
+    assert "give a label map" in response.json()["groups"][0]["reason"]
+
+
+def test_pair_predictions_with_both_text_and_sentence_are_refused(predicting):
+    cast, system = predicting
+    data = f"text\tsentence\tlabel\n{TEXTS[0]}\t{TEXTS[0]}\tpositive\n".encode()
+    response = post_predictions(cast, system, data, "pairs.tsv")
+    assert response.status_code == 400
+    assert response.json()["errors"] == [
+        {"line": 2, "reason": "the file has both text and sentence: give the text in one"}
+    ]
+
+
+# --- The pair-prediction window, and labels only after it ---------------------------------
+
+
+def let_hours_pass(cast, hours: float) -> None:
+    delta = timedelta(hours=hours)
+    Phase.objects.filter(shared_task=cast.shared_task).update(
+        starts_at=F("starts_at") - delta, ends_at=F("ends_at") - delta
+    )
+    PairSet.objects.filter(shared_task=cast.shared_task).update(
+        submitted_at=F("submitted_at") - delta
+    )
+
+
+def after_the_window(cast) -> None:
+    let_hours_pass(cast, settings.PAIR_PREDICTIONS_WINDOW_HOURS + 1)
+
+
+def test_builders_read_no_variant_label_until_the_pair_predictions_are_final(predicting):
+    cast, system = predicting
+    builder = cast.client("builder")
+    url = "/api/v1/shared-tasks/sst/contestable-pairs/"
+    withheld = builder.get(url)
+    assert withheld.status_code == 400
+    assert "once their pair predictions are final, at " in withheld.json()["detail"]
+    pair = PairSet.objects.get().pairs.first()
+    assert builder.get(f"/api/v1/pairs/{pair.id}/").status_code == 404
+    predicted = upload_pairs(cast, system, [{"text": t, "label": "positive"} for t in TEXTS])
+    assert predicted.status_code == 201
+
+    after_the_window(cast)
+    labels = {row["variant_label"] for row in builder.get(url).json()["results"]}
+    assert labels == {"positive", "negative"}
+    late = upload_pairs(cast, system, [{"text": t, "label": "negative"} for t in TEXTS])
+    assert late.status_code == 400
+    assert late.json()["detail"].startswith("Pair predictions were taken until ")
+    assert set(Prediction.objects.values_list("label", flat=True)) == {"positive"}
+
+
+def test_the_window_closes_when_the_results_are_published_if_that_comes_first(predicting):
+    cast, system = predicting
+    break_end = cast.shared_task.phases.get(kind="break").ends_at
+    cast.shared_task.phases.filter(kind="contest").update(ends_at=break_end + timedelta(hours=1))
+    cast.shared_task.phases.filter(kind="results").update(starts_at=break_end + timedelta(hours=1))
+    let_hours_pass(cast, 2)
+    response = upload_pairs(cast, system, [{"text": t, "label": "positive"} for t in TEXTS])
+    assert response.status_code == 400
+    closed = cast.shared_task.phases.get(kind="results").starts_at
+    assert response.json()["detail"] == (
+        f"Pair predictions were taken until {closed:%Y-%m-%d %H:%M:%S} UTC (server time): "
+        "uploading pair predictions is no longer possible."
+    )
