@@ -1,8 +1,13 @@
-"""What every API of bibi shares: the error format, task lookup, pagination, refused files.
+"""What every API of bibi shares: the error format, task lookup, pagination, refused files,
+and how request bodies are read.
 
 - ``exception_handler``: services raise Django's ``ValidationError`` and ``PermissionDenied``;
   the API answers 400 and 403 with their messages. A ``bibi.files.FileRejected`` (an upload
-  refused as a whole) answers 400 with the one envelope of ``rejected_file_response``.
+  refused as a whole) answers 400 with the one envelope of ``rejected_file_response``; a
+  ``bibi.uploads.UploadTooLarge`` answers 413 with the limit.
+- JSON request bodies are read by ``bibi.parsers.JSONParser`` (its own module: DRF imports
+  it while building ``APIView``, which this module needs).
+- ``FileUploadApi``: a view taking a file upload, cut off at its size limit while it streams.
 - ``shared_task_for``: the task a URL names, or 404 for whoever may not see it.
 - ``paginated`` and ``Pagination``: ``?page=`` and ``?page_size=`` (up to
   ``API_MAX_PAGE_SIZE``) on every list.
@@ -14,8 +19,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404
+from django.http import Http404, HttpRequest
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import exceptions, serializers, status
@@ -25,10 +31,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from bibi.files import ERRORS_SHOWN, FileRejected, RowError
+from bibi.files import FileRejected, RowError, RowErrors
 from bibi.labelmaps import LABEL_MAP_HELP, label_map_clean, label_map_parse
 from bibi.sharedtasks import selectors
 from bibi.sharedtasks.models import SharedTask
+from bibi.uploads import SizeLimitedUpload, UploadTooLarge
 
 
 def _messages(error: DjangoValidationError) -> Any:
@@ -42,6 +49,18 @@ def _messages(error: DjangoValidationError) -> Any:
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """Services raise Django's errors; the API answers them like its own."""
+    if isinstance(exc, RequestDataTooBig):
+        # Django refuses a body (without its files) over DATA_UPLOAD_MAX_MEMORY_SIZE on its
+        # declared length; left to Django, that is a bare 400 page.
+        exc = UploadTooLarge(
+            what="the request body (without its files)",
+            limit=settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
+        )
+    if isinstance(exc, UploadTooLarge):
+        return Response(
+            {"detail": exc.messages[0], "limit_bytes": exc.limit},
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
     if isinstance(exc, FileRejected):
         return rejected_file_response(exc)
     if isinstance(exc, DjangoValidationError):
@@ -156,52 +175,49 @@ class FileRejectedOutput(serializers.Serializer):
     errors = LineErrorOutput(many=True)
 
 
-# Line ranges named in one group before "and N more".
-_RANGES_SHOWN = 50
-
-
-def _line_ranges(lines: Sequence[int]) -> str:
-    ranges: list[str] = []
-    start = previous = lines[0]
-    for line in [*lines[1:], None]:
-        if line is not None and line == previous + 1:
-            previous = line
-            continue
-        ranges.append(str(start) if start == previous else f"{start}–{previous}")
-        if line is not None:
-            start = previous = line
-    shown = ", ".join(ranges[:_RANGES_SHOWN])
-    hidden = len(ranges) - _RANGES_SHOWN
-    return f"{shown} and {hidden} more" if hidden > 0 else shown
-
-
-def error_groups(errors: Sequence[RowError]) -> list[dict[str, Any]]:
+def error_groups(errors: RowErrors | Sequence[RowError]) -> list[dict[str, Any]]:
     """Identical messages together: ``[{reason, count, lines}]``, most frequent first."""
-    lines: dict[str, list[int]] = {}
-    for error in errors:
-        lines.setdefault(error.reason, []).append(error.line)
-    groups = [
-        {"reason": reason, "count": len(found), "lines": _line_ranges(sorted(set(found)))}
-        for reason, found in lines.items()
+    problems = errors if isinstance(errors, RowErrors) else RowErrors(errors)
+    return [
+        {"reason": group.reason, "count": group.count, "lines": group.lines}
+        for group in problems.groups()
     ]
-    # Stable: among equally frequent problems, the one met first comes first.
-    return sorted(groups, key=lambda group: -group["count"])
 
 
 def rejected_file_body(rejected: FileRejected) -> dict[str, Any]:
-    count = len(rejected.errors)
+    count = rejected.error_count
     return {
         "detail": f"Nothing was stored: {count} problem(s) in {rejected.source}.",
         "encoding": rejected.encoding,
         "format": rejected.file_format,
         "error_count": count,
-        "groups": error_groups(rejected.errors),
-        "errors": [
-            {"line": error.line, "reason": error.reason} for error in rejected.errors[:ERRORS_SHOWN]
-        ],
+        "groups": error_groups(rejected.problems),
+        "errors": [{"line": error.line, "reason": error.reason} for error in rejected.errors],
     }
 
 
 def rejected_file_response(rejected: FileRejected) -> Response:
     """400 for a file refused as a whole, in the one envelope of ``FileRejectedOutput``."""
     return Response(rejected_file_body(rejected), status=status.HTTP_400_BAD_REQUEST)
+
+
+# --- Reading request bodies ---------------------------------------------------------------
+
+
+class FileUploadApi(APIView):
+    """A view taking a file upload, cut off at ``upload_limit_setting``'s bytes as it streams.
+
+    The limit is installed before anything reads the body (a session's CSRF check does):
+    a view must still check who may upload, and whether now, before it reads
+    ``request.data``.
+    """
+
+    upload_limit_setting: str
+    upload_what: str
+
+    def initialize_request(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Request:
+        limit = getattr(settings, self.upload_limit_setting)
+        request.upload_handlers.insert(
+            0, SizeLimitedUpload(request, limit=limit, what=self.upload_what)
+        )
+        return super().initialize_request(request, *args, **kwargs)

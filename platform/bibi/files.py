@@ -18,28 +18,44 @@ Which problems stop the whole file and which are reported per row:
 - A row with ``error`` set (returned): one record is broken but the others can still be
   read, so every broken record is reported at once. A CSV/TSV record with more or fewer
   fields than the header, a quote that is never closed or is followed by more text, a JSONL
-  line that is not a JSON object, an sst2 line without a sentence separator.
+  line that is not a JSON object (or holds what no text column can store, see
+  ``json_parse``), an sst2 line without a sentence separator.
+
+A refusal counts every problem but keeps only what it shows (``RowErrors``), so a file of a
+million bad rows costs a few hundred error objects, not a million.
 """
 
 from __future__ import annotations
 
 import csv
+import heapq
 import io
 import itertools
 import json
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from bibi.texts import unstorable_characters
+
 ENCODINGS = ("utf-8", "cp1252", "mac_roman")
 # A rejection lists at most this many rows, after a summary of every problem by kind: a
 # million-row file of the same mistake must not answer with a million errors.
 ERRORS_SHOWN = 200
+# A summary groups this many distinct messages; the rest are counted together.
+MESSAGES_GROUPED = 200
+# Line numbers kept, over all groups, to say where each message occurs.
+LINES_KEPT = 20_000
+# Line ranges named in one group before "and N more".
+RANGES_SHOWN = 50
+# Nesting no upload or request body needs: a pair set is a list of objects with a list of
+# tags. Deeper input is refused before it costs a recursion.
+JSON_MAX_DEPTH = 32
 FORMATS = ("csv", "tsv", "jsonl", "sst2")
 
 # The sst2 line format has no conventional extension: the 2017 files are stsa.binary.dev etc.
@@ -116,28 +132,120 @@ class RowError:
         return f"line {self.line}: {self.reason}" if self.line else self.reason
 
 
+@dataclass(frozen=True)
+class ErrorGroup:
+    """Every row with one message: how many, and on which lines ("2–246, 300")."""
+
+    reason: str
+    count: int
+    lines: str
+
+
+class RowErrors:
+    """The problems of one file: every one counted, kept only as far as a refusal shows them.
+
+    Keeps the ``ERRORS_SHOWN`` errors with the lowest lines, and for each distinct message
+    its count and where it occurs (``LINES_KEPT`` line numbers in all). Past
+    ``MESSAGES_GROUPED`` distinct messages, new ones are counted in one group. So a
+    predictions file of nine million wrong rows costs a few hundred objects here.
+    """
+
+    OTHER = "other problems (too many different messages to group them)"
+
+    def __init__(self, errors: Iterable[RowError] = ()) -> None:
+        self.count = 0
+        # A max-heap of the lowest lines (negated), the order of arrival breaking ties.
+        self._first: list[tuple[int, int, RowError]] = []
+        self._counts: dict[str, int] = {}
+        self._lines: dict[str, list[int]] = {}
+        self._lines_kept = 0
+        self.extend(errors)
+
+    def add(self, line: int, reason: str) -> None:
+        self.count += 1
+        if len(self._first) < ERRORS_SHOWN:
+            heapq.heappush(self._first, (-line, -self.count, RowError(line, reason)))
+        elif (-line, -self.count) > self._first[0][:2]:
+            heapq.heapreplace(self._first, (-line, -self.count, RowError(line, reason)))
+        if reason not in self._counts and len(self._counts) >= MESSAGES_GROUPED:
+            reason = self.OTHER
+        self._counts[reason] = self._counts.get(reason, 0) + 1
+        if self._lines_kept < LINES_KEPT:
+            self._lines.setdefault(reason, []).append(line)
+            self._lines_kept += 1
+
+    def extend(self, errors: Iterable[RowError]) -> None:
+        for error in errors:
+            self.add(error.line, error.reason)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[RowError]:
+        """The errors kept (``first``): all of them up to ``ERRORS_SHOWN``, then the first."""
+        return iter(self.first)
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    @property
+    def first(self) -> list[RowError]:
+        """The errors with the lowest lines, in line order (then in the order found)."""
+        return [error for _, _, error in sorted(self._first, key=lambda e: (-e[0], -e[1]))]
+
+    def groups(self) -> list[ErrorGroup]:
+        """One group per message, most frequent first (ties: the one found first)."""
+        groups = []
+        for reason, count in self._counts.items():
+            lines = sorted(set(self._lines.get(reason, [])))
+            where = _line_ranges(lines) if lines else ""
+            if len(self._lines.get(reason, [])) < count:
+                where = f"{where} and other lines" if where else "lines not kept"
+            groups.append(ErrorGroup(reason=reason, count=count, lines=where))
+        return sorted(groups, key=lambda group: -group.count)
+
+
+def _line_ranges(lines: Sequence[int]) -> str:
+    ranges: list[str] = []
+    start = previous = lines[0]
+    for line in [*lines[1:], None]:
+        if line is not None and line == previous + 1:
+            previous = line
+            continue
+        ranges.append(str(start) if start == previous else f"{start}–{previous}")
+        if line is not None:
+            start = previous = line
+    shown = ", ".join(ranges[:RANGES_SHOWN])
+    hidden = len(ranges) - RANGES_SHOWN
+    return f"{shown} and {hidden} more" if hidden > 0 else shown
+
+
 class FileRejected(ValidationError):
     """An upload refused as a whole: nothing was stored.
 
-    ``errors`` lists every problem, in line order (line 0: the file as a whole); ``source``
-    names what was read ("pairs.csv", "the JSON list"); ``encoding`` and ``file_format`` are
-    what the file was read as, None where reading never got that far. The API answers it
-    with one envelope (``bibi.api.rejected_file_response``) whichever app raised it.
+    ``problems`` counts every problem and groups them by message (``RowErrors``); ``errors``
+    lists the first ``ERRORS_SHOWN`` in line order (line 0: the file as a whole), and
+    ``error_count`` how many there are in all. ``source`` names what was read
+    ("pairs.csv", "the JSON list"); ``encoding`` and ``file_format`` are what the file was
+    read as, None where reading never got that far. The API answers it with one envelope
+    (``bibi.api.rejected_file_response``) whichever app raised it.
     """
 
     def __init__(
         self,
-        errors: Sequence[RowError],
+        errors: Iterable[RowError] | RowErrors,
         *,
         source: str = "the file",
         encoding: str | None = None,
         file_format: str | None = None,
     ) -> None:
-        self.errors = sorted(errors, key=lambda error: error.line)
+        self.problems = errors if isinstance(errors, RowErrors) else RowErrors(errors)
+        self.errors = self.problems.first
+        self.error_count = len(self.problems)
         self.source = source
         self.encoding = encoding or None
         self.file_format = file_format or None
-        super().__init__([str(error) for error in self.errors[:ERRORS_SHOWN]], code="rejected")
+        super().__init__([str(error) for error in self.errors], code="rejected")
 
     @classmethod
     def from_format_error(cls, error: FileFormatError, **kwargs: Any) -> FileRejected:
@@ -301,7 +409,12 @@ def detect_format(filename: str, requested: str | None = None) -> str:
 
 
 def read_rows(text: str, *, file_format: str, quoted: bool = True) -> list[Row]:
-    """Split decoded ``text`` into numbered rows.
+    """Split decoded ``text`` into numbered rows: ``iter_rows``, all at once."""
+    return list(iter_rows(text, file_format=file_format, quoted=quoted))
+
+
+def iter_rows(text: str, *, file_format: str, quoted: bool = True) -> Iterator[Row]:
+    """Split decoded ``text`` into numbered rows, one at a time.
 
     - ``csv``/``tsv``: the first record is the header and names the fields; quoted fields may
       hold delimiters and line breaks (doubled quotes inside). With ``quoted=False`` a quote
@@ -312,7 +425,10 @@ def read_rows(text: str, *, file_format: str, quoted: bool = True) -> list[Row]:
       file has no ids: callers use ``Row.line`` as the id.
 
     Blank lines are skipped in every format. Raises ``FileFormatError`` when the file cannot
-    be read at all (see the module docstring); a broken record is a ``Row`` with ``error``.
+    be read at all (see the module docstring), at once: the header is read before the first
+    row is asked for. A broken record is a ``Row`` with ``error``. Rows are made as they are
+    asked for, so a caller that keeps only what it needs reads a file of a million rows in
+    the memory of one.
     """
     if file_format in ("csv", "tsv"):
         return _read_delimited(text, file_format=file_format, quoted=quoted)
@@ -323,7 +439,14 @@ def read_rows(text: str, *, file_format: str, quoted: bool = True) -> list[Row]:
     raise FileFormatError(f"'{file_format}' is not a file format: use one of {', '.join(FORMATS)}")
 
 
-def _read_delimited(text: str, *, file_format: str, quoted: bool = True) -> list[Row]:
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """The numbered lines of ``text``, broken only where ``_LINE_BREAK`` breaks them."""
+    # newline="" splits on \r\n, \r and \n alone and keeps them; U+2028 stays inside.
+    for number, line in enumerate(io.StringIO(text, newline=""), start=1):
+        yield number, line.rstrip("\r\n")
+
+
+def _read_delimited(text: str, *, file_format: str, quoted: bool = True) -> Iterator[Row]:
     delimiter = "," if file_format == "csv" else "\t"
     # strict: a quote followed by more text ('"Terrific" says it all') is an error to show,
     # not a field whose quotes silently disappear.
@@ -334,21 +457,37 @@ def _read_delimited(text: str, *, file_format: str, quoted: bool = True) -> list
         quoting=csv.QUOTE_MINIMAL if quoted else csv.QUOTE_NONE,
     )
     header: list[str] | None = None
-    rows: list[Row] = []
     ended_at = 0
+    while header is None:
+        starts_at = ended_at + 1
+        try:
+            record = next(reader)
+        except StopIteration:
+            raise FileFormatError(
+                "the file is empty: it needs a header row naming its columns", line=1
+            ) from None
+        except csv.Error as error:
+            raise FileFormatError(
+                f"the header row cannot be read: {_csv_reason(error)}", line=starts_at
+            ) from None
+        ended_at = reader.line_num
+        if record:
+            header = _header(record, line=ended_at - _line_breaks(record))
+    return _delimited_rows(reader, header, ended_at, file_format=file_format)
+
+
+def _delimited_rows(
+    reader: Any, header: list[str], ended_at: int, *, file_format: str
+) -> Iterator[Row]:
     while True:
         starts_at = ended_at + 1
         try:
             record = next(reader)
         except StopIteration:
-            break
+            return
         except csv.Error as error:
             ended_at = reader.line_num
-            if header is None:
-                raise FileFormatError(
-                    f"the header row cannot be read: {_csv_reason(error)}", line=starts_at
-                ) from None
-            rows.append(Row(line=starts_at, fields={}, error=_csv_reason(error)))
+            yield Row(line=starts_at, fields={}, error=_csv_reason(error))
             continue
         # line_num counts physical lines read so far, so a multi-line record starts after
         # the previous record's last line (blank lines in between come back as []).
@@ -356,27 +495,24 @@ def _read_delimited(text: str, *, file_format: str, quoted: bool = True) -> list
         if not record:
             continue
         starts_at = ended_at - _line_breaks(record)
-        if header is None:
-            header = _header(record, line=starts_at)
-            continue
         if len(record) != len(header):
-            rows.append(
-                Row(
-                    line=starts_at,
-                    fields={},
-                    error=f"has {len(record)} fields but the header has {len(header)}"
-                    + delimiter_hint(record, file_format=file_format),
-                )
+            yield Row(
+                line=starts_at,
+                fields={},
+                error=f"has {len(record)} fields but the header has {len(header)}"
+                + delimiter_hint(record, file_format=file_format),
             )
             continue
-        rows.append(Row(line=starts_at, fields=dict(zip(header, record, strict=True))))
-    if header is None:
-        raise FileFormatError("the file is empty: it needs a header row naming its columns", line=1)
-    return rows
+        yield Row(line=starts_at, fields=dict(zip(header, record, strict=True)))
 
 
 def _line_breaks(record: list[str]) -> int:
-    return sum(len(_LINE_BREAK.findall(value)) for value in record)
+    # No line break spans two fields, so the record's text is counted at once; most
+    # records have none, and say so without a regular expression.
+    text = "".join(record)
+    if "\n" not in text and "\r" not in text:
+        return 0
+    return len(_LINE_BREAK.findall(text))
 
 
 def _header(record: list[str], *, line: int) -> list[str]:
@@ -411,23 +547,99 @@ def _csv_reason(error: csv.Error) -> str:
     return message
 
 
-def _read_jsonl(text: str) -> list[Row]:
-    rows: list[Row] = []
-    for number, line in enumerate(_LINE_BREAK.split(text), start=1):
+def _read_jsonl(text: str) -> Iterator[Row]:
+    for number, line in _lines(text):
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
-        except json.JSONDecodeError as error:
-            rows.append(Row(line=number, fields={}, error=f"is not valid JSON: {error.msg}"))
+            value = json_parse(line)
+        except JsonRefused as refused:
+            yield Row(line=number, fields={}, error=refused.reason)
             continue
         if not isinstance(value, dict):
-            rows.append(
-                Row(line=number, fields={}, error="is not a JSON object ({...}) of named fields")
-            )
+            yield Row(line=number, fields={}, error="is not a JSON object ({...}) of named fields")
             continue
-        rows.append(Row(line=number, fields={str(k): _as_text(v) for k, v in value.items()}))
-    return rows
+        yield Row(line=number, fields={str(k): _as_text(v) for k, v in value.items()})
+
+
+class JsonRefused(ValueError):
+    """JSON that bibi does not take. ``reason`` says why in a phrase that follows "line N:"
+    or the name of what was read; ``fields`` maps the path of each string at fault
+    (``pairs[2].variant_text``) to what is wrong with it, when that is why."""
+
+    def __init__(self, reason: str, fields: dict[str, list[str]] | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.fields = fields or {}
+
+
+def _not_a_number(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON number")
+
+
+def json_parse(text: str | bytes, *, max_depth: int = JSON_MAX_DEPTH) -> Any:
+    """Parse ``text`` as JSON whose every string a database can store.
+
+    Raises ``JsonRefused`` for text that is not JSON (``NaN`` and ``Infinity`` included),
+    that nests arrays and objects deeper than ``max_depth``, or that has a string or key
+    holding NUL or a lone surrogate (``"\u0000"``, ``"\ud800"``): PostgreSQL refuses the
+    first and no UTF-8 text holds the second, so they would fail far from where they came in.
+    """
+    try:
+        value = json.loads(text, parse_constant=_not_a_number)
+    except json.JSONDecodeError as error:
+        raise JsonRefused(f"is not valid JSON: {error.msg}") from None
+    except ValueError as error:
+        raise JsonRefused(f"is not valid JSON: {error}") from None
+    except RecursionError:
+        raise JsonRefused(f"nests arrays or objects deeper than {max_depth} levels") from None
+    fields: dict[str, list[str]] = {}
+    # Depth first, one iterator per open container: a list of a million objects costs no
+    # more to walk than one object.
+    stack: list[Iterator[tuple[str, Any]]] = [iter([("", value)])]
+    while stack and len(fields) < ERRORS_SHOWN:
+        for path, item in stack[-1]:
+            if isinstance(item, str):
+                _unstorable(item, path, fields, what="holds")
+            elif isinstance(item, dict | list):
+                if len(stack) > max_depth:
+                    raise JsonRefused(f"nests arrays or objects deeper than {max_depth} levels")
+                stack.append(_json_children(item, path, fields))
+                break
+        else:
+            stack.pop()
+    if fields:
+        described = [
+            f'"{path}" {problems[0]}' if path else problems[0]
+            for path, problems in sorted(fields.items())
+        ]
+        more = f" (and {len(described) - 3} more)" if len(described) > 3 else ""
+        raise JsonRefused("; ".join(described[:3]) + more, fields)
+    return value
+
+
+def _json_children(
+    item: dict[str, Any] | list[Any], path: str, fields: dict[str, list[str]]
+) -> Iterator[tuple[str, Any]]:
+    if isinstance(item, list):
+        for index, child in enumerate(item):
+            yield f"{path}[{index}]", child
+        return
+    for key, child in item.items():
+        name = f"{path}.{_path_key(key)}" if path else _path_key(key)
+        _unstorable(key, name, fields, what="has a name that holds")
+        yield name, child
+
+
+def _path_key(key: str) -> str:
+    # The name of a field at fault may hold the very character that is refused.
+    return json.dumps(key)[1:-1] if unstorable_characters(key) else key
+
+
+def _unstorable(text: str, path: str, fields: dict[str, list[str]], *, what: str) -> None:
+    found = unstorable_characters(text)
+    if found:
+        fields.setdefault(path, []).append(f"{what} {', '.join(found)}, which cannot be stored")
 
 
 def _as_text(value: object) -> str:
@@ -438,15 +650,13 @@ def _as_text(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _read_sst2(text: str) -> list[Row]:
-    rows: list[Row] = []
-    for number, line in enumerate(_LINE_BREAK.split(text), start=1):
+def _read_sst2(text: str) -> Iterator[Row]:
+    for number, line in _lines(text):
         if not line.strip():
             continue
         parts = line.strip().split(None, 1)
         if len(parts) < 2:
-            rows.append(Row(line=number, fields={}, error="has a label but no sentence after it"))
+            yield Row(line=number, fields={}, error="has a label but no sentence after it")
             continue
         label, sentence = parts
-        rows.append(Row(line=number, fields={"label": label, "text": sentence}))
-    return rows
+        yield Row(line=number, fields={"label": label, "text": sentence})

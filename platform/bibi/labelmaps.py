@@ -24,6 +24,8 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from bibi.texts import unstorable_characters
+
 _INTEGER = re.compile(r"[+-]?\d+")
 
 LABEL_MAP_HELP = (
@@ -80,6 +82,11 @@ def label_map_clean(raw: Any) -> dict[str, str]:
         source, target = source.strip(), target.strip()
         if not source or not target:
             raise ValidationError("A label map entry has an empty label.")
+        unstorable = unstorable_characters(source + target)
+        if unstorable:
+            raise ValidationError(
+                f"A label map entry holds {', '.join(unstorable)}, which cannot be stored."
+            )
         key = label_key(source)
         if key in first:
             raise ValidationError(

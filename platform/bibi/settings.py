@@ -129,6 +129,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "bibi.middleware.refuse_unstorable_query",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -177,9 +178,16 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
-DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 50 * 1024 * 1024)
+# A request body without its files (a JSON body, form fields): the largest accepted. JSON is
+# parsed whole, at several times its size in memory, so this stays small.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 10 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024 * 1024)
 FILE_UPLOAD_TEMP_DIR = env_str("FILE_UPLOAD_TEMP_DIR") or None
+# The largest file of each kind of upload, refused while it streams in (bibi/uploads.py).
+# Files that are read row by row are read whole, at several times their size in memory.
+EXAMPLES_UPLOAD_MAX_BYTES = env_int("EXAMPLES_UPLOAD_MAX_BYTES", 50 * 1024 * 1024)
+PAIR_SET_UPLOAD_MAX_BYTES = env_int("PAIR_SET_UPLOAD_MAX_BYTES", 20 * 1024 * 1024)
+PREDICTIONS_UPLOAD_MAX_BYTES = env_int("PREDICTIONS_UPLOAD_MAX_BYTES", 20 * 1024 * 1024)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -189,6 +197,11 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "bibi.api.exception_handler",
+    "DEFAULT_PARSER_CLASSES": [
+        "bibi.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "bibi.api.Pagination",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 50),
@@ -200,6 +213,9 @@ REST_FRAMEWORK = {
         "anon": env_str("API_THROTTLE_ANON", "120/minute"),
         "user": env_str("API_THROTTLE_USER", "1200/minute"),
     },
+    # Anonymous callers are told apart by address. Unset, DRF would believe any
+    # X-Forwarded-For a caller sends, and a new one per request escapes the throttle.
+    "NUM_PROXIES": env_int("API_NUM_PROXIES", 0),
 }
 
 # ?page_size= on a list may ask for up to this many rows.
@@ -225,6 +241,20 @@ SPECTACULAR_SETTINGS = {
 # Celery. With no REDIS_URL, tasks run in-process (the embedded default) so the demo works
 # without a broker; with one, Redis is broker and result store.
 REDIS_URL = env_str("REDIS_URL")
+
+# The cache holds the API's throttle counts, which every web process must share: Redis when
+# there is one, under its own key prefix beside Celery's keys (so never cache.clear() it:
+# that empties the whole Redis database, queues included), else this process's memory.
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "bibi-cache",
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = REDIS_URL or None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL

@@ -50,3 +50,34 @@ def test_page_size_is_honoured_up_to_the_documented_maximum(cast, settings):
     url = "/api/v1/shared-tasks/sst/datasets/starter/examples/"
     assert len(client.get(url, {"page_size": 2}).json()["results"]) == 2
     assert len(client.get(url, {"page_size": 1000}).json()["results"]) == 3
+
+
+def test_a_predictions_file_of_thirty_thousand_different_mistakes_answers_a_bounded_envelope(db):
+    from bibi.systems import services as system_services
+
+    from .conftest import build_cast
+
+    cast = build_cast(current_phase="build")
+    system = system_services.system_create(
+        team=cast.builder_team, actor=cast.builder, name="by hand", kind="self_reported"
+    )
+    rows = "".join(f"x{i},positive\n" for i in range(30_000))
+    response = cast.client("builder").post(
+        f"/api/v1/shared-tasks/sst/systems/{system.id}/predictions/",
+        {
+            "file": SimpleUploadedFile("dev.csv", f"id,label\n{rows}".encode()),
+            "source": "blind_dev",
+        },
+        format="multipart",
+    )
+    assert response.status_code == 400
+    body = response.json()
+    assert body["error_count"] == 30_003  # every row, and the three examples not predicted
+    assert len(body["errors"]) == 200
+    assert body["errors"][0]["line"] == 0
+    assert len(body["groups"]) == 201
+    assert body["groups"][0] == {
+        "reason": "other problems (too many different messages to group them)",
+        "count": 30_003 - 200,
+        "lines": "202–20001 and other lines",
+    }

@@ -10,10 +10,13 @@ import pytest
 from bibi.files import (
     DecodedText,
     FileFormatError,
+    JsonRefused,
     Row,
     RowError,
+    RowErrors,
     decode_upload,
     detect_format,
+    json_parse,
     read_rows,
 )
 
@@ -292,3 +295,67 @@ class TestSst2Lines:
 def test_a_row_error_reads_as_its_line_and_reason():
     assert str(RowError(line=3, reason="the text is empty")) == "line 3: the text is empty"
     assert str(RowError(line=0, reason="the file has no examples")) == "the file has no examples"
+
+
+# --- JSON that cannot be stored, and huge lists of problems --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        (
+            '{"id": "d1", "text": "a\\u0000b"}',
+            '"text" holds U+0000 (a control character), which cannot be stored',
+        ),
+        (
+            '{"id": "d1", "tags": ["ok", "\\ud83d"]}',
+            '"tags[1]" holds U+D83D (a lone surrogate), which cannot be stored',
+        ),
+        (
+            '{"\\udfff": "x"}',
+            '"\\udfff" has a name that holds U+DFFF (a lone surrogate), which cannot be stored',
+        ),
+        (
+            '{"id": ' + "[" * 5000 + "]" * 5000 + "}",
+            "nests arrays or objects deeper than 32 levels",
+        ),
+        ('{"id": ' + "[" * 40 + "]" * 40 + "}", "nests arrays or objects deeper than 32 levels"),
+        ('{"id": NaN}', "is not valid JSON: NaN is not a JSON number"),
+    ],
+)
+def test_a_jsonl_line_that_cannot_be_stored_is_a_row_error(line, reason):
+    rows = read_rows(f'{{"id": "d0"}}\n{line}\n{{"id": "d2"}}\n', file_format="jsonl")
+    assert rows[1] == Row(line=2, fields={}, error=reason)
+    assert [row.fields for row in (rows[0], rows[2])] == [{"id": "d0"}, {"id": "d2"}]
+
+
+def test_json_refusals_name_every_string_at_fault_by_its_path():
+    with pytest.raises(JsonRefused) as refused:
+        json_parse(
+            '{"pairs": [{"variant_text": "ok"}, {"variant_text": "x\\u0000"}], "a": "\\ud800"}'
+        )
+    assert refused.value.fields == {
+        "a": ["holds U+D800 (a lone surrogate), which cannot be stored"],
+        "pairs[1].variant_text": ["holds U+0000 (a control character), which cannot be stored"],
+    }
+
+
+def test_a_huge_number_of_problems_is_counted_but_only_what_is_shown_is_kept():
+    import tracemalloc
+
+    count = 100_000
+    tracemalloc.start()
+    problems = RowErrors(
+        RowError(line, f"the id 'x{line}' is not one of the texts to predict")
+        for line in range(count + 1, 1, -1)
+    )
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    # The errors themselves, kept in a list, would take about 20 MB.
+    assert peak < 4 * 1024 * 1024
+    assert len(problems) == count
+    assert [error.line for error in problems.first] == list(range(2, 202))
+    groups = problems.groups()
+    assert len(groups) == 201
+    assert groups[0].reason == RowErrors.OTHER
+    assert groups[0].count == count - 200

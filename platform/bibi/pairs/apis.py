@@ -24,10 +24,11 @@ from typing import Any
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import PermissionDenied
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import IsAuthenticated, IsAuthenticatedOrReadOnly
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -36,6 +37,7 @@ from rest_framework.views import APIView
 
 from bibi.api import (
     FileRejectedOutput,
+    FileUploadApi,
     LabelMapField,
     LineErrorOutput,
     paginated,
@@ -45,6 +47,7 @@ from bibi.files import RowError
 from bibi.pairs import selectors, services
 from bibi.pairs.layouts import pair_input_from_fields, split_tags
 from bibi.pairs.models import Contest, Pair, PairSet
+from bibi.parsers import JSONParser
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import SharedTask, Team
 from bibi.sharedtasks.services import moment_text
@@ -461,9 +464,11 @@ STATUS_PARAMETER = OpenApiParameter("status", str, enum=PairSet.Status.values)
 PAGE_PARAMETER = OpenApiParameter("page", int)
 
 
-class PairSetListApi(APIView):
+class PairSetListApi(FileUploadApi):
     permission_classes = [IsAuthenticatedOrReadOnly]
     parser_classes = [JSONParser, MultiPartParser]
+    upload_limit_setting = "PAIR_SET_UPLOAD_MAX_BYTES"
+    upload_what = services.PAIR_SET_FILE
 
     @extend_schema(
         parameters=[TEAM_PARAMETER, STATUS_PARAMETER, PAGE_PARAMETER],
@@ -496,6 +501,7 @@ class PairSetListApi(APIView):
             201: PairSetSubmissionOutput,
             200: PairSetSubmissionOutput,
             400: FileRejectedOutput,
+            413: OpenApiTypes.OBJECT,
         },
     )
     def post(self, request: Request, slug: str) -> Response:
@@ -504,6 +510,7 @@ class PairSetListApi(APIView):
         dry_run_param = serializers.BooleanField().to_internal_value(
             request.query_params.get("dry_run", False)
         )
+        services.pair_set_submit_require(team=team, user=request.user)
         if request.content_type.startswith("multipart/"):
             serializer = PairSetFileInput(data=request.data)
             serializer.is_valid(raise_exception=True)
@@ -518,6 +525,11 @@ class PairSetListApi(APIView):
             )
         else:
             data = {"pairs": request.data} if isinstance(request.data, list) else request.data
+            if isinstance(data, dict) and isinstance(data.get("pairs"), list):
+                # Before each pair is validated: a long list would cost an error per pair.
+                services.pair_set_size_require(
+                    shared_task=shared_task, count=len(data["pairs"]), source="the JSON list"
+                )
             serializer = PairSetJsonInput(data=data)
             if not serializer.is_valid():
                 errors = row_errors(serializer.errors)

@@ -12,8 +12,11 @@ and measured in tokens (``tokenize``). With a task's parameters (``PairRules``, 
 
 - the original is not in the starter set (looked up by id, or by its text when no id is
   given); a given original text must equal the example's, a given original label its label;
-- the variant is empty, has control characters, or is longer than ``max_text_chars``
-  characters (default 1000);
+- the variant is empty or longer than ``max_text_chars`` characters (default 1000);
+- the variant or a given original text has invisible characters (control or format
+  characters: zero-width spaces, soft hyphens, bidirectional overrides, ...) or a word that
+  mixes scripts (a Cyrillic "о" in "mоvie"): ``bibi.texts``, the rule the example importer
+  applies to the starter set; a rationale or a pair id with invisible characters;
 - the variant has the same tokens as the original (only spacing changed, or nothing);
 - the variant shares less than ``min_shared_token_ratio`` of its tokens with the original
   (default 0.5; tokens counted with multiplicity);
@@ -50,7 +53,7 @@ from typing import TYPE_CHECKING
 
 from bibi.files import RowError
 from bibi.labelmaps import LabelLookup
-from bibi.texts import normalize_text
+from bibi.texts import invisible_characters, normalize_text, text_problems
 
 if TYPE_CHECKING:
     from bibi.sharedtasks.models import SharedTask
@@ -74,8 +77,6 @@ _TOKEN = re.compile(
     re.VERBOSE | re.IGNORECASE,
 )
 _TAG_SEPARATORS = re.compile(r"[\s\-]+")
-# Unicode category Cc except tab, line feed and carriage return, and category Cs.
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 # Systems count their limit in sub-word tokens (WordPiece, BPE), which split rare words into
 # pieces; the web process has no model tokenizer (no torch there), so it counts ``tokenize``
@@ -143,14 +144,6 @@ def shared_token_ratio(original: Sequence[str], variant: Sequence[str]) -> float
     if middle_original and middle_variant:
         shared += sum((Counter(middle_original) & Counter(middle_variant)).values())
     return shared / len(variant)
-
-
-def _control_characters(text: str) -> list[str]:
-    """Control characters (and lone surrogates) other than tab and line breaks.
-
-    NUL would break PostgreSQL; the others are invisible and never meant.
-    """
-    return [f"U+{ord(c):04X}" for c in sorted(set(_CONTROL.findall(text)))]
 
 
 def _tag_key(tag: str) -> str:
@@ -284,6 +277,10 @@ def _resolve_original(
 ) -> tuple[StarterExample | None, list[str]]:
     original_id = pair.original_id.strip()
     given_text = normalize_text(pair.original_text)
+    # Said first: "not a sentence of the starter set" would hide that it only looks like one.
+    text_wrong = [f"the original text {problem}" for problem in text_problems(given_text)]
+    if text_wrong:
+        return None, text_wrong
     if original_id:
         original = starter.by_id.get(original_id)
         if original is None:
@@ -365,9 +362,7 @@ def check_pair(
                 f"the variant has {len(variant)} characters; "
                 f"this task allows at most {rules.max_text_chars}"
             )
-        control = _control_characters(variant)
-        if control:
-            problems.append(f"the variant has control characters ({', '.join(control)})")
+        problems += [f"the variant {problem}" for problem in text_problems(variant)]
 
     label, label_problem = _label("variant", pair.variant_label, labels)
     if label_problem:
@@ -379,10 +374,10 @@ def check_pair(
         problems.append(
             f"the rationale has {len(rationale)} characters; at most {RATIONALE_MAX_CHARS}"
         )
-    elif control := _control_characters(rationale):
-        problems.append(f"the rationale has control characters ({', '.join(control)})")
-    if len(pair.source_id) > 200 or _control_characters(pair.source_id):
-        problems.append("the pair's id is longer than 200 characters or has control characters")
+    else:
+        problems += [f"the rationale {p}" for p in text_problems(rationale, words=False)]
+    if len(pair.source_id) > 200 or invisible_characters(pair.source_id):
+        problems.append("the pair's id is longer than 200 characters or has invisible characters")
 
     tags, tag_problems = _tags(pair.tags, rules)
     problems += tag_problems

@@ -39,19 +39,21 @@ the 2017 files' ``1``/``-1``.
 from __future__ import annotations
 
 import io
-import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from bibi.files import (
     FileFormatError,
+    JsonRefused,
     Row,
     RowError,
+    RowErrors,
     decode_upload,
     detect_format,
-    read_rows,
+    iter_rows,
+    json_parse,
 )
 from bibi.pairs.checks import PairInput, normalize_text
 
@@ -75,14 +77,19 @@ _TAG_LIST = re.compile(r"[;,]")
 
 @dataclass
 class PairFile:
-    """What a file holds: pairs to check, and rows that could not even be read."""
+    """What a file holds: pairs to check, and rows that could not even be read.
+
+    ``pair_count`` is how many pairs the readable rows make (the rows, or half of them in
+    the 2017 layout), known even when ``pairs`` were left unread.
+    """
 
     layout: str
     file_format: str
     encoding: str
     pairs: list[PairInput] = field(default_factory=list)
-    errors: list[RowError] = field(default_factory=list)
+    errors: RowErrors = field(default_factory=RowErrors)
     warnings: list[RowError] = field(default_factory=list)
+    pair_count: int = 0
 
 
 def split_tags(value: Any) -> tuple[str, ...]:
@@ -95,8 +102,8 @@ def split_tags(value: Any) -> tuple[str, ...]:
         if text.startswith("["):
             # JSON Lines files come through the row reader with lists already as JSON text.
             try:
-                parsed = json.loads(text)
-            except json.JSONDecodeError:
+                parsed = json_parse(text)
+            except JsonRefused:
                 parsed = None
             if isinstance(parsed, list):
                 items = [str(item) for item in parsed]
@@ -124,11 +131,15 @@ def pair_input_from_fields(row: int, fields: Mapping[str, Any]) -> PairInput:
     )
 
 
-def read_pair_file(data: bytes, *, filename: str, file_format: str | None = None) -> PairFile:
+def read_pair_file(
+    data: bytes, *, filename: str, file_format: str | None = None, max_pairs: int | None = None
+) -> PairFile:
     """Decode and read a pair-set file.
 
     Raises ``FileFormatError`` when the file cannot be read at all (encoding, format, no
     rows, unknown or missing columns); rows that cannot be read are ``PairFile.errors``.
+    With ``max_pairs``, a file of more pairs than that is only counted
+    (``PairFile.pair_count``), its pairs left unread: the caller refuses it by its count.
     """
     file_format = detect_format(filename, file_format)
     if file_format == "sst2":
@@ -138,30 +149,49 @@ def read_pair_file(data: bytes, *, filename: str, file_format: str | None = None
         )
     decoded = decode_upload(data)
     quoted = not (file_format == "tsv" and _names_sst2017_layout(decoded.text))
-    rows = read_rows(decoded.text, file_format=file_format, quoted=quoted)
-    readable = [row for row in rows if row.error is None]
-    errors = [RowError(line=row.line, reason=row.error) for row in rows if row.error is not None]
-    if not rows:
-        raise FileFormatError("the file has no pairs", line=1)
 
+    def rows() -> Iterator[Row]:
+        # Read twice (columns, then pairs) rather than kept, row by row: a file of a million
+        # rows costs the memory of one until its pairs are known to be few enough.
+        return iter_rows(decoded.text, file_format=file_format, quoted=quoted)
+
+    errors = RowErrors()
     # Where each column is first named: the header (line 1) of a CSV or TSV file, the first
     # line that has the field in JSON Lines.
     columns: dict[str, int] = {}
-    for row in readable:
+    read = readable = 0
+    for row in rows():
+        read += 1
+        if row.error is not None:
+            errors.add(row.line, row.error)
+            continue
+        readable += 1
         for name in row.fields:
             columns.setdefault(name.strip().lower(), 1 if file_format != "jsonl" else row.line)
+    if not read:
+        raise FileFormatError("the file has no pairs", line=1)
     layout = _layout(columns, file_format=file_format)
-    normalized = [
+    result = PairFile(
+        layout=layout,
+        file_format=file_format,
+        encoding=decoded.encoding,
+        pair_count=readable if layout == "pairs" else (readable + 1) // 2,
+        errors=errors,
+    )
+    if max_pairs is not None and result.pair_count > max_pairs:
+        return result
+    normalized = (
         Row(line=row.line, fields={k.strip().lower(): v for k, v in row.fields.items()})
-        for row in readable
-    ]
-    result = PairFile(layout=layout, file_format=file_format, encoding=decoded.encoding)
+        for row in rows()
+        if row.error is None
+    )
     if layout == "pairs":
         result.pairs = [pair_input_from_fields(row.line, row.fields) for row in normalized]
     else:
-        result.pairs, layout_errors, result.warnings = _read_sst2017(normalized, quoted=quoted)
-        errors += layout_errors
-    result.errors = sorted(errors, key=lambda error: error.line)
+        result.pairs, layout_errors, result.warnings = _read_sst2017(
+            list(normalized), quoted=quoted
+        )
+        errors.extend(layout_errors)
     return result
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import PurePath
 
 from django.conf import settings
@@ -30,7 +31,7 @@ from django.core.files import File
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from bibi.files import FileFormatError, FileRejected, RowError
+from bibi.files import FileFormatError, FileRejected, RowError, RowErrors
 from bibi.pairs import selectors
 from bibi.pairs.checks import (
     CheckedPair,
@@ -47,10 +48,9 @@ from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Dataset, Example, Phase, SharedTask, Team
 from bibi.sharedtasks.services import audit_record
+from bibi.uploads import upload_size_require
 
-# Ten thousand pairs with long texts and rationales stay far below this; a bigger upload is
-# a mistake (a whole corpus, a spreadsheet) and is refused before it is read.
-MAX_FILE_BYTES = 50 * 1024 * 1024
+PAIR_SET_FILE = "the pair-set file"
 REASON_MAX_CHARS = 2000
 # A set may name the same few originals many times; below this many pairs, fetching just
 # those examples beats reading the whole starter set.
@@ -112,6 +112,41 @@ def _require_set_quota(team: Team) -> None:
         raise ValidationError(
             f"Your team has submitted {submitted} pair sets, the most this shared task allows "
             f"({limit}): mark the one you want scored as final instead."
+        )
+
+
+def pair_set_submit_require(
+    *, team: Team, user: AbstractBaseUser, now: datetime | None = None
+) -> None:
+    """Raise unless ``user`` may submit a pair set for ``team`` at ``now``: a member of this
+    breaker team, in the break phase, under the quota. The API asks before it reads the body,
+    so a refused set is never received."""
+    _require_breaker_member(team=team, user=user)
+    task_services.phase_require_open(
+        shared_task=team.shared_task, kind=Phase.Kind.BREAK, doing="submitting pairs", now=now
+    )
+    _require_set_quota(team)
+
+
+def pair_set_size_require(
+    *,
+    shared_task: SharedTask,
+    count: int,
+    source: str,
+    encoding: str = "",
+    file_format: str = "",
+) -> None:
+    """Raise ``PairSetRejected`` when a set of ``count`` pairs is more than the task allows."""
+    if count > shared_task.max_pairs_per_set:
+        reason = (
+            f"the set has {count} pairs; this shared task allows at most "
+            f"{shared_task.max_pairs_per_set} per set"
+        )
+        raise PairSetRejected(
+            [RowError(line=0, reason=reason)],
+            source=source,
+            encoding=encoding,
+            file_format=file_format,
         )
 
 
@@ -200,7 +235,7 @@ def pair_set_submit(
     file_format: str = "",
     layout: str = "",
     encoding: str = "",
-    read_errors: Sequence[RowError] = (),
+    read_errors: Sequence[RowError] | RowErrors = (),
     read_warnings: Sequence[RowError] = (),
     dry_run: bool = False,
 ) -> PairSetSubmission:
@@ -213,14 +248,10 @@ def pair_set_submit(
     With ``dry_run`` everything is checked and answered the same, and nothing is stored.
     """
     shared_task = team.shared_task
-    _require_breaker_member(team=team, user=user)
     now = timezone.now()
-    task_services.phase_require_open(
-        shared_task=shared_task, kind=Phase.Kind.BREAK, doing="submitting pairs", now=now
-    )
-    _require_set_quota(team)
+    pair_set_submit_require(team=team, user=user, now=now)
 
-    def rejected(errors: Sequence[RowError]) -> PairSetRejected:
+    def rejected(errors: Sequence[RowError] | RowErrors) -> PairSetRejected:
         return PairSetRejected(
             errors,
             source=filename or "the JSON list",
@@ -230,16 +261,13 @@ def pair_set_submit(
 
     if len(pairs) + len(read_errors) == 0:
         raise rejected([RowError(line=0, reason="the set has no pairs")])
-    if len(pairs) > shared_task.max_pairs_per_set:
-        raise rejected(
-            [
-                RowError(
-                    line=0,
-                    reason=f"the set has {len(pairs)} pairs; this shared task allows at most "
-                    f"{shared_task.max_pairs_per_set} per set",
-                )
-            ]
-        )
+    pair_set_size_require(
+        shared_task=shared_task,
+        count=len(pairs),
+        source=filename or "the JSON list",
+        encoding=encoding,
+        file_format=file_format,
+    )
     rules = PairRules.for_shared_task(shared_task)
     try:
         checked, errors = check_pairs(
@@ -248,7 +276,9 @@ def pair_set_submit(
     except ValidationError as error:
         raise rejected([RowError(line=0, reason=m) for m in error.messages]) from None
     if errors or read_errors:
-        raise rejected([*read_errors, *errors])
+        problems = read_errors if isinstance(read_errors, RowErrors) else RowErrors(read_errors)
+        problems.extend(errors)
+        raise rejected(problems)
     warnings = [
         *read_warnings,
         *(RowError(line=pair.row, reason=warning) for pair in checked for warning in pair.warnings),
@@ -291,23 +321,27 @@ def pair_set_upload(
     """Read a pair-set file (see ``layouts``) and submit it with ``pair_set_submit``.
 
     ``file`` is any Django ``File`` (an upload, a ``ContentFile`` with a name). A file that
-    cannot be read at all is rejected like a set with failing pairs.
+    cannot be read at all is rejected like a set with failing pairs; one over
+    ``PAIR_SET_UPLOAD_MAX_BYTES`` raises ``bibi.uploads.UploadTooLarge`` unread.
     """
-    _require_breaker_member(team=team, user=user)
-    task_services.phase_require_open(
-        shared_task=team.shared_task, kind=Phase.Kind.BREAK, doing="submitting pairs"
-    )
+    pair_set_submit_require(team=team, user=user)
+    upload_size_require(file.size, limit=settings.PAIR_SET_UPLOAD_MAX_BYTES, what=PAIR_SET_FILE)
     filename = PurePath((file.name or "").replace("\\", "/")).name[:255]
-    if file.size is not None and file.size > MAX_FILE_BYTES:
-        raise PairSetRejected(
-            [RowError(line=0, reason=f"the file is larger than {MAX_FILE_BYTES // 2**20} MB")],
-            source=filename or "the file",
-        )
     file.seek(0)
+    max_pairs = team.shared_task.max_pairs_per_set
     try:
-        pair_file = read_pair_file(file.read(), filename=filename, file_format=file_format)
+        pair_file = read_pair_file(
+            file.read(), filename=filename, file_format=file_format, max_pairs=max_pairs
+        )
     except FileFormatError as error:
         raise PairSetRejected.from_format_error(error, source=filename or "the file") from None
+    pair_set_size_require(
+        shared_task=team.shared_task,
+        count=pair_file.pair_count,
+        source=filename or "the file",
+        encoding=pair_file.encoding,
+        file_format=pair_file.file_format,
+    )
     return pair_set_submit(
         team=team,
         user=user,

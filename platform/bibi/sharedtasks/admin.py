@@ -1,17 +1,19 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
 from bibi.files import FORMATS
 from bibi.labelmaps import label_map_parse
 from bibi.sharedtasks import selectors, services
-from bibi.sharedtasks.importing import ExamplesImportRejected, examples_import
+from bibi.sharedtasks.importing import EXAMPLES_FILE, ExamplesImportRejected, examples_import
 from bibi.sharedtasks.models import (
     AuditLogEntry,
     Dataset,
@@ -25,6 +27,7 @@ from bibi.sharedtasks.models import (
     TaskInvitation,
     Team,
 )
+from bibi.uploads import SizeLimitedUpload, UploadTooLarge
 
 
 class OrganizerScopedAdmin(admin.ModelAdmin):
@@ -234,19 +237,35 @@ class SharedTaskAdmin(OrganizerScopedAdmin):
         return [
             path(
                 "<path:object_id>/import-examples/",
-                self.admin_site.admin_view(self.import_examples_view),
+                # CSRF is checked inside, once the upload's size limit is in place: the
+                # check reads the body.
+                self.admin_site.admin_view(csrf_exempt(self.import_examples_upload)),
                 name="sharedtasks_sharedtask_import_examples",
             ),
             *super().get_urls(),
         ]
 
-    def import_examples_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+    def import_examples_upload(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """Who may import is checked, and the size limit set, before the body is read."""
         shared_task = self.get_object(request, object_id)
         if shared_task is None:
             raise Http404("No such shared task.")
         # The service checks this too; checking first spares a non-organizer the form.
         if not selectors.is_organizer(user=request.user, shared_task=shared_task):
             raise PermissionDenied("Only the organizers of this shared task may import examples.")
+        request.upload_handlers.insert(
+            0,
+            SizeLimitedUpload(
+                request, limit=settings.EXAMPLES_UPLOAD_MAX_BYTES, what=EXAMPLES_FILE
+            ),
+        )
+        try:
+            return csrf_protect(self.import_examples_view)(request, shared_task)
+        except UploadTooLarge as error:
+            messages.error(request, error.messages[0])
+            return self.import_examples_page(request, shared_task, ExamplesImportForm(), status=413)
+
+    def import_examples_view(self, request: HttpRequest, shared_task: SharedTask) -> HttpResponse:
         rejected: ExamplesImportRejected | None = None
         form = ExamplesImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
@@ -285,6 +304,17 @@ class SharedTaskAdmin(OrganizerScopedAdmin):
                 else:
                     back = "admin:sharedtasks_sharedtask_import_examples"
                 return HttpResponseRedirect(reverse(back, args=[shared_task.pk]))
+        return self.import_examples_page(request, shared_task, form, rejected=rejected)
+
+    def import_examples_page(
+        self,
+        request: HttpRequest,
+        shared_task: SharedTask,
+        form: forms.Form,
+        *,
+        rejected: ExamplesImportRejected | None = None,
+        status: int = 200,
+    ) -> HttpResponse:
         context = {
             **self.admin_site.each_context(request),
             "title": f"Import examples into {shared_task}",
@@ -294,7 +324,7 @@ class SharedTaskAdmin(OrganizerScopedAdmin):
             "rejected": rejected,
         }
         return TemplateResponse(
-            request, "admin/sharedtasks/sharedtask/import_examples.html", context
+            request, "admin/sharedtasks/sharedtask/import_examples.html", context, status=status
         )
 
 

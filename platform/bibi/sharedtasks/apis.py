@@ -15,6 +15,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -23,9 +24,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bibi.api import FileRejectedOutput, LabelMapField, paginated, shared_task_for
+from bibi.api import (
+    FileRejectedOutput,
+    FileUploadApi,
+    LabelMapField,
+    paginated,
+    shared_task_for,
+)
 from bibi.files import ERRORS_SHOWN
 from bibi.sharedtasks import importing, selectors, services
+from bibi.sharedtasks.importing import EXAMPLES_FILE
 from bibi.sharedtasks.models import (
     AuditLogEntry,
     Dataset,
@@ -380,18 +388,27 @@ class ExampleListApi(APIView):
         )
 
 
-class ExamplesImportApi(APIView):
+class ExamplesImportApi(FileUploadApi):
     permission_classes = [IsAuthenticated]
     parser_classes = [MultiPartParser, FormParser]
+    upload_limit_setting = "EXAMPLES_UPLOAD_MAX_BYTES"
+    upload_what = EXAMPLES_FILE
 
     @extend_schema(
-        request=ExamplesImportInput, responses={201: ExamplesImportOutput, 400: FileRejectedOutput}
+        request=ExamplesImportInput,
+        responses={
+            201: ExamplesImportOutput,
+            400: FileRejectedOutput,
+            413: OpenApiTypes.OBJECT,
+        },
     )
     def post(self, request: Request, slug: str, split: str) -> Response:
         shared_task = shared_task_for(request, slug)
         require_organizer(request, shared_task)
         if split not in Dataset.Split.values:
             raise Http404("No such split.")
+        # Before the file is read: a frozen split refuses it whatever it holds.
+        services.dataset_require_unfrozen(shared_task=shared_task, split=split)
         serializer = ExamplesImportInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]

@@ -20,6 +20,7 @@ starter sets are frozen once the break phase has started (``services.dataset_req
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePath
 
@@ -34,17 +35,19 @@ from bibi.files import (
     FileRejected,
     Row,
     RowError,
+    RowErrors,
     decode_upload,
     delimiter_hint,
     detect_format,
-    read_rows,
+    iter_rows,
 )
 from bibi.labelmaps import LabelLookup
 from bibi.sharedtasks import selectors, services
 from bibi.sharedtasks.models import Dataset, Example, SharedTask
-from bibi.texts import normalize_text
+from bibi.texts import normalize_text, text_problems
 
 BATCH_SIZE = 5000
+EXAMPLES_FILE = "the examples file"
 EXTERNAL_ID_MAX_LENGTH = Example._meta.get_field("external_id").max_length
 
 
@@ -100,14 +103,16 @@ class _Columns:
     label: str
 
 
-def _check_columns(*, rows: list[Row], columns: _Columns, file_format: str) -> list[RowError]:
+def _check_columns(*, rows: Iterable[Row], columns: _Columns, file_format: str) -> list[RowError]:
     """File-level errors for a column no row has: otherwise every row would say the same."""
-    read = [row for row in rows if row.error is None]
+    seen: dict[str, None] = {}
+    read = False
+    for row in rows:
+        if row.error is None:
+            read = True
+            seen.update(dict.fromkeys(row.fields))
     if not read:
         return []
-    seen: dict[str, None] = {}
-    for row in read:
-        seen.update(dict.fromkeys(row.fields))
     wanted = [name for name in (columns.id, columns.text, columns.label) if name is not None]
     missing = [name for name in wanted if name not in seen]
     if not missing:
@@ -185,13 +190,18 @@ def examples_import(
             error, source=filename, file_format=file_format
         ) from None
 
-    def rejected(errors: list[RowError]) -> ExamplesImportRejected:
+    def rejected(errors: list[RowError] | RowErrors) -> ExamplesImportRejected:
         return ExamplesImportRejected(
             errors, source=filename, encoding=decoded.encoding, file_format=file_format
         )
 
+    def rows() -> Iterator[Row]:
+        # Read twice (columns, then examples) rather than kept: a file of a million rows
+        # then costs the memory of one row, and of its examples only while none is wrong.
+        return iter_rows(decoded.text, file_format=file_format)
+
     try:
-        rows = read_rows(decoded.text, file_format=file_format)
+        first = next(rows(), None)
     except FileFormatError as error:
         raise rejected([RowError(line=error.line or 0, reason=error.reason)]) from None
 
@@ -199,10 +209,10 @@ def examples_import(
         columns = _Columns(id=None, text="text", label="label")
     else:
         columns = _Columns(id=id_column, text=text_column, label=label_column)
-    errors = _check_columns(rows=rows, columns=columns, file_format=file_format)
+    errors = _check_columns(rows=rows(), columns=columns, file_format=file_format)
     if errors:
         raise rejected(errors)
-    if not rows:
+    if first is None:
         raise rejected([RowError(line=0, reason="the file has no examples")])
 
     with transaction.atomic():
@@ -215,7 +225,7 @@ def examples_import(
         start = 0 if start is None else start + 1
 
         examples, duplicates, errors = _examples_from_rows(
-            rows=rows,
+            rows=rows(),
             dataset=dataset,
             columns=columns,
             lookup=lookup,
@@ -281,21 +291,21 @@ class _FirstRow:
 
 def _examples_from_rows(
     *,
-    rows: list[Row],
+    rows: Iterable[Row],
     dataset: Dataset,
     columns: _Columns,
     lookup: LabelLookup,
     existing: _Existing,
     start: int,
-) -> tuple[list[Example], list[DuplicateText], list[RowError]]:
+) -> tuple[list[Example], list[DuplicateText], RowErrors]:
     examples: list[Example] = []
     duplicates: list[DuplicateText] = []
-    errors: list[RowError] = []
+    errors = RowErrors()
     first_line: dict[str, int] = {}
     first_text: dict[str, _FirstRow] = {}
     for row in rows:
         if row.error is not None:
-            errors.append(RowError(line=row.line, reason=row.error))
+            errors.add(row.line, row.error)
             continue
         fields = row.fields
         external_id = str(row.line) if columns.id is None else fields.get(columns.id, "").strip()
@@ -310,7 +320,8 @@ def _examples_from_rows(
         if id_problem is None:
             first_line[external_id] = row.line
         text = fields.get(columns.text)
-        problems = [p for p in (id_problem, _text_problem(text, column=columns.text)) if p]
+        problems = [id_problem] if id_problem else []
+        problems += _text_problems(text, column=columns.text)
         raw_label = fields.get(columns.label)
         label = lookup.resolve(raw_label)
         if raw_label is None:
@@ -331,6 +342,9 @@ def _examples_from_rows(
                 problems.append(conflict)
         if problems:
             errors.extend(RowError(line=row.line, reason=problem) for problem in problems)
+            continue
+        if errors:
+            # The file is refused: the rest is read for its problems, not kept.
             continue
         assert text is not None and label is not None
         if duplicate is not None:
@@ -404,9 +418,9 @@ def _id_problem(
     return None
 
 
-def _text_problem(text: str | None, *, column: str) -> str | None:
+def _text_problems(text: str | None, *, column: str) -> list[str]:
     if text is None:
-        return f"has no '{column}' field"
+        return [f"has no '{column}' field"]
     if not text.strip():
-        return "the text is empty"
-    return None
+        return ["the text is empty"]
+    return [f"the text {problem}" for problem in text_problems(text.strip())]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 
-from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
@@ -19,19 +18,24 @@ from drf_spectacular.utils import (
     extend_schema,
 )
 from rest_framework import serializers, status
-from rest_framework.exceptions import ValidationError as ApiValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bibi.api import FileRejectedOutput, LabelMapField, paginated, shared_task_for
+from bibi.api import (
+    FileRejectedOutput,
+    FileUploadApi,
+    LabelMapField,
+    paginated,
+    shared_task_for,
+)
+from bibi.files import JsonRefused, json_parse
 from bibi.sharedtasks import selectors as sharedtask_selectors
 from bibi.sharedtasks.models import Team
 from bibi.systems import selectors, services
 from bibi.systems.models import Prediction, System, SystemVersion
-from bibi.systems.upload import SizeLimitedUpload
 
 
 class SystemVersionOutput(serializers.ModelSerializer):
@@ -95,9 +99,9 @@ class VersionUploadInput(serializers.Serializer):
         if not raw.strip():
             return {}
         try:
-            return json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise serializers.ValidationError(f"Not valid JSON: {exc.msg}.") from None
+            return json_parse(raw)
+        except JsonRefused as refused:
+            raise serializers.ValidationError(f"The mapping {refused.reason}.") from None
 
 
 class PredictionsUploadInput(serializers.Serializer):
@@ -167,29 +171,20 @@ class SystemDetailApi(APIView):
         return Response(SystemOutput(system_for(request, slug, system_id)).data)
 
 
-class VersionUploadApi(APIView):
+class VersionUploadApi(FileUploadApi):
     permission_classes = [IsAuthenticated]
     parser_classes = [MultiPartParser, FormParser]
+    upload_limit_setting = "SYSTEM_UPLOAD_MAX_BYTES"
+    upload_what = services.ARCHIVE
 
-    def initialize_request(self, request, *args, **kwargs):
-        # Installed before anything reads the body (session CSRF checks do), so an
-        # oversized archive is cut off while it streams in.
-        self.limiter = SizeLimitedUpload(request, settings.SYSTEM_UPLOAD_MAX_BYTES)
-        request.upload_handlers.insert(0, self.limiter)
-        return super().initialize_request(request, *args, **kwargs)
-
-    @extend_schema(request=VersionUploadInput, responses={201: SystemVersionOutput})
+    @extend_schema(
+        request=VersionUploadInput,
+        responses={201: SystemVersionOutput, 413: OpenApiTypes.OBJECT},
+    )
     def post(self, request: Request, slug: str, system_id: int) -> Response:
         system = system_for(request, slug, system_id)
+        services.system_version_upload_require(system=system, actor=request.user)
         serializer = VersionUploadInput(data=request.data)
-        if self.limiter.exceeded:
-            raise ApiValidationError(
-                {
-                    "archive": [
-                        f"The archive is larger than the limit of {settings.SYSTEM_UPLOAD_MAX_BYTES} bytes."
-                    ]
-                }
-            )
         serializer.is_valid(raise_exception=True)
         version = services.system_version_upload(
             system=system,
@@ -234,16 +229,19 @@ class VersionStarterFisherApi(APIView):
         )
 
 
-class PredictionsUploadApi(APIView):
+class PredictionsUploadApi(FileUploadApi):
     permission_classes = [IsAuthenticated]
     parser_classes = [MultiPartParser, FormParser]
+    upload_limit_setting = "PREDICTIONS_UPLOAD_MAX_BYTES"
+    upload_what = "the predictions file"
 
     @extend_schema(
         request=PredictionsUploadInput,
-        responses={201: SystemVersionOutput, 400: FileRejectedOutput},
+        responses={201: SystemVersionOutput, 400: FileRejectedOutput, 413: OpenApiTypes.OBJECT},
     )
     def post(self, request: Request, slug: str, system_id: int) -> Response:
         system = system_for(request, slug, system_id)
+        services.system_predictions_upload_require(system=system, actor=request.user)
         serializer = PredictionsUploadInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]

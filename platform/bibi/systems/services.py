@@ -14,7 +14,7 @@ import hashlib
 import logging
 import shutil
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -32,10 +32,12 @@ import scoring
 from bibi.files import (
     FileFormatError,
     FileRejected,
+    Row,
     RowError,
+    RowErrors,
     decode_upload,
     detect_format,
-    read_rows,
+    iter_rows,
 )
 from bibi.labelmaps import LabelLookup
 from bibi.queue import enqueue_on_commit
@@ -43,12 +45,14 @@ from bibi.sharedtasks import services as sharedtask_services
 from bibi.sharedtasks.models import Dataset, Phase, SharedTask, Team
 from bibi.systems import selectors
 from bibi.systems.models import Prediction, System, SystemVersion, text_digest
+from bibi.uploads import upload_size_require
 
 logger = logging.getLogger(__name__)
 
 Reason = SystemVersion.FailureReason
 Status = SystemVersion.Status
 COPY_CHUNK = 1024 * 1024
+ARCHIVE = "the model archive"
 
 
 class ValidationFailed(Exception):
@@ -166,26 +170,38 @@ def _store_upload(upload: UploadedFile, destination: Path) -> tuple[str, int]:
             if size > settings.SYSTEM_UPLOAD_MAX_BYTES:
                 sink.close()
                 destination.unlink(missing_ok=True)
-                raise ValidationError(
-                    f"The archive is larger than the limit of {settings.SYSTEM_UPLOAD_MAX_BYTES} bytes."
-                )
+                upload_size_require(size, limit=settings.SYSTEM_UPLOAD_MAX_BYTES, what=ARCHIVE)
             digest.update(chunk)
             sink.write(chunk)
     return digest.hexdigest(), size
 
 
-def system_version_upload(
-    *, system: System, actor: AbstractBaseUser, archive: UploadedFile, label_mapping: Any = None
-) -> SystemVersion:
-    """Keep a hosted model archive and queue its validation on the ``gpu`` queue."""
-    from bibi.systems.tasks import system_validate_task
+def system_version_upload_require(*, system: System, actor: AbstractBaseUser) -> None:
+    """Raise unless ``actor`` may upload a model archive to ``system`` now.
 
+    The API asks before it reads the archive, so a refused upload is never received.
+    """
     _require_member(user=actor, team=system.team, doing="uploading a model")
     if system.kind != System.Kind.HOSTED:
         raise ValidationError("This system is self-reported: upload predictions, not a model.")
     sharedtask_services.phase_require_open(
         shared_task=system.shared_task, kind=Phase.Kind.BUILD, doing="uploading a model"
     )
+    _check_upload_quota(system)
+
+
+def system_version_upload(
+    *, system: System, actor: AbstractBaseUser, archive: UploadedFile, label_mapping: Any = None
+) -> SystemVersion:
+    """Keep a hosted model archive and queue its validation on the ``gpu`` queue.
+
+    Who may upload, the phase and the quota are checked before the archive is stored, and
+    the quota again under the system's lock, as the version is created.
+    """
+    from bibi.systems.tasks import system_validate_task
+
+    system_version_upload_require(system=system, actor=actor)
+    upload_size_require(archive.size, limit=settings.SYSTEM_UPLOAD_MAX_BYTES, what=ARCHIVE)
     mapping = clean_label_mapping(label_mapping, task_labels=system.shared_task.labels)
     version_uuid = uuid.uuid4()
     relative = Path("systems") / str(system.id) / f"{version_uuid}.archive"
@@ -284,79 +300,96 @@ def system_versions_reap_stale(*, now: Any = None) -> int:
 # --- Self-reported predictions ------------------------------------------------------------
 
 
-def _read_prediction_rows(data: bytes, filename: str) -> tuple[list, str, str]:
+def _read_prediction_rows(
+    data: bytes, filename: str
+) -> tuple[Callable[[], Iterator[Row]], str, str]:
+    """The file's rows, as often as they are wanted (read anew each time, never kept)."""
     try:
         file_format = detect_format(filename)
         decoded = decode_upload(data)
-        rows = read_rows(decoded.text, file_format=file_format)
+        iter_rows(decoded.text, file_format=file_format)
     except FileFormatError as error:
         raise PredictionsRejected.from_format_error(error, source=filename) from None
+
+    def rows() -> Iterator[Row]:
+        return iter_rows(decoded.text, file_format=file_format)
+
     return rows, decoded.encoding, file_format
 
 
 def _check_predictions(
-    rows: list,
+    rows: Iterable[Row],
     *,
     expected: dict[str, str],
     key: str,
     labels: LabelLookup,
-    rejected: Callable[[list[RowError]], PredictionsRejected],
+    rejected: Callable[[RowErrors], PredictionsRejected],
 ) -> dict[str, str]:
     """Every expected key predicted exactly once with a label of the task; else every problem."""
-    errors: list[RowError] = []
+    errors = RowErrors()
     seen: dict[str, int] = {}
     found: dict[str, str] = {}
     for row in rows:
         if row.error:
-            errors.append(RowError(row.line, row.error))
+            errors.add(row.line, row.error)
             continue
         value = (row.fields.get(key) or "").strip() if key == "id" else (row.fields.get(key) or "")
         raw_label = row.fields.get("label")
         if not value.strip():
-            errors.append(RowError(row.line, f"the {key} is missing"))
+            errors.add(row.line, f"the {key} is missing")
             continue
         if value not in expected:
-            errors.append(
-                RowError(row.line, f"{key} {value[:80]!r} is not one of the texts to predict")
-            )
+            errors.add(row.line, f"{key} {value[:80]!r} is not one of the texts to predict")
             continue
         if value in seen:
-            errors.append(
-                RowError(
-                    row.line,
-                    f"{key} {value[:80]!r} is predicted twice (first on line {seen[value]})",
-                )
+            errors.add(
+                row.line, f"{key} {value[:80]!r} is predicted twice (first on line {seen[value]})"
             )
             continue
         seen[value] = row.line
         label = labels.resolve(raw_label)
         if label is None:
-            errors.append(RowError(row.line, labels.problem(raw_label)))
+            errors.add(row.line, labels.problem(raw_label))
             continue
         found[value] = label
     missing = [value for value in expected if value not in seen]
-    errors.extend(RowError(0, f"no prediction for {key} {value[:80]!r}") for value in missing)
+    for value in missing:
+        errors.add(0, f"no prediction for {key} {value[:80]!r}")
     if errors:
         raise rejected(errors)
     return found
 
 
 def _sentence_as_text(
-    rows: list, *, rejected: Callable[[list[RowError]], PredictionsRejected]
-) -> list:
+    rows: Callable[[], Iterator[Row]], *, rejected: Callable[[RowErrors], PredictionsRejected]
+) -> Callable[[], Iterator[Row]]:
     """Pair-text rows may name the text ``sentence``, as the 2017 files do."""
-    readable = [row for row in rows if not row.error]
-    if not any("sentence" in row.fields for row in readable):
+    named_sentence = False
+    named_text: Row | None = None
+    for row in rows():
+        if not row.error:
+            named_sentence = named_sentence or "sentence" in row.fields
+            named_text = named_text or (row if "text" in row.fields else None)
+    if not named_sentence:
         return rows
-    both = next((row for row in readable if "text" in row.fields), None)
-    if both is not None:
+    if named_text is not None:
         raise rejected(
-            [RowError(both.line, "the file has both text and sentence: give the text in one")]
+            RowErrors(
+                [
+                    RowError(
+                        named_text.line, "the file has both text and sentence: give the text in one"
+                    )
+                ]
+            )
         )
-    for row in readable:
-        if "sentence" in row.fields:
-            row.fields["text"] = row.fields.pop("sentence")
-    return rows
+
+    def renamed() -> Iterator[Row]:
+        for row in rows():
+            if not row.error and "sentence" in row.fields:
+                row.fields["text"] = row.fields.pop("sentence")
+            yield row
+
+    return renamed
 
 
 def _self_reported_version(
@@ -377,6 +410,42 @@ def _self_reported_version(
     return version
 
 
+def _require_predictions_window(*, shared_task: SharedTask, source: str) -> None:
+    if source == Prediction.Source.BLIND_DEV:
+        sharedtask_services.phase_require_open(
+            shared_task=shared_task, kind=Phase.Kind.BUILD, doing="uploading blind-dev predictions"
+        )
+    elif source == Prediction.Source.PAIRS:
+        require_pair_predictions_window(shared_task=shared_task)
+    else:
+        raise ValidationError({"source": "Use blind_dev or pairs."})
+
+
+def system_predictions_upload_require(
+    *, system: System, actor: AbstractBaseUser, source: str | None = None
+) -> None:
+    """Raise unless ``actor`` may upload predictions of ``source`` to ``system`` now.
+
+    With ``source`` None (the API, before it has read the form that says which), predictions
+    of either source will do: a file that can be taken for neither is refused unread.
+    """
+    _require_member(user=actor, team=system.team, doing="uploading predictions")
+    if system.kind != System.Kind.SELF_REPORTED:
+        raise ValidationError("This system is hosted: the platform computes its predictions.")
+    if source is not None:
+        _require_predictions_window(shared_task=system.shared_task, source=source)
+        return
+    refusals: list[str] = []
+    for candidate in Prediction.Source.values:
+        try:
+            _require_predictions_window(shared_task=system.shared_task, source=candidate)
+        except ValidationError as error:
+            refusals += error.messages
+        else:
+            return
+    raise ValidationError(refusals)
+
+
 def system_predictions_upload(
     *,
     system: System,
@@ -395,15 +464,13 @@ def system_predictions_upload(
     are taken during the pair-prediction window only; a system without blind-dev predictions
     gets its first version from them, whose ``dev_accuracy`` stays empty.
     """
-    _require_member(user=actor, team=system.team, doing="uploading predictions")
-    if system.kind != System.Kind.SELF_REPORTED:
-        raise ValidationError("This system is hosted: the platform computes its predictions.")
+    system_predictions_upload_require(system=system, actor=actor, source=source)
     shared_task = system.shared_task
     labels = list(shared_task.labels)
     lookup = LabelLookup.build(label_map, labels=labels)
     rows, encoding, file_format = _read_prediction_rows(data, filename)
 
-    def rejected(errors: list[RowError]) -> PredictionsRejected:
+    def rejected(errors: RowErrors) -> PredictionsRejected:
         return PredictionsRejected(
             errors, source=filename, encoding=encoding, file_format=file_format
         )
@@ -412,26 +479,20 @@ def system_predictions_upload(
         rows = _sentence_as_text(rows, rejected=rejected)
 
     if source == Prediction.Source.BLIND_DEV:
-        sharedtask_services.phase_require_open(
-            shared_task=shared_task, kind=Phase.Kind.BUILD, doing="uploading blind-dev predictions"
-        )
         examples = {
             example.external_id: example
             for example in dataset_examples(shared_task, Dataset.Split.BLIND_DEV)
         }
         found = _check_predictions(
-            rows, expected=dict.fromkeys(examples, ""), key="id", labels=lookup, rejected=rejected
+            rows(), expected=dict.fromkeys(examples, ""), key="id", labels=lookup, rejected=rejected
         )
         cells = [(examples[key], examples[key].text, label) for key, label in found.items()]
-    elif source == Prediction.Source.PAIRS:
-        require_pair_predictions_window(shared_task=shared_task)
+    else:
         texts = pair_texts(shared_task=shared_task)
         found = _check_predictions(
-            rows, expected=dict.fromkeys(texts, ""), key="text", labels=lookup, rejected=rejected
+            rows(), expected=dict.fromkeys(texts, ""), key="text", labels=lookup, rejected=rejected
         )
         cells = [(None, text, label) for text, label in found.items()]
-    else:
-        raise ValidationError({"source": "Use blind_dev or pairs."})
     with transaction.atomic():
         System.objects.select_for_update().get(id=system.id)
         # Pair predictions extend the active version; a system that never predicted the

@@ -258,7 +258,63 @@ def test_it_refuses_a_text_over_the_length_limit():
 
 def test_it_refuses_an_empty_variant_and_control_characters():
     assert problems(variant_text="  \n ") == ["the variant is empty"]
-    assert "control characters (U+0000)" in problems(variant_text="I adore\x00 this movie!")[0]
+    assert problems(variant_text="I adore\x00 this movie!") == [
+        "the variant has an invisible character: U+0000 (a control character)"
+    ]
+
+
+# The probe's invisible edits of "I love this movie!": each keeps the label and looks the same.
+INVISIBLE_EDITS = [
+    ("I love this mo\u200bvie!", "U+200B ZERO WIDTH SPACE"),
+    ("I love this mo\u00advie!", "U+00AD SOFT HYPHEN"),
+    ("I love this \ufeffmovie!", "U+FEFF ZERO WIDTH NO-BREAK SPACE"),
+    ("I love this \u202emovie!", "U+202E RIGHT-TO-LEFT OVERRIDE"),
+    ("I love this mo\u2060vie!", "U+2060 WORD JOINER"),
+]
+
+
+@pytest.mark.parametrize(("variant", "name"), INVISIBLE_EDITS)
+def test_it_refuses_a_variant_that_differs_by_an_invisible_character(variant, name):
+    assert problems(variant_text=variant, variant_label="positive") == [
+        f"the variant has an invisible character: {name}"
+    ]
+
+
+def test_it_refuses_latin_letters_swapped_for_cyrillic_look_alikes():
+    assert problems(variant_text="I l\u043eve this m\u043evie!") == [
+        "the variant has words that mix Latin and Cyrillic letters: "
+        "'l\u043eve' (\u043e is U+043E CYRILLIC SMALL LETTER O), "
+        "'m\u043evie' (\u043e is U+043E CYRILLIC SMALL LETTER O)"
+    ]
+
+
+def test_a_given_original_text_with_an_invisible_character_is_named_as_such():
+    assert problems(original_id="", original_text="I love this movie!\u200b") == [
+        "the original text has an invisible character: U+200B ZERO WIDTH SPACE"
+    ]
+
+
+def test_a_rationale_may_quote_a_look_alike_but_hold_no_invisible_character():
+    assert problems(rationale="the Cyrillic \u043e in 'm\u043evie' looks Latin") == []
+    assert problems(rationale="swap\u202e") == [
+        "the rationale has an invisible character: U+202E RIGHT-TO-LEFT OVERRIDE"
+    ]
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "I love this naïve movie!",
+        "Zoë loves this movie!",
+        "I love this фильм!",
+        "I love this ταινία!",
+        "I love this movie! 👩\u200d💻",
+        "I love this 映画 (えいが)!",
+        "I love this 5µm COVID-19 movie!",
+    ],
+)
+def test_accented_latin_other_scripts_and_emoji_pass(variant):
+    assert problems(variant_text=variant) == []
 
 
 def test_tags_come_from_the_tasks_vocabulary():

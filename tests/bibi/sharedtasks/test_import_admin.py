@@ -147,3 +147,32 @@ def test_anonymous_visitors_are_sent_to_the_admin_login(cast, client):
     response = client.get(import_url(cast))
     assert response.status_code == 302
     assert reverse("admin:login") in response["Location"]
+
+
+def test_a_file_over_the_limit_is_refused_with_the_limit_and_stores_nothing(cast, staff, settings):
+    settings.EXAMPLES_UPLOAD_MAX_BYTES = 1000
+    data = b"id,text,label\n" + b"x1,a fine film,positive\n" * 5000
+    page = staff("organizer").post(import_url(cast), upload("train.csv", data))
+    assert page.status_code == 413
+    assert "The examples file is larger than the limit of 1,000 bytes." in page.content.decode()
+    assert b'name="label_map"' in page.content
+    assert cast.train.examples.count() == 2
+
+
+def test_the_import_page_still_checks_the_csrf_token(cast):
+    from django.test import Client
+
+    cast.organizer.is_staff = True
+    cast.organizer.save(update_fields=["is_staff"])
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(cast.organizer)
+    data = (FIXTURES / "reviews.utf8.csv").read_bytes()
+    forged = browser.post(import_url(cast), upload("reviews.utf8.csv", data))
+    assert forged.status_code == 403
+    assert cast.train.examples.count() == 2
+    token = browser.get(import_url(cast)).context["csrf_token"]
+    sent = browser.post(
+        import_url(cast), upload("reviews.utf8.csv", data, csrfmiddlewaretoken=str(token))
+    )
+    assert sent.status_code == 302
+    assert cast.train.examples.count() == 2 + 6

@@ -202,6 +202,34 @@ class TestAllOrNothing:
         ]
         assert {error.line for error in rejected.errors} == {2}
 
+    @pytest.mark.parametrize("split", ["train", "blind_dev", "starter"])
+    def test_invisible_characters_and_look_alike_letters_are_refused_in_every_split(
+        self, cast, split
+    ):
+        dataset = Dataset.objects.get(shared_task=cast.shared_task, split=split)
+        text = "\n".join(
+            [
+                "id,text,label",
+                "x1,a gripping film,positive",
+                "x2,a grip\u200bping film,positive",
+                "x3,a gr\u0456pping film,positive",
+                "x4,\u202ea gripping film,positive",
+                "x5,a gripping film \U0001f3ac \u2014 Zo\u00eb's na\u00efve \u0444\u0438\u043b\u044c\u043c,positive",
+            ]
+        )
+        before = dataset.examples.count()
+        rejected = rejection(dataset, cast.organizer, text)
+        assert [(error.line, error.reason) for error in rejected.errors] == [
+            (3, "the text has an invisible character: U+200B ZERO WIDTH SPACE"),
+            (
+                4,
+                "the text has a word that mixes Latin and Cyrillic letters: 'gr\u0456pping' "
+                "(\u0456 is U+0456 CYRILLIC SMALL LETTER BYELORUSSIAN-UKRAINIAN I)",
+            ),
+            (5, "the text has an invisible character: U+202E RIGHT-TO-LEFT OVERRIDE"),
+        ]
+        assert dataset.examples.count() == before
+
     def test_the_rejection_is_a_validation_error_that_reads_line_by_line(self, cast, fresh):
         rejected = rejection(fresh, cast.organizer, "id,text,label\nx1,,positive\n")
         assert isinstance(rejected, ValidationError)

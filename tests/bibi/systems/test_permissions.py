@@ -85,6 +85,9 @@ def test_an_oversized_archive_is_cut_off_while_it_streams(hosted, settings):
         {"archive": archive_upload(TINY_MODELS / "tiny-bow")},
         format="multipart",
     )
-    assert response.status_code == 400
-    assert response.json() == {"archive": ["The archive is larger than the limit of 1000 bytes."]}
+    assert response.status_code == 413
+    assert response.json() == {
+        "detail": "The model archive is larger than the limit of 1,000 bytes.",
+        "limit_bytes": 1000,
+    }
     assert not system.versions.exists()

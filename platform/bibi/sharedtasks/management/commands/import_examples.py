@@ -80,10 +80,13 @@ class Command(BaseCommand):
             for error in rejected.errors:
                 self.stderr.write(f"{path.name}: {error}")
             read_as = ", ".join(filter(None, [rejected.file_format, rejected.encoding]))
+            count = rejected.error_count
+            shown = (
+                f" (the first {len(rejected.errors)} above)" if count > len(rejected.errors) else ""
+            )
             raise CommandError(
                 f"Rejected {path.name}{f' (read as {read_as})' if read_as else ''}: "
-                f"{len(rejected.errors)} problem{'s' if len(rejected.errors) != 1 else ''}, "
-                "nothing was imported."
+                f"{count} problem{'s' if count != 1 else ''}{shown}, nothing was imported."
             ) from None
         except PermissionDenied as error:
             raise CommandError(f"{actor.get_username()}: {error}") from None
