@@ -181,9 +181,13 @@ class RowErrors:
     def __len__(self) -> int:
         return self.count
 
+    # Read as a list, it is the list of the errors kept (``first``): all of them up to
+    # ``ERRORS_SHOWN``, then the first that many; ``len`` counts them all.
     def __iter__(self) -> Iterator[RowError]:
-        """The errors kept (``first``): all of them up to ``ERRORS_SHOWN``, then the first."""
         return iter(self.first)
+
+    def __getitem__(self, index: int) -> RowError:
+        return self.first[index]
 
     def __bool__(self) -> bool:
         return self.count > 0

@@ -8,6 +8,7 @@ counts what the server reads of it.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 from collections.abc import Callable
@@ -237,6 +238,19 @@ def test_who_may_upload_and_when_is_asked_before_the_body_is_read(kind, who, sit
     before = kind.stored()
     response, body = send(cast, kind, system, 200_000, who=who)
     assert response.status_code == status, response.content[:300]
+    assert body.bytes_read == 0
+    assert kind.stored() == before
+
+
+def test_an_import_into_a_frozen_split_is_refused_before_the_file_is_read():
+    kind = dataclasses.replace(
+        KINDS["examples"], phase="break", url=lambda system: f"{BASE}/datasets/blind_dev/import/"
+    )
+    cast, system = world(kind)
+    before = kind.stored()
+    response, body = send(cast, kind, system, 200_000)
+    assert response.status_code == 400, response.content[:300]
+    assert "frozen" in str(response.data["split"])
     assert body.bytes_read == 0
     assert kind.stored() == before
 

@@ -427,7 +427,9 @@ def system_predictions_upload_require(
     """Raise unless ``actor`` may upload predictions of ``source`` to ``system`` now.
 
     With ``source`` None (the API, before it has read the form that says which), predictions
-    of either source will do: a file that can be taken for neither is refused unread.
+    of either source will do: a file that can be taken for neither is refused unread, with
+    the reason of the window that matters now: the blind dev set's until the build phase
+    has ended (nothing else can come before), the pair texts' after it.
     """
     _require_member(user=actor, team=system.team, doing="uploading predictions")
     if system.kind != System.Kind.SELF_REPORTED:
@@ -435,15 +437,18 @@ def system_predictions_upload_require(
     if source is not None:
         _require_predictions_window(shared_task=system.shared_task, source=source)
         return
-    refusals: list[str] = []
+    refusals: dict[str, ValidationError] = {}
     for candidate in Prediction.Source.values:
         try:
             _require_predictions_window(shared_task=system.shared_task, source=candidate)
         except ValidationError as error:
-            refusals += error.messages
+            refusals[candidate] = error
         else:
             return
-    raise ValidationError(refusals)
+    build = system.shared_task.phases.filter(kind=Phase.Kind.BUILD).first()
+    if build is not None and timezone.now() >= build.ends_at:
+        raise refusals[Prediction.Source.PAIRS]
+    raise refusals[Prediction.Source.BLIND_DEV]
 
 
 def system_predictions_upload(
