@@ -191,6 +191,8 @@ class Server:
             "SECRET_KEY": "bench-uploads",
             "DEBUG": "0",
             "ALLOWED_HOSTS": "127.0.0.1",
+            # Plain HTTP on the loopback: no redirect to https before the upload is seen.
+            "SECURE_SSL_REDIRECT": "0",
             "VAR_DIR": var_dir,
             "LOG_LEVEL": "ERROR",
             **{name: str(value) for name, value in limits.items()},
