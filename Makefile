@@ -4,11 +4,16 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# WordNet 3.0 for fim_engine's suggestions, from Debian's wordnet-base (fim_engine/wordnet.py
+# reads the same variable from the environment).
+BIBI_WORDNET_DIR ?= /usr/share/wordnet
 DEMO_ADDR ?= 127.0.0.1:8000
 
 .PHONY: install demo test test-services test-embedded lint format services worker bench clean
 
 $(STAMP): pyproject.toml
+	test -f $(BIBI_WORDNET_DIR)/data.noun || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes apt-get install -y -qq --no-install-recommends wordnet-base >/dev/null; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'

@@ -1,15 +1,27 @@
-"""fim_engine: safe loading, batched inference, exact λmax and token hints for bibi systems.
+"""fim_engine: safe loading, batched inference, exact λmax, word hints and edit suggestions.
 
 A plain library (it never imports Django). The public API:
 
 * :func:`check_model_dir` → :class:`ModelFormat`: static inspection of an upload.
 * :func:`load_system` → :class:`System`: ``labels``, ``predict``, ``fisher``, ``attributions``.
-* :func:`fisher_lambda_max`: the λmax / top-eigenvector algorithm on any differentiable model.
+* :func:`fisher_lambda_max`, :func:`fisher_top_eigenvector`: the λmax / top-eigenvector
+  algorithm on any differentiable model.
 * :func:`integrated_gradients`: word attributions along the embedding path.
 * :func:`dense_fisher`: Algorithm 1 of the FIM paper (dense G), the slow reference.
+* :func:`suggest`, :func:`suggest_many`, :func:`check_variant`: verified edit suggestions and
+  checks of a breaker's draft variant (:mod:`fim_engine.suggestions`).
+* perturbation generators (:mod:`fim_engine.perturbations`): :func:`synonym_swaps`,
+  :func:`antonym_swaps`, :func:`neighbour_swaps`, :func:`name_swaps`, :func:`keyboard_typos`,
+  :func:`negation_edits`.
 * :func:`train_system`: baseline builders (bow, cnn, bilstm, minilm).
 * :func:`read_texts`, :func:`read_labelled`: the input formats of the CLI.
-* exceptions from :mod:`fim_engine.errors`, all subclasses of :class:`ModelFormatError`.
+* exceptions from :mod:`fim_engine.errors`.
+
+Names are imported on first use (PEP 562), so ``import fim_engine`` loads neither torch nor
+transformers: a web process can use :mod:`fim_engine.errors`, :mod:`fim_engine.datasets`,
+:mod:`fim_engine.perturbations` (all but ``neighbour_swaps``) and the WordNet reader without
+them. ``check_model_dir`` needs torch (it builds architectures on the meta device to know
+their tensor shapes).
 
 Example:
     >>> from fim_engine import load_system
@@ -20,53 +32,124 @@ Example:
 
 from __future__ import annotations
 
-from fim_engine.algorithm1 import DenseFisher, dense_fisher
-from fim_engine.attributions import WordAttributions, integrated_gradients
-from fim_engine.datasets import LabelledTexts, read_labelled, read_texts
-from fim_engine.errors import (
-    LabelCountError,
-    MissingFileError,
-    MissingTokenizerError,
-    MissingWeightsError,
-    ModelFormatError,
-    PaddingSensitiveModelError,
-    PickledWeightsError,
-    RemoteCodeError,
-    UnknownArchitectureError,
-    WeightShapeError,
-)
-from fim_engine.fisher import FisherResult, fisher_lambda_max
-from fim_engine.formats import ModelFormat, check_model_dir
-from fim_engine.native import NativeConfig
-from fim_engine.system import PredictionBatch, System, load_system
-from fim_engine.training import TrainingReport, train_system
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__all__ = [
-    "DenseFisher",
-    "FisherResult",
-    "LabelCountError",
-    "LabelledTexts",
-    "MissingFileError",
-    "MissingTokenizerError",
-    "MissingWeightsError",
-    "ModelFormat",
-    "ModelFormatError",
-    "NativeConfig",
-    "PaddingSensitiveModelError",
-    "PickledWeightsError",
-    "PredictionBatch",
-    "RemoteCodeError",
-    "System",
-    "TrainingReport",
-    "UnknownArchitectureError",
-    "WeightShapeError",
-    "WordAttributions",
-    "check_model_dir",
-    "dense_fisher",
-    "fisher_lambda_max",
-    "integrated_gradients",
-    "load_system",
-    "read_labelled",
-    "read_texts",
-    "train_system",
-]
+if TYPE_CHECKING:
+    # For type checkers only; at run time __getattr__ below imports on first use.
+    from fim_engine.algorithm1 import DenseFisher, dense_fisher  # noqa: F401
+    from fim_engine.attributions import WordAttributions, integrated_gradients  # noqa: F401
+    from fim_engine.datasets import LabelledTexts, read_labelled, read_texts  # noqa: F401
+    from fim_engine.errors import (  # noqa: F401
+        LabelCountError,
+        MissingFileError,
+        MissingTokenizerError,
+        MissingWeightsError,
+        ModelFormatError,
+        PaddingSensitiveModelError,
+        PickledWeightsError,
+        RemoteCodeError,
+        UnknownArchitectureError,
+        WeightShapeError,
+        WordNetMissingError,
+    )
+    from fim_engine.fisher import (  # noqa: F401
+        FisherResult,
+        WordDirections,
+        fisher_lambda_max,
+        fisher_top_eigenvector,
+    )
+    from fim_engine.formats import ModelFormat, check_model_dir  # noqa: F401
+    from fim_engine.native import NativeConfig  # noqa: F401
+    from fim_engine.perturbations import (  # noqa: F401
+        Edit,
+        Perturbation,
+        Replacement,
+        antonym_swaps,
+        keyboard_typos,
+        name_swaps,
+        negation_edits,
+        synonym_swaps,
+    )
+    from fim_engine.suggestions import (  # noqa: F401
+        Suggestion,
+        SuggestionReport,
+        SystemOutcome,
+        SystemPrediction,
+        VariantCheck,
+        VariantOutcome,
+        check_variant,
+        embedding_neighbours,
+        neighbour_swaps,
+        suggest,
+        suggest_many,
+    )
+    from fim_engine.system import PredictionBatch, System, load_system  # noqa: F401
+    from fim_engine.training import TrainingReport, train_system  # noqa: F401
+    from fim_engine.wordnet import WordNet, load_wordnet  # noqa: F401
+
+# Public name → the module that defines it.
+_EXPORTS = {
+    "algorithm1": ("DenseFisher", "dense_fisher"),
+    "attributions": ("WordAttributions", "integrated_gradients"),
+    "datasets": ("LabelledTexts", "read_labelled", "read_texts"),
+    "errors": (
+        "LabelCountError",
+        "MissingFileError",
+        "MissingTokenizerError",
+        "MissingWeightsError",
+        "ModelFormatError",
+        "PaddingSensitiveModelError",
+        "PickledWeightsError",
+        "RemoteCodeError",
+        "UnknownArchitectureError",
+        "WeightShapeError",
+        "WordNetMissingError",
+    ),
+    "fisher": ("FisherResult", "WordDirections", "fisher_lambda_max", "fisher_top_eigenvector"),
+    "formats": ("ModelFormat", "check_model_dir"),
+    "native": ("NativeConfig",),
+    "perturbations": (
+        "Edit",
+        "Perturbation",
+        "Replacement",
+        "antonym_swaps",
+        "keyboard_typos",
+        "name_swaps",
+        "negation_edits",
+        "synonym_swaps",
+    ),
+    "suggestions": (
+        "Suggestion",
+        "SuggestionReport",
+        "SystemOutcome",
+        "SystemPrediction",
+        "VariantCheck",
+        "VariantOutcome",
+        "check_variant",
+        "embedding_neighbours",
+        "neighbour_swaps",
+        "suggest",
+        "suggest_many",
+    ),
+    "system": ("PredictionBatch", "System", "load_system"),
+    "training": ("TrainingReport", "train_system"),
+    "wordnet": ("WordNet", "load_wordnet"),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fim_engine' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"fim_engine.{module}"), name)
+    # Later lookups find it in the module dict and skip this function.
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

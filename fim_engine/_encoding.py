@@ -14,13 +14,16 @@ class TokenizedText:
     """One text after tokenization, before padding.
 
     ``word_index[t]`` is the word that token ``t`` belongs to, or -1 for tokens a breaker cannot
-    edit ([CLS], [SEP], ...). ``words`` holds the surface form of each word, in text order.
+    edit ([CLS], [SEP], ...). ``words`` holds the surface form of each word, in text order, and
+    ``spans`` its ``(start, end)`` character offsets in the text (``None`` when the tokenizer
+    cannot align pieces to characters).
     """
 
     input_ids: list[int]
     word_index: list[int]
     words: list[str]
     truncated: bool
+    spans: list[tuple[int, int]] | None
     token_type_ids: list[int] | None = None
 
 
@@ -39,6 +42,7 @@ class EncodedBatch:
     token_type_ids: torch.Tensor | None
     words: list[list[str]]
     truncated: list[bool]
+    spans: list[list[tuple[int, int]] | None]
 
     def __len__(self) -> int:
         return len(self.words)
@@ -68,6 +72,7 @@ def collate(items: Sequence[TokenizedText], *, pad_id: int, device: torch.device
         token_type_ids=None if token_type_ids is None else token_type_ids.to(device),
         words=[list(item.words) for item in items],
         truncated=[item.truncated for item in items],
+        spans=[None if item.spans is None else list(item.spans) for item in items],
     )
 
 

@@ -13,8 +13,8 @@ from fim_engine.native import (
     NativeConfig,
     Vocabulary,
     load_native_model,
-    split_words,
 )
+from fim_engine.words import split_words
 
 
 class NativeBackend:
@@ -48,12 +48,21 @@ class NativeBackend:
                     word_index=list(range(len(kept))),
                     words=words,
                     truncated=len(spans) > len(kept),
+                    spans=[(start, end) for _, start, end in kept],
                 )
             )
         return items
 
     def input_embeddings(self, batch: EncodedBatch) -> torch.Tensor:
         return self.module.embedding(batch.input_ids)
+
+    def embedding_weight(self) -> torch.Tensor:
+        return self.module.embedding.weight
+
+    def vocabulary_words(self) -> list[tuple[int, str]]:
+        # Every entry but <pad> and <unk> is a word that the tokenizer maps to itself.
+        special = {self.pad_id, self.vocab.unk_id}
+        return sorted((i, word) for word, i in self.vocab.index.items() if i not in special)
 
     def logits_from_embeddings(self, embeds: torch.Tensor, batch: EncodedBatch) -> torch.Tensor:
         return self.module.forward_embeddings(embeds, batch.input_ids, batch.attention_mask.bool())

@@ -112,6 +112,7 @@ class TransformersBackend:
             )
             order: dict[int, int] = {}
             words: list[str] = []
+            word_spans: list[tuple[int, int]] = []
             word_index = []
             for token, word in enumerate(raw):
                 if word is None or special[token]:
@@ -121,19 +122,21 @@ class TransformersBackend:
                     order[word] = len(order)
                     span = encoding.word_to_chars(row, word)
                     words.append(text[span.start : span.end])
+                    word_spans.append((span.start, span.end))
                 word_index.append(order[word])
+            spans: list[tuple[int, int]] | None = word_spans
         else:
             # Without a fast tokenizer there is no word alignment: each piece is its own word.
             special = self.tokenizer.get_special_tokens_mask(
                 input_ids, already_has_special_tokens=True
             )
             pieces = self.tokenizer.convert_ids_to_tokens(input_ids)
-            word_index, words = [], []
+            word_index, words, spans = [], [], None
             for token, is_special in enumerate(special):
                 word_index.append(-1 if is_special else len(words))
                 if not is_special:
                     words.append(pieces[token])
-        return TokenizedText(input_ids, word_index, words, truncated, token_type_ids)
+        return TokenizedText(input_ids, word_index, words, truncated, spans, token_type_ids)
 
     def _inputs(self, batch: EncodedBatch) -> dict[str, torch.Tensor]:
         inputs = {"attention_mask": batch.attention_mask}
@@ -143,6 +146,22 @@ class TransformersBackend:
 
     def input_embeddings(self, batch: EncodedBatch) -> torch.Tensor:
         return self.module.get_input_embeddings()(batch.input_ids)
+
+    def embedding_weight(self) -> torch.Tensor:
+        return self.module.get_input_embeddings().weight
+
+    def vocabulary_words(self) -> list[tuple[int, str]]:
+        special = set(self.tokenizer.all_special_ids)
+        ids = sorted(i for i in self.tokenizer.get_vocab().values() if i not in special)
+        surfaces = [self.tokenizer.decode([i]).strip() for i in ids]
+        # A piece such as "##ing" or a byte-level fragment decodes to a string that the
+        # tokenizer encodes differently; keep the tokens that come back as themselves.
+        encoded = self.tokenizer(surfaces, add_special_tokens=False, verbose=False)["input_ids"]
+        return [
+            (i, surface)
+            for i, surface, back in zip(ids, surfaces, encoded, strict=True)
+            if surface and back == [i]
+        ]
 
     def logits_from_embeddings(self, embeds: torch.Tensor, batch: EncodedBatch) -> torch.Tensor:
         return self.module(inputs_embeds=embeds, **self._inputs(batch)).logits

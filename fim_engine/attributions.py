@@ -144,4 +144,5 @@ def _repeat(batch: EncodedBatch, k: int) -> EncodedBatch:
         token_type_ids=None if batch.token_type_ids is None else batch.token_type_ids.repeat(k, 1),
         words=batch.words * k,
         truncated=batch.truncated * k,
+        spans=batch.spans * k,
     )

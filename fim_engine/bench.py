@@ -38,8 +38,9 @@ from fim_engine._encoding import collate
 from fim_engine._native_backend import NativeBackend
 from fim_engine.algorithm1 import dense_fisher
 from fim_engine.datasets import read_texts
-from fim_engine.native import NativeConfig, Vocabulary, build_native_model, split_words
+from fim_engine.native import NativeConfig, Vocabulary, build_native_model
 from fim_engine.system import System, default_device, load_system
+from fim_engine.words import split_words
 
 BASELINES = ("bow", "cnn", "bilstm", "minilm")
 

@@ -1,13 +1,17 @@
-"""``python -m fim_engine {predict,train,bench}``.
+"""``python -m fim_engine {predict,suggest,train,bench,bench-suggest}``.
 
     python -m fim_engine predict --model DIR --input FILE --output FILE.jsonl [--fisher] [--hints]
+    python -m fim_engine suggest --model DIR [--model DIR ...] --input FILE --output FILE.jsonl [--top-k K]
     python -m fim_engine train --arch {bow,cnn,bilstm,minilm} --train FILE --dev FILE --out DIR
     python -m fim_engine bench [--model DIR] [--data FILE]
+    python -m fim_engine bench-suggest [--data-dir DIR] [--models-dir DIR]
 
 ``predict`` reads ``.jsonl`` (a ``text`` field per line), ``.tsv``/``.csv`` (a ``text`` column)
 or ``.txt`` (one text per line) and writes one JSON object per input text, in input order:
 ``text``, ``label``, ``probabilities`` (label → probability), ``truncated``, and with
-``--fisher`` ``lambda_max`` (with ``--hints`` also ``hints``: [[word, score], ...]).
+``--fisher`` ``lambda_max`` (with ``--hints`` also ``hints`` and ``leverage``: [[word, score], ...]).
+``suggest`` reads the same formats and writes one :meth:`fim_engine.SuggestionReport.to_dict`
+per input text.
 """
 
 from __future__ import annotations
@@ -37,6 +41,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     predict.add_argument("--fisher", action="store_true", help="add lambda_max")
     predict.add_argument("--hints", action="store_true", help="add word hints (implies --fisher)")
     _add_runtime_options(predict)
+
+    suggest = commands.add_parser(
+        "suggest", help="verified single-word edits at the words a system is most sensitive to"
+    )
+    suggest.add_argument(
+        "--model",
+        required=True,
+        action="append",
+        type=Path,
+        help="model directory; repeat to verify on several systems (the first guides)",
+    )
+    suggest.add_argument("--input", required=True, type=Path, help=".jsonl, .tsv, .csv or .txt")
+    suggest.add_argument("--output", required=True, type=Path, help="output .jsonl")
+    suggest.add_argument(
+        "--guide", type=Path, help="the --model that supplies λmax and leverage (default: first)"
+    )
+    suggest.add_argument(
+        "--top-k", type=int, default=5, help="suggestions per kind (label-keeping, -changing)"
+    )
+    suggest.add_argument("--words", type=int, default=3, help="highest-leverage words to edit")
+    suggest.add_argument("--neighbours", type=int, default=10, help="embedding neighbours per word")
+    suggest.add_argument(
+        "--source",
+        action="append",
+        choices=["synonym", "antonym", "neighbour"],
+        help="candidate sources (default: all three)",
+    )
+    suggest.add_argument(
+        "--wordnet",
+        type=Path,
+        help="WordNet 3.0 directory (default: $BIBI_WORDNET_DIR or /usr/share/wordnet)",
+    )
+    _add_runtime_options(suggest)
 
     train = commands.add_parser(
         "train", help="train a baseline system into an uploadable directory"
@@ -78,9 +115,52 @@ def main(argv: Sequence[str] | None = None) -> int:
     bench.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     _add_runtime_options(bench)
 
+    bench_suggest = commands.add_parser(
+        "bench-suggest",
+        help="suggestion latency on MiniLM and flip rates of verified suggestions on SST-2",
+    )
+    bench_suggest.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path("../shared/data/sst2"),
+        help="directory with stsa.binary.{train,dev,test}",
+    )
+    bench_suggest.add_argument(
+        "--models-dir",
+        type=Path,
+        default=Path("var/bench-suggest"),
+        help="where the trained systems are cached between runs",
+    )
+    bench_suggest.add_argument(
+        "--arch",
+        action="append",
+        choices=["bow", "cnn", "bilstm", "minilm"],
+        help="systems to train and verify on (default: bow, cnn, minilm)",
+    )
+    bench_suggest.add_argument(
+        "--latency-originals", type=int, default=50, help="originals timed for the latency"
+    )
+    bench_suggest.add_argument(
+        "--minilm-steps", type=int, default=400, help="fine-tuning steps for MiniLM"
+    )
+    bench_suggest.add_argument("--top-k", type=int, default=5)
+    bench_suggest.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    _add_runtime_options(bench_suggest)
+
     args = parser.parse_args(argv)
-    handler = {"predict": _predict, "train": _train, "bench": _bench}[args.command]
-    return handler(args)
+    handler = {
+        "predict": _predict,
+        "suggest": _suggest,
+        "train": _train,
+        "bench": _bench,
+        "bench-suggest": _bench_suggest,
+    }[args.command]
+    try:
+        return handler(args)
+    except (ValueError, FileNotFoundError) as error:
+        # Bad input (a refused model directory, an unreadable file, missing WordNet files):
+        # a message for the person at the terminal, not a traceback.
+        parser.exit(2, f"{parser.prog}: error: {error}\n")
 
 
 def _add_runtime_options(parser: argparse.ArgumentParser) -> None:
@@ -134,6 +214,7 @@ def _records(system: Any, texts: list[str], *, fisher: bool, hints: bool) -> lis
             }
             if hints:
                 record["hints"] = [[word, score] for word, score in result.hints]
+                record["leverage"] = [[word, score] for word, score in result.leverage]
             records.append(record)
         return records
     batch = system.predict(texts)
@@ -149,6 +230,62 @@ def _records(system: Any, texts: list[str], *, fisher: bool, hints: bool) -> lis
             }
         )
     return records
+
+
+def _suggest(args: argparse.Namespace) -> int:
+    from fim_engine.datasets import read_texts
+    from fim_engine.suggestions import SUGGESTION_SOURCES, suggest_many
+    from fim_engine.system import load_system
+    from fim_engine.wordnet import load_wordnet
+
+    names = _model_names(args.model)
+    guide = None
+    if args.guide is not None:
+        if args.guide not in args.model:
+            raise ValueError(f"--guide {args.guide} is not one of the --model directories")
+        guide = names[args.model.index(args.guide)]
+    systems = {
+        name: load_system(
+            path, device=args.device, batch_size=args.batch_size, max_length=args.max_length
+        )
+        for name, path in zip(names, args.model, strict=True)
+    }
+    sources = args.source or list(SUGGESTION_SOURCES)
+    wordnet = load_wordnet(args.wordnet) if {"synonym", "antonym"} & set(sources) else None
+    texts = read_texts(args.input)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    with (
+        args.output.open("w", encoding="utf-8") as out,
+        tqdm(total=len(texts), desc="suggest", unit="text") as bar,
+    ):
+        for start in range(0, len(texts), CHUNK):
+            chunk = texts[start : start + CHUNK]
+            reports = suggest_many(
+                chunk,
+                systems,
+                guide=guide,
+                words=args.words,
+                top_k=args.top_k,
+                neighbours=args.neighbours,
+                sources=sources,
+                wordnet=wordnet,
+            )
+            for report in reports:
+                count += len(report.suggestions)
+                out.write(json.dumps(report.to_dict(), ensure_ascii=False) + "\n")
+            bar.update(len(chunk))
+    print(f"wrote {count} verified suggestions for {len(texts)} texts to {args.output}")
+    return 0
+
+
+def _model_names(paths: list[Path]) -> list[str]:
+    """Each model's directory name, or its path as given where two share a name."""
+    names = [path.name or str(path) for path in paths]
+    return [
+        str(path) if names.count(name) > 1 else name
+        for name, path in zip(names, paths, strict=True)
+    ]
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -187,6 +324,25 @@ def _bench(args: argparse.Namespace) -> int:
         sentences=args.sentences,
         alg1_sentences=args.alg1_sentences,
         repeats=args.repeats,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        device=args.device,
+    )
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+def _bench_suggest(args: argparse.Namespace) -> int:
+    from fim_engine.bench_suggest import run_bench_suggest
+
+    figures = run_bench_suggest(
+        data_dir=args.data_dir,
+        models_dir=args.models_dir,
+        architectures=args.arch or ["bow", "cnn", "minilm"],
+        latency_originals=args.latency_originals,
+        minilm_steps=args.minilm_steps,
+        top_k=args.top_k,
         batch_size=args.batch_size,
         max_length=args.max_length,
         device=args.device,

@@ -1,8 +1,10 @@
-"""Why a model directory was refused.
+"""Why a model directory was refused, and what else fim_engine refuses to run without.
 
-Every refusal is a :class:`ModelFormatError` (a ``ValueError``), so a caller that only wants to
-show the builder a message catches the base class; the subclasses let tests and the upload
-service tell the failures apart. Messages name the offending file or key and say what to do.
+Every refusal of a model directory is a :class:`ModelFormatError` (a ``ValueError``), so a
+caller that only wants to show the builder a message catches the base class; the subclasses let
+tests and the upload service tell the failures apart. Messages name the offending file or key
+and say what to do. :class:`WordNetMissingError` says the WordNet files that suggestions and
+perturbations read are not installed. This module imports nothing heavy (no torch).
 
 Example:
     >>> try:
@@ -54,3 +56,7 @@ class LabelCountError(ModelFormatError):
 
 class PaddingSensitiveModelError(ModelFormatError):
     """The model's predictions change when a text is padded inside a batch."""
+
+
+class WordNetMissingError(FileNotFoundError):
+    """The WordNet 3.0 database files are not where bibi looks (see :mod:`fim_engine.wordnet`)."""

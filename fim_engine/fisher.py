@@ -16,6 +16,12 @@ round to 0 when the model is confident.
 Only editable positions count (the columns of J of the text's own tokens): special tokens and
 padding are masked out, which keeps the result exact for the sub-metric of editable positions.
 
+Edit leverage. KL(p(x) ‖ p(x + η)) ≈ ½ ηᵀ G η, and along the top eigenvector this is
+½ λmax (v·η)². An edit that replaces the embeddings e_t of a word's tokens t by e′ (the pad
+token's embedding for a deletion, zero for bibi-native models) is η with blocks e′ − e_t, so its
+first-order KL along v is ½ λmax (Σ_t v_t·(e′ − e_t))². For two classes G = λmax v vᵀ and this is
+the whole quadratic form; for more classes it is its component along v.
+
 This module is the algorithm; :meth:`fim_engine.System.fisher` runs it over batches of texts.
 """
 
@@ -29,11 +35,13 @@ import torch
 
 @dataclass(frozen=True)
 class FisherResult:
-    """λmax and token hints for one text.
+    """λmax, word hints and word leverage for one text.
 
     ``hints`` lists every word of the (possibly truncated) text in order as ``(word, score)``;
     scores are the norms of the word's block of the unit top eigenvector of G, so their squares
-    sum to 1 (all zero when λmax is 0). ``probabilities`` follow the system's label order.
+    sum to 1 (all zero when λmax is 0). ``leverage`` lists the same words in the same order with
+    the first-order KL of deleting the word, ½ λmax (Σ_t v_t·(e_pad − e_t))² over its tokens t
+    (see the module docstring). ``probabilities`` follow the system's label order.
     """
 
     lambda_max: float
@@ -41,6 +49,7 @@ class FisherResult:
     truncated: bool
     label: str
     probabilities: np.ndarray
+    leverage: list[tuple[str, float]]
 
 
 def fisher_lambda_max(
@@ -65,25 +74,71 @@ def fisher_lambda_max(
         >>> embeds = model.embed(ids).detach().requires_grad_(True)
         >>> lam, scores = fisher_lambda_max(model.head(embeds), embeds, ids != pad_id)
     """
+    lam, direction = _top_eigen(logits, embeddings, editable, direction=token_scores)
+    if direction is None:
+        return lam, None
+    return lam, _unit_row_norms(direction.square().sum(dim=-1))
+
+
+def fisher_top_eigenvector(
+    logits: torch.Tensor, embeddings: torch.Tensor, editable: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """λmax per row and the unit top eigenvector v of G, oriented.
+
+    Args:
+        logits, embeddings, editable: as for :func:`fisher_lambda_max`.
+
+    Returns:
+        ``(lambda_max, v)``: float64 tensors of shape (B,) and B×L×d. v is zero outside the
+        editable positions and where λmax is 0. Its sign is fixed so that a step along +v lowers
+        the log-probability of the predicted (argmax) label to first order: v·η > 0 for an edit
+        η means "towards the decision boundary".
+
+    Example:
+        >>> lam, v = fisher_top_eigenvector(model.head(embeds), embeds, ids != pad_id)
+        >>> ((v * (replacement - embeds)).sum(-1) ** 2 * lam[:, None] / 2)  # KL per token edit
+    """
+    lam, direction = _top_eigen(logits, embeddings, editable, direction=True, oriented=True)
+    assert direction is not None
+    norm = direction.flatten(1).norm(dim=-1)
+    scale = torch.where(norm > 0, norm, torch.ones_like(norm))
+    return lam, direction / scale[:, None, None]
+
+
+def _top_eigen(
+    logits: torch.Tensor,
+    embeddings: torch.Tensor,
+    editable: torch.Tensor,
+    *,
+    direction: bool,
+    oriented: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """λmax (B,) and, when asked, an unnormalised top eigenvector of G (B×L×d float64).
+
+    ``oriented`` flips each row's vector so that it lowers the predicted label's log-probability:
+    with ∇log p_ŷ = Jᵀ(e_ŷ − p), the sign of (e_ŷ − p)ᵀ J v decides.
+    """
     num_classes = logits.shape[-1]
     keep = editable.unsqueeze(-1).to(embeddings.dtype)
     log_p = torch.log_softmax(logits.detach().double(), dim=-1)
     if num_classes == 1:
         zeros = torch.zeros(logits.shape[0], dtype=torch.float64, device=logits.device)
+        shape = (*editable.shape, embeddings.shape[-1])
         return zeros, (
-            torch.zeros(editable.shape, dtype=torch.float64, device=logits.device)
-            if token_scores
-            else None
+            torch.zeros(shape, dtype=torch.float64, device=logits.device) if direction else None
         )
     if num_classes == 2:
         (grad,) = torch.autograd.grad((logits[:, 1] - logits[:, 0]).sum(), embeddings)
         grad = (grad * keep).double()
         p0p1 = torch.exp(log_p[:, 0] + log_p[:, 1])
-        squared = grad.square().sum(dim=-1)
-        lam = p0p1 * squared.sum(dim=-1)
-        if not token_scores:
+        lam = p0p1 * grad.square().sum(dim=(1, 2))
+        if not direction:
             return lam, None
-        return lam, _unit_row_norms(squared)
+        if oriented:
+            # v ∝ ∇(z₁ − z₀) raises log p₁ and lowers log p₀.
+            sign = torch.where(log_p.argmax(dim=-1) == 1, -1.0, 1.0).to(grad.dtype)
+            grad = grad * sign[:, None, None]
+        return lam, grad
 
     grads = []
     for c in range(num_classes):
@@ -101,11 +156,14 @@ def fisher_lambda_max(
     m = 0.5 * (m + m.transpose(-1, -2))
     evals, evecs = torch.linalg.eigh(m)
     lam = evals[:, -1].clamp(min=0)
-    if not token_scores:
+    if not direction:
         return lam, None
     weights = (s_half @ evecs[:, :, -1:]).squeeze(-1)  # S^½ u, B×C
-    direction = torch.einsum("bc,bcld->bld", weights, jac)  # Jᵀ S^½ u, unnormalised v
-    return lam, _unit_row_norms(direction.square().sum(dim=-1))
+    if oriented:
+        towards = torch.nn.functional.one_hot(log_p.argmax(dim=-1), num_classes).double() - p
+        slope = torch.einsum("bc,bck,bk->b", towards, gram, weights)  # (e_ŷ − p)ᵀ J Jᵀ S^½ u
+        weights = weights * torch.where(slope > 0, -1.0, 1.0).to(weights.dtype)[:, None]
+    return lam, torch.einsum("bc,bcld->bld", weights, jac)  # Jᵀ S^½ u, unnormalised v
 
 
 def _unit_row_norms(squared: torch.Tensor) -> torch.Tensor:
@@ -113,3 +171,46 @@ def _unit_row_norms(squared: torch.Tensor) -> torch.Tensor:
     total = squared.sum(dim=-1, keepdim=True)
     scale = torch.where(total > 0, total, torch.ones_like(total))
     return torch.sqrt(squared / scale)
+
+
+@dataclass(frozen=True)
+class WordDirections:
+    """The top eigenvector v of one text, summed per word, for first-order edit effects.
+
+    ``sums[w]`` = Σ_t v_t and ``offsets[w]`` = Σ_t v_t·e_t over the tokens t of word w (W×d and
+    W, float64), so replacing every token embedding of word w by e′ moves x along v by
+    ``projection(e′)[w]`` = Σ_t v_t·(e′ − e_t) = sums[w]·e′ − offsets[w].
+    """
+
+    lambda_max: float
+    sums: np.ndarray
+    offsets: np.ndarray
+
+    @classmethod
+    def of(
+        cls,
+        lambda_max: float,
+        direction: np.ndarray,
+        embeddings: np.ndarray,
+        word_index: np.ndarray,
+        num_words: int,
+    ) -> WordDirections:
+        """From one text's unit top eigenvector and embeddings (L×d) and its token → word map
+        (L,, -1 for tokens that belong to no word)."""
+        keep = word_index >= 0
+        sums = np.zeros((num_words, direction.shape[-1]), dtype=np.float64)
+        offsets = np.zeros(num_words, dtype=np.float64)
+        np.add.at(sums, word_index[keep], direction[keep])
+        np.add.at(offsets, word_index[keep], np.einsum("ld,ld->l", direction, embeddings)[keep])
+        return cls(float(lambda_max), sums, offsets)
+
+    def projection(self, replacement: np.ndarray, word: int | None = None) -> np.ndarray:
+        """v·(e′ − e) of replacing word ``word`` (or every word: shape W) by embedding e′ (d,);
+        positive moves towards the decision boundary."""
+        if word is None:
+            return np.asarray(self.sums @ replacement - self.offsets)
+        return np.asarray(self.sums[word] @ replacement - self.offsets[word])
+
+    def kl(self, projection: np.ndarray) -> np.ndarray:
+        """½ λmax projection²: the first-order KL divergence of edits with these projections."""
+        return np.asarray(0.5 * self.lambda_max * np.square(projection))

@@ -31,7 +31,12 @@ from fim_engine._encoding import (
 )
 from fim_engine._native_backend import NativeBackend
 from fim_engine.errors import LabelCountError, PaddingSensitiveModelError
-from fim_engine.fisher import FisherResult, fisher_lambda_max
+from fim_engine.fisher import (
+    FisherResult,
+    WordDirections,
+    fisher_lambda_max,
+    fisher_top_eigenvector,
+)
 from fim_engine.formats import check_model_dir
 
 if TYPE_CHECKING:
@@ -78,6 +83,7 @@ class System:
         self.device = device
         self.batch_size = batch_size
         self.max_length = min(max_length, backend.max_length)
+        self._vocabulary_words: list[tuple[int, str]] | None = None
         backend.module.to(device).eval()
         for parameter in backend.module.parameters():
             parameter.requires_grad_(False)
@@ -158,11 +164,12 @@ class System:
         return PredictionBatch(names, probabilities, labels, truncated)
 
     def fisher(self, texts: Sequence[str], *, hints: bool = True) -> list[FisherResult]:
-        """λmax of the Fisher metric w.r.t. each text's own word embeddings, with word hints.
+        """λmax of the Fisher metric w.r.t. each text's own word embeddings, with word hints
+        and word leverage.
 
         Args:
             texts: N strings.
-            hints: compute per-word hints (cheap; False leaves ``hints`` empty).
+            hints: compute per-word hints and leverage (cheap; False leaves both empty).
 
         Returns:
             N :class:`FisherResult` in input order.
@@ -171,36 +178,72 @@ class System:
             >>> result = system.fisher(["it is n't bad at all"])[0]
             >>> max(result.hints, key=lambda h: h[1])
             ("n't", 0.71)
+            >>> max(result.leverage, key=lambda h: h[1])
+            ('bad', 0.052)
         """
         texts = list(texts)
         results: list[FisherResult | None] = [None] * len(texts)
         names = self.labels
+        pad = self.pad_embedding().double().cpu().numpy() if hints else None
         # Gradients are needed even when the caller runs under no_grad or inference_mode.
         with torch.inference_mode(False), torch.enable_grad():
             for indices, batch in self.batches(texts):
                 embeds = self.input_embeddings(batch).detach().requires_grad_(True)
                 logits = self.logits_from_embeddings(embeds, batch)
-                lam, scores = fisher_lambda_max(logits, embeds, batch.editable, token_scores=hints)
+                if pad is None:
+                    lam, _ = fisher_lambda_max(logits, embeds, batch.editable, token_scores=False)
+                    direction_rows = None
+                else:
+                    lam, direction = fisher_top_eigenvector(logits, embeds, batch.editable)
+                    direction_rows = direction.cpu().numpy()
+                    embed_rows = embeds.detach().double().cpu().numpy()
                 probs = torch.softmax(logits.detach().double(), dim=-1).cpu().numpy()
                 lam_values = lam.cpu().numpy()
-                score_rows = scores.cpu().numpy() if scores is not None else None
                 word_rows = batch.word_index.cpu().numpy()
                 for row, i in enumerate(indices):
                     words = batch.words[row]
                     word_hints: list[tuple[str, float]] = []
-                    if score_rows is not None:
-                        per_word = word_scores(
-                            score_rows[row], word_rows[row], len(words), how="norm"
+                    word_leverage: list[tuple[str, float]] = []
+                    if direction_rows is not None and pad is not None:
+                        norms = word_scores(
+                            np.linalg.norm(direction_rows[row], axis=-1),
+                            word_rows[row],
+                            len(words),
+                            how="norm",
                         )
-                        word_hints = [(w, float(s)) for w, s in zip(words, per_word, strict=True)]
+                        directions = WordDirections.of(
+                            lam_values[row],
+                            direction_rows[row],
+                            embed_rows[row],
+                            word_rows[row],
+                            len(words),
+                        )
+                        deletion = directions.kl(directions.projection(pad))
+                        word_hints = [(w, float(x)) for w, x in zip(words, norms, strict=True)]
+                        word_leverage = [
+                            (w, float(x)) for w, x in zip(words, deletion, strict=True)
+                        ]
                     results[i] = FisherResult(
                         lambda_max=float(lam_values[row]),
                         hints=word_hints,
                         truncated=batch.truncated[row],
                         label=names[int(probs[row].argmax())],
                         probabilities=probs[row],
+                        leverage=word_leverage,
                     )
         return [r for r in results if r is not None]
+
+    def pad_embedding(self) -> torch.Tensor:
+        """The pad token's input embedding (d,): what a deleted word is replaced by in leverage.
+        Zero for bibi-native models, whose padding row is never trained."""
+        return self.backend.embedding_weight()[self.backend.pad_id].detach()
+
+    def vocabulary_words(self) -> list[tuple[int, str]]:
+        """``(token id, word)`` for every vocabulary token that stands for a whole word on its own
+        (a text made of that word alone encodes to that one token), sorted by id; computed once."""
+        if self._vocabulary_words is None:
+            self._vocabulary_words = self.backend.vocabulary_words()
+        return self._vocabulary_words
 
     def attributions(
         self, texts: Sequence[str], *, steps: int = 50, target: str | None = None

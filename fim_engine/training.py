@@ -38,9 +38,9 @@ from fim_engine.native import (
     Vocabulary,
     build_native_model,
     save_native_model,
-    split_words,
 )
 from fim_engine.system import System, default_device, load_system
+from fim_engine.words import split_words
 
 TRAINABLE = ("bow", "cnn", "bilstm", "minilm")
 # Per-architecture defaults: sizes, epochs and learning rate that train SST-2 in minutes on a CPU.

@@ -1,4 +1,5 @@
-"""Tiny models of every family, and the dense-G oracle the exactness tests compare against."""
+"""Tiny models of every family, a bag of words of known geometry, and the dense-G oracle the
+exactness tests compare against."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import torch
 from torch.autograd.functional import jacobian
 
 from fim_engine import System, load_system
+from fim_engine.native import NativeConfig, Vocabulary, build_native_model, save_native_model
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fim_engine"
 # The shared, read-only SST-2 copy lives beside the repository (../shared/data/sst2).
@@ -110,3 +112,86 @@ def sst2_dev() -> Path:
     if not path.is_file():
         pytest.skip(f"SST-2 data not found in {SST2_DIR} (set BIBI_SST2_DIR)")
     return path
+
+
+def dense_metric(system: System, text: str) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
+    """The dense G (n·d × n·d, float64) of ``text``, the embeddings x (n×d) of its editable
+    tokens and the word of each of them (n,), built from the full Jacobian of log p."""
+    batch = system.encode([text])
+    embeds = system.input_embeddings(batch).detach()[0]
+    index = batch.editable[0].nonzero().squeeze(-1)
+
+    def log_probs(x: torch.Tensor) -> torch.Tensor:
+        full = embeds.index_put((index,), x)
+        return torch.log_softmax(system.logits_from_embeddings(full.unsqueeze(0), batch)[0], dim=-1)
+
+    x = embeds[index].double()
+    jac = jacobian(log_probs, x).reshape(system.num_labels, -1)
+    p = log_probs(x).exp().detach()
+    g = sum(p[y] * torch.outer(jac[y], jac[y]) for y in range(system.num_labels))
+    return g, x, batch.word_index[0][index].numpy()
+
+
+@pytest.fixture(scope="session")
+def metric() -> Callable[..., tuple[torch.Tensor, torch.Tensor, np.ndarray]]:
+    return dense_metric
+
+
+# A bag of words whose first embedding axis is sentiment: positive words at +2, negative ones
+# at -2, every other word near 0. The classifier reads that axis only (z₁ − z₀ = 4 tanh of the
+# mean), so in "the film is good" the one decisive word is "good".
+SENTIMENT = {
+    "good": 2.0,
+    "great": 2.1,
+    "fine": 1.8,
+    "fun": 1.9,
+    "funny": 2.0,
+    "witty": 1.9,
+    "gorgeous": 2.2,
+    "charming": 2.0,
+    "bad": -2.0,
+    "dull": -1.9,
+    "awful": -2.2,
+    "boring": -2.0,
+    "tedious": -1.8,
+    "flat": -1.7,
+    "mess": -2.1,
+}
+NEUTRAL = ["the", "a", "film", "movie", "story", "it", "is", "was", "and", "but", "this", "very"]
+
+
+def build_sentiment_bow(out: Path) -> Path:
+    words = NEUTRAL + list(SENTIMENT)
+    vocab = Vocabulary.build([words])
+    config = NativeConfig(
+        architecture="bow",
+        labels=["negative", "positive"],
+        embedding_dim=2,
+        hidden_dim=2,
+        ngram_buckets=0,
+        dropout=0.0,
+    )
+    model = build_native_model(config, len(vocab))
+    rng = np.random.default_rng(0)
+    with torch.no_grad():
+        model.embedding.weight.zero_()
+        for word, row in vocab.index.items():
+            if word in SENTIMENT:
+                model.embedding.weight[row] = torch.tensor([SENTIMENT[word], 0.3])
+            elif word in NEUTRAL:
+                model.embedding.weight[row] = torch.tensor(rng.uniform(-0.1, 0.1, size=2))
+        model.hidden.weight.copy_(torch.eye(2))
+        model.hidden.bias.zero_()
+        model.output.weight.copy_(torch.tensor([[-2.0, 0.0], [2.0, 0.0]]))
+        model.output.bias.zero_()
+    return save_native_model(model, config, vocab, out)
+
+
+@pytest.fixture(scope="session")
+def sentiment_bow(tmp_path_factory: pytest.TempPathFactory) -> System:
+    """The bag of words of known geometry above, loaded in float64."""
+    return load_system(
+        build_sentiment_bow(tmp_path_factory.mktemp("sentiment-bow")),
+        device="cpu",
+        dtype=torch.float64,
+    )

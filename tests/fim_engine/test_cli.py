@@ -192,7 +192,8 @@ def test_python_dash_m_runs_the_cli(tmp_path):
         [sys.executable, "-m", "fim_engine", "--help"], capture_output=True, text=True, check=False
     )
     assert result.returncode == 0
-    assert "predict" in result.stdout and "train" in result.stdout and "bench" in result.stdout
+    for command in ("predict", "suggest", "train", "bench", "bench-suggest"):
+        assert command in result.stdout
 
 
 def test_the_library_never_imports_django_and_loads_transformers_lazily():
@@ -201,3 +202,121 @@ def test_the_library_never_imports_django_and_loads_transformers_lazily():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.split() == ["False", "False"]
+
+
+def test_suggest_writes_one_verified_report_per_text(tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    output = tmp_path / "out.jsonl"
+    models = [FIXTURES / "models" / "tiny-cnn", FIXTURES / "models" / "tiny-bert"]
+    status = main(
+        [
+            "suggest",
+            "--model",
+            str(models[0]),
+            "--model",
+            str(models[1]),
+            "--guide",
+            str(models[1]),
+            "--input",
+            str(source),
+            "--output",
+            str(output),
+            "--top-k",
+            "2",
+        ]
+    )
+    assert status == 0
+    records = read_jsonl(output)
+    assert [r["text"] for r in records] == TEXTS
+    systems = {path.name: load_system(path) for path in models}
+    for record in records:
+        assert record["guide"] == "tiny-bert"
+        kinds = [s["keeps_label"] for s in record["suggestions"]]
+        assert kinds.count(True) <= 2 and kinds.count(False) <= 2
+        for suggestion in record["suggestions"]:
+            for name, system in systems.items():
+                outcome = suggestion["outcomes"][name]
+                alone = system.predict([suggestion["text"]])
+                assert outcome["label"] == alone.labels[0]
+                np.testing.assert_allclose(
+                    list(outcome["probabilities"].values()), alone.probabilities[0], atol=1e-6
+                )
+
+
+def test_suggest_refuses_a_guide_that_is_not_a_model(tmp_path, capsys):
+    source = tmp_path / "in.txt"
+    source.write_text("a fine film\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as exited:
+        main(
+            [
+                "suggest",
+                "--model",
+                str(FIXTURES / "models" / "tiny-cnn"),
+                "--guide",
+                str(FIXTURES / "models" / "tiny-bow"),
+                "--input",
+                str(source),
+                "--output",
+                str(tmp_path / "out.jsonl"),
+            ]
+        )
+    assert exited.value.code == 2
+    assert "--guide" in capsys.readouterr().err
+
+
+def test_suggest_without_wordnet_files_says_what_to_install(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("BIBI_WORDNET_DIR", str(tmp_path))
+    source = tmp_path / "in.txt"
+    source.write_text("a fine film\n", encoding="utf-8")
+    arguments = [
+        "suggest",
+        "--model",
+        str(FIXTURES / "models" / "tiny-cnn"),
+        "--input",
+        str(source),
+        "--output",
+        str(tmp_path / "out.jsonl"),
+    ]
+    with pytest.raises(SystemExit) as exited:
+        main(arguments)
+    assert exited.value.code == 2
+    assert "wordnet-base" in capsys.readouterr().err
+    assert not (tmp_path / "out.jsonl").exists()
+    assert main([*arguments, "--source", "neighbour"]) == 0
+    assert read_jsonl(tmp_path / "out.jsonl")[0]["text"] == "a fine film"
+
+
+def test_importing_the_library_loads_neither_torch_nor_transformers():
+    code = (
+        "import sys, fim_engine, fim_engine.errors, fim_engine.datasets, "
+        "fim_engine.perturbations, fim_engine.wordnet\n"
+        "assert 'torch' not in sys.modules and 'transformers' not in sys.modules\n"
+        "assert issubclass(fim_engine.ModelFormatError, ValueError)\n"
+        "assert 'torch' not in sys.modules\n"
+        "fim_engine.load_system\n"
+        "assert 'torch' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_type_checking_imports_name_every_public_name():
+    import ast
+
+    import fim_engine
+
+    tree = ast.parse(Path(fim_engine.__file__).read_text(encoding="utf-8"))
+    block = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"
+    )
+    imported = {
+        (node.module, alias.name)
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert {name for _, name in imported} == set(fim_engine.__all__)
+    for module, name in imported:
+        assert getattr(fim_engine, name) is getattr(__import__(module, fromlist=[name]), name)

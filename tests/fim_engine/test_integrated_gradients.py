@@ -29,6 +29,7 @@ def captum_token_attributions(system, text: str, target: int, steps: int) -> np.
             else batch.token_type_ids.expand(rows, -1),
             words=batch.words * rows,
             truncated=batch.truncated * rows,
+            spans=batch.spans * rows,
         )
         return torch.softmax(system.logits_from_embeddings(x, repeated), dim=-1)[:, target]
 

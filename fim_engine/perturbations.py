@@ -1,0 +1,372 @@
+"""Minimal edits of a text, each with the reason it was made and what it should do to the label.
+
+Every generator returns :class:`Perturbation` objects: the edited ``text``, the :class:`Edit`
+(character span of the original and its replacement), the ``source`` that made it, whether it
+``keeps_label`` by construction, and a ``rationale`` sentence saying how it was made. Label
+intent by source:
+
+| source | edit | keeps the label |
+|---|---|---|
+| ``synonym`` | a word → a WordNet synonym or similar word | yes |
+| ``antonym`` | a word → a WordNet antonym | no |
+| ``neighbour`` | a word → a nearest neighbour in a system's input-embedding space (:mod:`fim_engine.suggestions`) | yes |
+| ``name`` | a person's name → another name | yes |
+| ``typo`` | one keyboard slip inside a word | yes |
+| ``negation`` | ``not`` inserted after an auxiliary, or a negation removed | no |
+
+"By construction" is the intent, not a guarantee: a WordNet synonym of a rare sense can change
+the meaning; that is what verification (:func:`fim_engine.suggest`) and human review are for.
+
+Words are those of :func:`fim_engine.words.split_words`; a replacement takes the case of the
+word it replaces (*Good* → *Superb*). Multiword WordNet lemmas (``not_bad``) are skipped: every
+substitution here replaces one word by one word. This module does not import torch.
+
+Example:
+    >>> [p.text for p in antonym_swaps("a good film")]
+    ['a bad film', 'a meager film']
+    >>> negation_edits("it is funny")[0].rationale
+    "inserts 'not' after the auxiliary 'is'; meant to change the label"
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from fim_engine.wordnet import WordNet, load_wordnet
+from fim_engine.words import split_words
+
+SYNONYM, ANTONYM, NEIGHBOUR, NAME, TYPO, NEGATION = (
+    "synonym",
+    "antonym",
+    "neighbour",
+    "name",
+    "typo",
+    "negation",
+)
+KEEPS_LABEL = {
+    SYNONYM: True,
+    ANTONYM: False,
+    NEIGHBOUR: True,
+    NAME: True,
+    TYPO: True,
+    NEGATION: False,
+}
+# Surnames from several languages that carry no sentiment of their own.
+NAMES = ("garcia", "nakamura", "okafor", "kowalski", "lindqvist", "haddad", "moreau", "novak")
+
+
+def _word_set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+AUXILIARIES = _word_set(
+    "is are was were am be been being do does did has have had will would can could shall "
+    "should may might must"
+)
+NEGATIONS = frozenset({"not", "n't", "never", "no"})
+# Closed-class words: WordNet knows "a" as a unit of length and "i" as iodine, which is no
+# substitution a breaker means. Synonym and antonym lookups skip these.
+FUNCTION_WORDS = (
+    AUXILIARIES
+    | NEGATIONS
+    | _word_set(
+        "a an the this that these those some any each every all both either neither such what "
+        "which who whom whose i me my mine we us our ours you your yours he him his she her hers it "
+        "its they them their theirs one ones myself itself themselves yourself and or but nor so "
+        "yet if then than because as while though although when where whether of in on at by for "
+        "with without to from into onto about over under up down out off through during before "
+        "after above below between against among around there here how why not very too also just "
+        "only s ca wo sha"
+    )
+)
+# Hosts whose "n't" form is irregular: "ca n't" → "can", "wo n't" → "will".
+_NEGATED_HOSTS = {"ca": "can", "wo": "will", "sha": "shall"}
+_KEYBOARD_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace ``text[start:end]`` (``original``) by ``replacement``; ``start == end`` inserts."""
+
+    start: int
+    end: int
+    original: str
+    replacement: str
+
+    def apply(self, text: str) -> str:
+        return text[: self.start] + self.replacement + text[self.end :]
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """A candidate word for one word of a text, before it is put into the text."""
+
+    word: str
+    source: str
+    keeps_label: bool
+    rationale: str
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    """An edited text; see the module docstring for ``source`` and ``keeps_label``."""
+
+    text: str
+    edit: Edit
+    source: str
+    keeps_label: bool
+    rationale: str
+
+
+def synonym_replacements(
+    word: str, *, wordnet: WordNet | None = None, senses: int = 2
+) -> list[Replacement]:
+    """WordNet synonyms and similar words of ``word`` (its ``senses`` most frequent senses),
+    single words only, in the word's case; none for a function word (``FUNCTION_WORDS``)."""
+    if not is_content_word(word):
+        return []
+    found = (wordnet or load_wordnet()).synonyms(word, senses=senses)
+    return [
+        Replacement(
+            match_case(word, lexical.word),
+            SYNONYM,
+            True,
+            f"WordNet synonym of {word!r} ({lexical.note}); meant to keep the label",
+        )
+        for lexical in found
+        if _single_word(lexical.word)
+    ]
+
+
+def antonym_replacements(
+    word: str, *, wordnet: WordNet | None = None, senses: int = 2
+) -> list[Replacement]:
+    """WordNet antonyms of ``word`` (direct, and indirect for adjective satellites), single
+    words only, in the word's case; none for a function word (``FUNCTION_WORDS``)."""
+    if not is_content_word(word):
+        return []
+    found = (wordnet or load_wordnet()).antonyms(word, senses=senses)
+    return [
+        Replacement(
+            match_case(word, lexical.word),
+            ANTONYM,
+            False,
+            f"WordNet antonym of {word!r} ({lexical.note}); meant to change the label",
+        )
+        for lexical in found
+        if _single_word(lexical.word)
+    ]
+
+
+def substitution(text: str, start: int, end: int, replacement: Replacement) -> Perturbation:
+    """``text`` with ``text[start:end]`` replaced by ``replacement.word``."""
+    edit = Edit(start, end, text[start:end], replacement.word)
+    return Perturbation(
+        edit.apply(text),
+        edit,
+        replacement.source,
+        replacement.keeps_label,
+        replacement.rationale,
+    )
+
+
+def synonym_swaps(
+    text: str, *, wordnet: WordNet | None = None, senses: int = 2
+) -> list[Perturbation]:
+    """One perturbation per word of ``text`` and WordNet synonym of it, in text order."""
+    wordnet = wordnet or load_wordnet()
+    return [
+        substitution(text, start, end, replacement)
+        for word, start, end in _content_words(text)
+        for replacement in synonym_replacements(word, wordnet=wordnet, senses=senses)
+    ]
+
+
+def antonym_swaps(
+    text: str, *, wordnet: WordNet | None = None, senses: int = 2
+) -> list[Perturbation]:
+    """One perturbation per word of ``text`` and WordNet antonym of it, in text order."""
+    wordnet = wordnet or load_wordnet()
+    return [
+        substitution(text, start, end, replacement)
+        for word, start, end in _content_words(text)
+        for replacement in antonym_replacements(word, wordnet=wordnet, senses=senses)
+    ]
+
+
+def name_swaps(
+    text: str,
+    *,
+    wordnet: WordNet | None = None,
+    names: Sequence[str] = NAMES,
+    per_name: int = 2,
+) -> list[Perturbation]:
+    """Swap each person's name in ``text`` for up to ``per_name`` names of ``names``.
+
+    A word is a name when it is one of ``names``, when WordNet knows it only as particular
+    people, places, ... and one of them a person (*russell*, *moore*), or when it is
+    capitalised inside the text and some WordNet sense is a particular person (*Hope*).
+    """
+    wordnet = wordnet or load_wordnet()
+    pool = [name.lower() for name in names]
+    perturbations = []
+    for position, (word, start, end) in enumerate(_alphabetic_words(text)):
+        lowered = word.lower()
+        if lowered in pool:
+            why = f"{word!r} is one of the replacement names"
+        elif (person := wordnet.person(word)) is not None:
+            why = f"{word!r} names only particular people or places in WordNet ({person.note})"
+        elif position > 0 and word[:1].isupper() and wordnet.is_person(word):
+            why = f"{word!r} is capitalised inside the text and names a person in WordNet"
+        else:
+            continue
+        for name in [name for name in pool if name != lowered][:per_name]:
+            replacement = Replacement(
+                match_case(word, name),
+                NAME,
+                True,
+                f"name swap: {why}; a name carries no sentiment, so the label should stay",
+            )
+            perturbations.append(substitution(text, start, end, replacement))
+    return perturbations
+
+
+def keyboard_typos(text: str, *, per_word: int = 2, seed: int = 0) -> list[Perturbation]:
+    """Up to ``per_word`` one-slip typos in each word of three letters or more.
+
+    A slip is a neighbouring key on a QWERTY keyboard in place of a letter, two adjacent letters
+    swapped, a letter dropped or a letter doubled; the first and last letters stay (people read
+    past such typos). Which slips come out is decided by ``seed`` and the text, so reruns agree.
+    """
+    rng = random.Random(f"{seed}\x00{text}")
+    perturbations = []
+    for word, start, end in _alphabetic_words(text):
+        if len(word) < 3:
+            continue
+        typos: dict[str, str] = {}
+        for _ in range(8 * per_word):
+            if len(typos) == per_word:
+                break
+            typo, how = _slip(word, rng)
+            if typo != word:
+                typos.setdefault(typo, how)
+        for typo, how in typos.items():
+            replacement = Replacement(
+                typo,
+                TYPO,
+                True,
+                f"keyboard typo in {word!r}: {how}; readers see past it, so the label should stay",
+            )
+            perturbations.append(substitution(text, start, end, replacement))
+    return perturbations
+
+
+def negation_edits(text: str) -> list[Perturbation]:
+    """Insert ``not`` after each auxiliary that is not already negated, and remove each
+    negation (``not``, ``n't``, ``never``, ``no``); both are meant to change the label."""
+    words = split_words(text, lowercase=False)
+    perturbations = []
+    for index, (word, _, end) in enumerate(words):
+        lowered = word.lower()
+        following = words[index + 1][0].lower() if index + 1 < len(words) else ""
+        if lowered in AUXILIARIES and following not in NEGATIONS:
+            edit = Edit(end, end, "", " not")
+            rationale = f"inserts 'not' after the auxiliary {word!r}; meant to change the label"
+        elif lowered in NEGATIONS:
+            edit = _negation_removal(text, words, index)
+            rationale = f"removes the negation {word!r}; meant to change the label"
+        else:
+            continue
+        perturbations.append(
+            Perturbation(edit.apply(text), edit, NEGATION, KEEPS_LABEL[NEGATION], rationale)
+        )
+    return perturbations
+
+
+def _negation_removal(text: str, words: list[tuple[str, int, int]], index: int) -> Edit:
+    word, start, end = words[index]
+    if word.lower() == "n't" and index > 0:
+        host, host_start, _ = words[index - 1]
+        if host.lower() in _NEGATED_HOSTS:
+            return Edit(
+                host_start,
+                end,
+                text[host_start:end],
+                match_case(host, _NEGATED_HOSTS[host.lower()]),
+            )
+        # "is n't" and "isn't" both become "is".
+        while start > 0 and text[start - 1].isspace():
+            start -= 1
+        return Edit(start, end, text[start:end], "")
+    # Take the following spaces along, or the preceding ones at the end of the text.
+    stop = end
+    while stop < len(text) and text[stop].isspace():
+        stop += 1
+    if stop == len(text):
+        stop = end
+        while start > 0 and text[start - 1].isspace():
+            start -= 1
+    return Edit(start, stop, text[start:stop], "")
+
+
+def _slip(word: str, rng: random.Random) -> tuple[str, str]:
+    """One random typo strictly inside ``word`` and a description of it."""
+    i = rng.randrange(1, len(word) - 1)
+    kind = rng.choice(("neighbour", "swap", "drop", "double"))
+    letter = word[i]
+    if kind == "neighbour":
+        near = _keyboard_neighbours(letter)
+        if near:
+            key = rng.choice(near)
+            key = key.upper() if letter.isupper() else key
+            return word[:i] + key + word[i + 1 :], f"{letter!r} → {key!r}, a neighbouring key"
+    if kind == "swap" and i + 1 < len(word) - 1:
+        return (
+            word[:i] + word[i + 1] + letter + word[i + 2 :],
+            f"{letter!r} and {word[i + 1]!r} swapped",
+        )
+    if kind == "drop":
+        return word[:i] + word[i + 1 :], f"{letter!r} dropped"
+    return word[:i] + letter + word[i:], f"{letter!r} doubled"
+
+
+def _keyboard_neighbours(letter: str) -> str:
+    lowered = letter.lower()
+    for row_index, row in enumerate(_KEYBOARD_ROWS):
+        column = row.find(lowered)
+        if column < 0:
+            continue
+        near = row[max(0, column - 1) : column] + row[column + 1 : column + 2]
+        for other in (row_index - 1, row_index + 1):
+            if 0 <= other < len(_KEYBOARD_ROWS):
+                near += _KEYBOARD_ROWS[other][max(0, column - 1) : column + 1]
+        return near
+    return ""
+
+
+def _alphabetic_words(text: str) -> list[tuple[str, int, int]]:
+    return [(w, s, e) for w, s, e in split_words(text, lowercase=False) if w.isalpha()]
+
+
+def _content_words(text: str) -> list[tuple[str, int, int]]:
+    return [(w, s, e) for w, s, e in _alphabetic_words(text) if is_content_word(w)]
+
+
+def is_content_word(word: str) -> bool:
+    """Whether ``word`` is alphabetic, longer than one letter and no function word."""
+    return word.isalpha() and len(word) > 1 and word.lower() not in FUNCTION_WORDS
+
+
+def _single_word(lemma: str) -> bool:
+    return "_" not in lemma and " " not in lemma
+
+
+def match_case(template: str, word: str) -> str:
+    """``word`` in the case pattern of ``template``: UPPER, Capitalised or as it is."""
+    if len(template) > 1 and template.isupper():
+        return word.upper()
+    if template[:1].isupper():
+        return word[:1].upper() + word[1:]
+    return word

@@ -1,0 +1,639 @@
+"""Suggested edits where a system is most sensitive, each verified by real forward passes.
+
+:func:`suggest` takes an original text and one or more loaded systems. One of them, the
+*guide* (the first unless named), supplies λmax, the top eigenvector v of its Fisher metric and
+the word leverage (:class:`fim_engine.FisherResult`). Then:
+
+1. **Words.** The ``words`` content words (alphabetic, not a function word) with the highest
+   deletion leverage are the places to edit.
+2. **Candidates** at each of them, one word for one word: WordNet synonyms and similar words
+   (label-preserving), WordNet antonyms (label-changing), and the ``neighbours`` nearest
+   vocabulary words of the word in the guide's own input-embedding space by cosine
+   (label-preserving). A word the guide's tokenizer splits into several pieces has no
+   neighbours (its pieces' neighbours are pieces, not words); it still gets WordNet candidates.
+   A replacement found by several sources keeps one: antonym, then synonym, then neighbour.
+3. **Ranking** by the projection of the edit on v: with e′ the guide's input embedding of the
+   replacement (the mean of its pieces' embeddings when it has several) and e_t those of the
+   word's tokens, projection = Σ_t v_t·(e′ − e_t), oriented so that a positive value moves the
+   guide towards its decision boundary (away from its predicted label) to first order, and the
+   first-order KL divergence is ½ λmax projection². Candidates are ranked by projection,
+   largest first, and the ``top_k`` best label-preserving and the ``top_k`` best
+   label-changing ones are kept. When the replacement has a different number of pieces than
+   the word, the first-order estimate ignores the shift of later positions; verification
+   does not.
+4. **Verification**: every kept suggestion is run through every system (``System.predict``),
+   reporting its label and probabilities and whether its prediction differs from the one on
+   the original.
+
+For a label-preserving suggestion a changed prediction is a break of that system if it was
+right on the original; for a label-changing one a break is a prediction that does *not*
+change. :func:`check_variant` runs a breaker's own draft variant through every system.
+
+Example:
+    >>> report = suggest("a gorgeous , witty film", {"cnn": cnn, "minilm": minilm}, top_k=3)
+    >>> [(s.text, s.source, s.changed) for s in report.suggestions][:2]
+    [('a gorgeous , humorous film', 'synonym', ['cnn']), ('a ugly , witty film', 'antonym', [])]
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from fim_engine.fisher import WordDirections, fisher_top_eigenvector
+from fim_engine.perturbations import (
+    ANTONYM,
+    KEEPS_LABEL,
+    NEIGHBOUR,
+    SYNONYM,
+    Edit,
+    Perturbation,
+    Replacement,
+    antonym_replacements,
+    is_content_word,
+    match_case,
+    substitution,
+    synonym_replacements,
+)
+from fim_engine.system import System
+from fim_engine.wordnet import WordNet, load_wordnet
+from fim_engine.words import split_words
+
+SUGGESTION_SOURCES = (SYNONYM, ANTONYM, NEIGHBOUR)
+# When two sources offer the same word, the more specific claim about the label wins.
+_SOURCE_PRIORITY = {ANTONYM: 0, SYNONYM: 1, NEIGHBOUR: 2}
+
+
+@dataclass(frozen=True)
+class SystemPrediction:
+    """One system's prediction on a text: the argmax label and label → probability."""
+
+    label: str
+    probabilities: dict[str, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "probabilities": dict(self.probabilities)}
+
+
+@dataclass(frozen=True)
+class SystemOutcome:
+    """One system on an edited text; ``changed`` when its label differs from its label on the
+    original."""
+
+    label: str
+    probabilities: dict[str, float]
+    changed: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "probabilities": dict(self.probabilities),
+            "changed": self.changed,
+        }
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A verified single-word substitution.
+
+    ``word`` indexes the guide's words (the order of :attr:`SuggestionReport.leverage`);
+    ``projection`` and ``predicted_kl`` are the guide's first-order estimates (module
+    docstring); ``outcomes`` maps each system's name to what it predicts on ``text``.
+    """
+
+    text: str
+    edit: Edit
+    word: int
+    source: str
+    keeps_label: bool
+    rationale: str
+    projection: float
+    predicted_kl: float
+    outcomes: dict[str, SystemOutcome]
+
+    @property
+    def changed(self) -> list[str]:
+        """The systems whose prediction differs from theirs on the original."""
+        return [name for name, outcome in self.outcomes.items() if outcome.changed]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "edit": {
+                "start": self.edit.start,
+                "end": self.edit.end,
+                "original": self.edit.original,
+                "replacement": self.edit.replacement,
+            },
+            "word": self.word,
+            "source": self.source,
+            "keeps_label": self.keeps_label,
+            "rationale": self.rationale,
+            "projection": self.projection,
+            "predicted_kl": self.predicted_kl,
+            "outcomes": {name: outcome.to_dict() for name, outcome in self.outcomes.items()},
+            "changed": self.changed,
+        }
+
+
+@dataclass(frozen=True)
+class SuggestionReport:
+    """Suggestions for one original text.
+
+    ``lambda_max``, ``label`` and ``leverage`` (every word of the possibly truncated text,
+    ``(word, first-order KL of deleting it)``) are the guide's; ``predictions`` maps every
+    system to its prediction on the original; ``suggestions`` are label-preserving ones first,
+    then label-changing ones, each group by projection, largest first.
+    """
+
+    text: str
+    guide: str
+    lambda_max: float
+    label: str
+    truncated: bool
+    leverage: list[tuple[str, float]]
+    predictions: dict[str, SystemPrediction]
+    suggestions: list[Suggestion]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (the CLI writes one per line)."""
+        return {
+            "text": self.text,
+            "guide": self.guide,
+            "lambda_max": self.lambda_max,
+            "label": self.label,
+            "truncated": self.truncated,
+            "leverage": [[word, score] for word, score in self.leverage],
+            "predictions": {name: p.to_dict() for name, p in self.predictions.items()},
+            "suggestions": [suggestion.to_dict() for suggestion in self.suggestions],
+        }
+
+
+@dataclass(frozen=True)
+class VariantOutcome:
+    """One system on an original and a draft variant of it: labels, probabilities and λmax of
+    both; ``changed`` when the labels differ; ``truncated`` when either text was cut to the
+    system's maximum length."""
+
+    original: SystemPrediction
+    original_lambda_max: float
+    variant: SystemPrediction
+    variant_lambda_max: float
+    changed: bool
+    truncated: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "original": self.original.to_dict(),
+            "original_lambda_max": self.original_lambda_max,
+            "variant": self.variant.to_dict(),
+            "variant_lambda_max": self.variant_lambda_max,
+            "changed": self.changed,
+            "truncated": self.truncated,
+        }
+
+
+@dataclass(frozen=True)
+class VariantCheck:
+    """What every system does with a breaker's draft variant; ``outcomes`` by system name."""
+
+    original: str
+    variant: str
+    outcomes: dict[str, VariantOutcome]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "original": self.original,
+            "variant": self.variant,
+            "outcomes": {name: outcome.to_dict() for name, outcome in self.outcomes.items()},
+        }
+
+
+def suggest(
+    text: str,
+    systems: Mapping[str, System],
+    *,
+    guide: str | None = None,
+    words: int = 3,
+    top_k: int = 5,
+    neighbours: int = 10,
+    senses: int = 2,
+    sources: Sequence[str] = SUGGESTION_SOURCES,
+    wordnet: WordNet | None = None,
+) -> SuggestionReport:
+    """Verified single-word substitutions for ``text`` (see the module docstring).
+
+    Args:
+        text: the original.
+        systems: name → loaded :class:`fim_engine.System`; every suggestion is verified on each.
+        guide: the name of the system that supplies λmax, v and leverage (default: the first).
+        words: how many of the highest-leverage content words to edit.
+        top_k: at most this many label-preserving and this many label-changing suggestions.
+        neighbours: embedding neighbours considered per word.
+        senses: WordNet senses per word (the most frequent of its dominant part of speech).
+        sources: any of ``"synonym"``, ``"antonym"``, ``"neighbour"``.
+        wordnet: a loaded :class:`fim_engine.wordnet.WordNet` (default: :func:`load_wordnet`).
+
+    Raises:
+        ValueError: no systems, an unknown guide or source, a negative count.
+        WordNetMissingError: WordNet sources asked for and the WordNet files are absent.
+
+    Example:
+        >>> report = suggest("a gorgeous , witty film", {"cnn": system})
+        >>> report.suggestions[0].outcomes["cnn"].changed
+        True
+    """
+    return suggest_many(
+        [text],
+        systems,
+        guide=guide,
+        words=words,
+        top_k=top_k,
+        neighbours=neighbours,
+        senses=senses,
+        sources=sources,
+        wordnet=wordnet,
+    )[0]
+
+
+def suggest_many(
+    texts: Sequence[str],
+    systems: Mapping[str, System],
+    *,
+    guide: str | None = None,
+    words: int = 3,
+    top_k: int = 5,
+    neighbours: int = 10,
+    senses: int = 2,
+    sources: Sequence[str] = SUGGESTION_SOURCES,
+    wordnet: WordNet | None = None,
+) -> list[SuggestionReport]:
+    """:func:`suggest` for many originals at once, in input order; the forward passes that
+    verify the suggestions run batched per system."""
+    guide_name = _check_arguments(systems, guide, words, top_k, neighbours, senses, sources)
+    texts = list(texts)
+    if not texts:
+        return []
+    if wordnet is None and ({SYNONYM, ANTONYM} & set(sources)):
+        wordnet = load_wordnet()
+    guide_system = systems[guide_name]
+    contexts = _guide_pass(guide_system, texts)
+    originals = {name: _predictions(system, texts) for name, system in systems.items()}
+    table = _neighbour_table(guide_system) if NEIGHBOUR in sources and neighbours else None
+
+    candidates_per_text = []
+    for context in contexts:
+        candidates = _candidates(
+            context, guide_name, table, wordnet, words, neighbours, senses, sources
+        )
+        candidates_per_text.append(candidates)
+    replacement_embeddings = _replacement_embeddings(
+        guide_system,
+        sorted({c.perturbation.edit.replacement for cs in candidates_per_text for c in cs}),
+    )
+    kept_per_text = [
+        _rank(context, candidates, replacement_embeddings, top_k)
+        for context, candidates in zip(contexts, candidates_per_text, strict=True)
+    ]
+    edited = sorted({c.perturbation.text for kept in kept_per_text for c in kept})
+    verified = {
+        name: dict(zip(edited, _predictions(system, edited), strict=True))
+        for name, system in systems.items()
+    }
+
+    reports = []
+    for index, (context, kept) in enumerate(zip(contexts, kept_per_text, strict=True)):
+        predictions = {name: originals[name][index] for name in systems}
+        suggestions = [
+            Suggestion(
+                text=c.perturbation.text,
+                edit=c.perturbation.edit,
+                word=c.word,
+                source=c.perturbation.source,
+                keeps_label=c.perturbation.keeps_label,
+                rationale=c.perturbation.rationale,
+                projection=c.projection,
+                predicted_kl=c.predicted_kl,
+                outcomes={
+                    name: SystemOutcome(
+                        label=verified[name][c.perturbation.text].label,
+                        probabilities=verified[name][c.perturbation.text].probabilities,
+                        changed=verified[name][c.perturbation.text].label
+                        != predictions[name].label,
+                    )
+                    for name in systems
+                },
+            )
+            for c in kept
+        ]
+        reports.append(
+            SuggestionReport(
+                text=context.text,
+                guide=guide_name,
+                lambda_max=context.directions.lambda_max,
+                label=context.label,
+                truncated=context.truncated,
+                leverage=list(zip(context.words, map(float, context.leverage), strict=True)),
+                predictions=predictions,
+                suggestions=suggestions,
+            )
+        )
+    return reports
+
+
+def check_variant(original: str, variant: str, systems: Mapping[str, System]) -> VariantCheck:
+    """Run a draft variant (the breaker's own edit) and its original through every system.
+
+    Returns each system's label, probabilities and λmax on both texts and whether the label
+    changed. Whether that is a break depends on the labels the breaker intends (see the
+    module docstring); the scoring library holds that rule.
+
+    Example:
+        >>> check = check_variant("a good film", "a good film , not", {"cnn": system})
+        >>> check.outcomes["cnn"].changed, check.outcomes["cnn"].variant_lambda_max
+        (False, 0.031)
+    """
+    if not systems:
+        raise ValueError("check_variant needs at least one system")
+    outcomes = {}
+    for name, system in systems.items():
+        before, after = system.fisher([original, variant], hints=False)
+        labels = system.labels
+        outcomes[name] = VariantOutcome(
+            original=SystemPrediction(before.label, _named(labels, before.probabilities)),
+            original_lambda_max=before.lambda_max,
+            variant=SystemPrediction(after.label, _named(labels, after.probabilities)),
+            variant_lambda_max=after.lambda_max,
+            changed=before.label != after.label,
+            truncated=before.truncated or after.truncated,
+        )
+    return VariantCheck(original, variant, outcomes)
+
+
+def embedding_neighbours(system: System, word: str, *, k: int = 10) -> list[Replacement]:
+    """The ``k`` vocabulary words nearest to ``word`` in ``system``'s input-embedding space
+    (cosine), content words only, nearest first, in the word's case.
+
+    Only a word that the system encodes as one token has neighbours (``[]`` otherwise).
+    """
+    (item,) = system.backend.tokenize([word], system.max_length)
+    ids = [i for i, w in zip(item.input_ids, item.word_index, strict=True) if w >= 0]
+    if len(ids) != 1:
+        return []
+    return _neighbour_table(system).nearest(ids[0], word, k, "the system")
+
+
+def neighbour_swaps(text: str, system: System, *, k: int = 5) -> list[Perturbation]:
+    """One perturbation per word of ``text`` (:func:`fim_engine.words.split_words`) and each of
+    its ``k`` embedding neighbours in ``system`` (:func:`embedding_neighbours`)."""
+    return [
+        substitution(text, start, end, replacement)
+        for word, start, end in split_words(text, lowercase=False)
+        if is_content_word(word)
+        for replacement in embedding_neighbours(system, word, k=k)
+    ]
+
+
+# The guide's pass: λmax, v per word, leverage.
+
+
+@dataclass(frozen=True)
+class _GuideContext:
+    text: str
+    label: str
+    truncated: bool
+    words: list[str]
+    spans: list[tuple[int, int]] | None
+    single_ids: list[int | None]  # the word's token id when it is one token, else None
+    directions: WordDirections
+    leverage: np.ndarray
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    perturbation: Perturbation
+    word: int
+    projection: float = 0.0
+    predicted_kl: float = 0.0
+
+
+def _guide_pass(system: System, texts: list[str]) -> list[_GuideContext]:
+    pad = system.pad_embedding().double().cpu().numpy()
+    contexts: list[_GuideContext | None] = [None] * len(texts)
+    labels = system.labels
+    with torch.inference_mode(False), torch.enable_grad():
+        for indices, batch in system.batches(texts):
+            embeds = system.input_embeddings(batch).detach().requires_grad_(True)
+            logits = system.logits_from_embeddings(embeds, batch)
+            lam, direction = fisher_top_eigenvector(logits, embeds, batch.editable)
+            predicted = logits.detach().argmax(dim=-1).cpu().numpy()
+            direction_rows = direction.cpu().numpy()
+            embed_rows = embeds.detach().double().cpu().numpy()
+            word_rows = batch.word_index.cpu().numpy()
+            id_rows = batch.input_ids.cpu().numpy()
+            for row, i in enumerate(indices):
+                words = batch.words[row]
+                directions = WordDirections.of(
+                    float(lam[row]),
+                    direction_rows[row],
+                    embed_rows[row],
+                    word_rows[row],
+                    len(words),
+                )
+                counts = np.bincount(word_rows[row][word_rows[row] >= 0], minlength=len(words))
+                single_ids: list[int | None] = [None] * len(words)
+                for position, word in enumerate(word_rows[row]):
+                    if word >= 0 and counts[word] == 1:
+                        single_ids[word] = int(id_rows[row][position])
+                contexts[i] = _GuideContext(
+                    text=texts[i],
+                    label=labels[int(predicted[row])],
+                    truncated=batch.truncated[row],
+                    words=words,
+                    spans=batch.spans[row],
+                    single_ids=single_ids,
+                    directions=directions,
+                    leverage=directions.kl(directions.projection(pad)),
+                )
+    return [context for context in contexts if context is not None]
+
+
+def _candidates(
+    context: _GuideContext,
+    guide_name: str,
+    table: _NeighbourTable | None,
+    wordnet: WordNet | None,
+    words: int,
+    neighbours: int,
+    senses: int,
+    sources: Sequence[str],
+) -> list[_Candidate]:
+    if context.spans is None:
+        # A slow tokenizer gives no character offsets: there is no place to put an edit.
+        return []
+    editable = [w for w, word in enumerate(context.words) if is_content_word(word)]
+    chosen = sorted(editable, key=lambda w: -context.leverage[w])[:words]
+    candidates = []
+    for w in chosen:
+        word = context.words[w]
+        found: list[Replacement] = []
+        if ANTONYM in sources:
+            found += antonym_replacements(word, wordnet=wordnet, senses=senses)
+        if SYNONYM in sources:
+            found += synonym_replacements(word, wordnet=wordnet, senses=senses)
+        single = context.single_ids[w]
+        if table is not None and single is not None:
+            found += table.nearest(single, word, neighbours, f"system {guide_name!r}")
+        best: dict[str, Replacement] = {}
+        for replacement in found:
+            key = replacement.word.lower()
+            if key == word.lower():
+                continue
+            if key not in best or (
+                _SOURCE_PRIORITY[replacement.source] < _SOURCE_PRIORITY[best[key].source]
+            ):
+                best[key] = replacement
+        start, end = context.spans[w]
+        candidates += [
+            _Candidate(substitution(context.text, start, end, replacement), w)
+            for replacement in best.values()
+        ]
+    return candidates
+
+
+def _rank(
+    context: _GuideContext,
+    candidates: list[_Candidate],
+    embeddings: dict[str, np.ndarray],
+    top_k: int,
+) -> list[_Candidate]:
+    scored = []
+    for candidate in candidates:
+        projection = float(
+            context.directions.projection(
+                embeddings[candidate.perturbation.edit.replacement], candidate.word
+            )
+        )
+        scored.append(
+            _Candidate(
+                candidate.perturbation,
+                candidate.word,
+                projection,
+                float(context.directions.kl(np.asarray(projection))),
+            )
+        )
+    kept = []
+    for keeps in (True, False):
+        group = [c for c in scored if c.perturbation.keeps_label is keeps]
+        kept += sorted(group, key=lambda c: -c.projection)[:top_k]
+    return kept
+
+
+def _replacement_embeddings(system: System, replacements: list[str]) -> dict[str, np.ndarray]:
+    """Each replacement's input embedding in ``system``: the mean over its tokens."""
+    found: dict[str, np.ndarray] = {}
+    with torch.inference_mode():
+        for start in range(0, len(replacements), system.batch_size):
+            chunk = replacements[start : start + system.batch_size]
+            batch = system.encode(chunk)
+            embeds = system.input_embeddings(batch).double()
+            keep = batch.editable.unsqueeze(-1).double()
+            means = (embeds * keep).sum(dim=1) / keep.sum(dim=1).clamp(min=1)
+            found.update(zip(chunk, means.cpu().numpy(), strict=True))
+    return found
+
+
+def _predictions(system: System, texts: list[str]) -> list[SystemPrediction]:
+    batch = system.predict(texts)
+    return [
+        SystemPrediction(label, _named(batch.label_names, row))
+        for label, row in zip(batch.labels, batch.probabilities, strict=True)
+    ]
+
+
+def _named(labels: list[str], probabilities: np.ndarray) -> dict[str, float]:
+    return dict(zip(labels, map(float, probabilities), strict=True))
+
+
+def _check_arguments(
+    systems: Mapping[str, System],
+    guide: str | None,
+    words: int,
+    top_k: int,
+    neighbours: int,
+    senses: int,
+    sources: Sequence[str],
+) -> str:
+    if not systems:
+        raise ValueError("suggest needs at least one system")
+    if guide is not None and guide not in systems:
+        raise ValueError(f"the guide {guide!r} is not one of the systems ({', '.join(systems)})")
+    for name, value in (
+        ("words", words),
+        ("top_k", top_k),
+        ("neighbours", neighbours),
+        ("senses", senses),
+    ):
+        if not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    unknown = sorted(set(sources) - set(SUGGESTION_SOURCES))
+    if unknown:
+        raise ValueError(
+            f"unknown suggestion source(s) {', '.join(unknown)}; "
+            f"choose from {', '.join(SUGGESTION_SOURCES)}"
+        )
+    return guide if guide is not None else next(iter(systems))
+
+
+# Embedding neighbours.
+
+
+class _NeighbourTable:
+    """The unit-normalised input embeddings of a system's content-word vocabulary."""
+
+    def __init__(self, system: System) -> None:
+        entries = [(i, w) for i, w in system.vocabulary_words() if is_content_word(w)]
+        weight = system.backend.embedding_weight().detach().double()
+        self.ids = torch.tensor([i for i, _ in entries], dtype=torch.long, device=weight.device)
+        self.words = [w for _, w in entries]
+        self.weight = weight
+        self.unit = torch.nn.functional.normalize(weight[self.ids], dim=-1)
+
+    def nearest(self, token: int, word: str, k: int, where: str) -> list[Replacement]:
+        if not len(self.words) or k == 0:
+            return []
+        query = torch.nn.functional.normalize(self.weight[token], dim=-1)
+        cosine = self.unit @ query
+        order = torch.argsort(cosine, descending=True).tolist()
+        found: list[Replacement] = []
+        lowered = word.lower()
+        for index in order:
+            if len(found) == k:
+                break
+            candidate = self.words[index]
+            if candidate.lower() == lowered:
+                continue
+            found.append(
+                Replacement(
+                    match_case(word, candidate),
+                    NEIGHBOUR,
+                    KEEPS_LABEL[NEIGHBOUR],
+                    f"nearest neighbour of {word!r} in the input-embedding space of {where} (cosine "
+                    f"{float(cosine[index]):.2f}); meant to keep the label",
+                )
+            )
+        return found
+
+
+_TABLES: weakref.WeakKeyDictionary[System, _NeighbourTable] = weakref.WeakKeyDictionary()
+
+
+def _neighbour_table(system: System) -> _NeighbourTable:
+    if system not in _TABLES:
+        _TABLES[system] = _NeighbourTable(system)
+    return _TABLES[system]

@@ -1,0 +1,290 @@
+"""WordNet 3.0, read offline from Debian's ``wordnet-base`` files with nltk's corpus reader.
+
+The files live in ``/usr/share/wordnet`` (``apt-get install wordnet-base``; ``make install``
+does it) or in the directory named by the environment variable ``BIBI_WORDNET_DIR``. Nothing is
+downloaded: a missing directory raises :class:`fim_engine.errors.WordNetMissingError` saying
+what to install.
+
+Two gaps between Debian's files and what nltk's reader opens are bridged here: Debian ships no
+``lexnames`` file (the 45 lexicographer file names of WordNet 3.0, listed in ``lexnames(5WN)``,
+are written below), and the reader's mapping to other WordNet versions (for the Open
+Multilingual WordNet, which bibi does not use) is switched off.
+
+Which senses count. Without a part-of-speech tagger, a word's senses are those of its
+*dominant part of speech* (the one whose senses of the word have the highest total frequency
+in WordNet's sense-tagged counts, then the most senses), ranked by frequency; ``senses`` of them
+are used (the most-frequent-sense rule).
+
+This module does not import torch.
+
+Example:
+    >>> wordnet = load_wordnet()
+    >>> [lexical.word for lexical in wordnet.synonyms("movie")]
+    ['film', 'picture', 'moving_picture', ...]
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import threading
+import warnings
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from fim_engine.errors import WordNetMissingError
+
+WORDNET_DIR_ENV = "BIBI_WORDNET_DIR"
+DEFAULT_WORDNET_DIR = Path("/usr/share/wordnet")
+# The files nltk's reader opens when it starts (index.sense and cntlist are read later, or not).
+REQUIRED_FILES = tuple(
+    f"{kind}.{pos}" for kind in ("index", "data") for pos in ("noun", "verb", "adj", "adv")
+) + tuple(f"{pos}.exc" for pos in ("noun", "verb", "adj", "adv"))
+LEXNAMES = [
+    "adj.all",
+    "adj.pert",
+    "adv.all",
+    "noun.Tops",
+    "noun.act",
+    "noun.animal",
+    "noun.artifact",
+    "noun.attribute",
+    "noun.body",
+    "noun.cognition",
+    "noun.communication",
+    "noun.event",
+    "noun.feeling",
+    "noun.food",
+    "noun.group",
+    "noun.location",
+    "noun.motive",
+    "noun.object",
+    "noun.person",
+    "noun.phenomenon",
+    "noun.plant",
+    "noun.possession",
+    "noun.process",
+    "noun.quantity",
+    "noun.relation",
+    "noun.shape",
+    "noun.state",
+    "noun.substance",
+    "noun.time",
+    "verb.body",
+    "verb.change",
+    "verb.cognition",
+    "verb.communication",
+    "verb.competition",
+    "verb.consumption",
+    "verb.contact",
+    "verb.creation",
+    "verb.emotion",
+    "verb.motion",
+    "verb.perception",
+    "verb.possession",
+    "verb.social",
+    "verb.stative",
+    "verb.weather",
+    "adj.ppl",
+]
+POS_NAMES = {"n": "noun", "v": "verb", "a": "adjective", "s": "adjective", "r": "adverb"}
+_DEFINITION_IN_RATIONALE = 60
+
+
+@dataclass(frozen=True)
+class Lexical:
+    """A word WordNet relates to another: the related ``word`` (multiword lemmas keep their
+    underscores) and a short ``note`` on the sense, for a rationale string."""
+
+    word: str
+    note: str
+
+
+def wordnet_dir() -> Path:
+    """``$BIBI_WORDNET_DIR``, or Debian's ``/usr/share/wordnet``."""
+    return Path(os.environ.get(WORDNET_DIR_ENV) or DEFAULT_WORDNET_DIR)
+
+
+def load_wordnet(path: str | Path | None = None) -> WordNet:
+    """The WordNet of ``path`` (default :func:`wordnet_dir`), loaded once per directory.
+
+    Raises:
+        WordNetMissingError: the directory lacks the WordNet 3.0 database files.
+    """
+    return _load(str(Path(path) if path is not None else wordnet_dir()))
+
+
+@lru_cache(maxsize=4)
+def _load(path: str) -> WordNet:
+    return WordNet(Path(path))
+
+
+class WordNet:
+    """Synonyms, antonyms and person names from WordNet 3.0 (see the module docstring)."""
+
+    def __init__(self, root: Path) -> None:
+        missing = [name for name in REQUIRED_FILES if not (root / name).is_file()]
+        if missing:
+            raise WordNetMissingError(
+                f"WordNet 3.0 files not found in {root} (missing {', '.join(missing[:4])}"
+                f"{' and more' if len(missing) > 4 else ''}): install Debian's wordnet-base "
+                f"(apt-get install wordnet-base, which `make install` runs) or set "
+                f"{WORDNET_DIR_ENV} to a directory that holds data.noun, index.noun, ..."
+            )
+        self.root = root
+        self._reader = _open_reader(root)
+        # nltk's reader fills caches lazily and is not safe to share between threads.
+        self._lock = threading.Lock()
+
+    def synonyms(self, word: str, *, senses: int = 2) -> list[Lexical]:
+        """Words for the word's ``senses`` most frequent senses, most frequent sense first: the
+        other lemmas of each sense, then for adjectives the lemmas of the senses WordNet marks
+        as similar (*good* → *superb*, *satisfactory*). In the word's own inflection (below)."""
+        found: dict[str, Lexical] = {}
+        with self._lock:
+            for sense in self._senses(word, senses):
+                related = [(sense.synset, "")]
+                if sense.synset.pos() in ("a", "s"):
+                    related += [(s, "similar; ") for s in sense.synset.similar_tos()]
+                for synset, kind in related:
+                    for lemma in synset.lemmas():
+                        form = sense.inflect(lemma.name())
+                        if form.lower() != word.lower() and form not in found:
+                            found[form] = Lexical(form, kind + _note(synset))
+        return list(found.values())
+
+    def antonyms(self, word: str, *, senses: int = 2) -> list[Lexical]:
+        """Antonyms of the word in its ``senses`` most frequent senses: direct antonyms of the
+        word's lemma, and for an adjective satellite (e.g. *terrific*), the antonyms of the head
+        adjective it is similar to, the "indirect antonyms" of WordNet."""
+        found: dict[str, Lexical] = {}
+        with self._lock:
+            for sense in self._senses(word, senses):
+                pairs = [(antonym, "") for antonym in sense.lemma.antonyms()]
+                if sense.synset.pos() == "s":
+                    pairs += [
+                        (antonym, f"; indirect, through {head.name()!r}")
+                        for similar in sense.synset.similar_tos()
+                        for head in similar.lemmas()
+                        for antonym in head.antonyms()
+                    ]
+                for antonym, how in pairs:
+                    form = sense.inflect(antonym.name())
+                    found.setdefault(form, Lexical(form, _note(sense.synset) + how))
+        return list(found.values())
+
+    def person(self, word: str) -> Lexical | None:
+        """The person the word names, when it can only be a name.
+
+        A word is a name here when every WordNet sense of it is an instance (a particular
+        person, place, ...) and one of them a person: *polanski*, *russell*; not *hope* or
+        *bush*, which are common nouns too. Capitalisation is the caller's evidence to add.
+        """
+        with self._lock:
+            synsets = self._reader.synsets(word.lower(), pos="n")
+            if not synsets or not all(s.instance_hypernyms() for s in synsets):
+                return None
+            people = [s for s in synsets if s.lexname() == "noun.person"]
+            return Lexical(word, _note(people[0])) if people else None
+
+    def is_person(self, word: str) -> bool:
+        """Whether some WordNet sense of the word is a particular person (*Hope*, *Bush*)."""
+        with self._lock:
+            return any(
+                s.instance_hypernyms() and s.lexname() == "noun.person"
+                for s in self._reader.synsets(word.lower(), pos="n")
+            )
+
+    def _senses(self, word: str, senses: int) -> list[_Sense]:
+        """The ``senses`` most frequent senses of the word's dominant part of speech.
+
+        Parts of speech in which the word is its own lemma come first (*boring* is an
+        adjective before it is a form of *bore*); a plural noun (*films*) is used only when
+        no part of speech has the word as its lemma. Particular people, places, ... (instances)
+        are no senses to substitute in.
+        """
+        lowered = word.lower()
+        by_pos: dict[str, list[tuple[int, int, _Sense]]] = {}
+        for order, synset in enumerate(self._reader.synsets(lowered)):
+            if synset.instance_hypernyms():
+                continue
+            pos = "a" if synset.pos() == "s" else synset.pos()
+            base = str(self._reader.morphy(lowered, pos) or lowered)
+            lemma = next((x for x in synset.lemmas() if x.name().lower() == base), None)
+            if lemma is None:
+                continue
+            if base == lowered:
+                plural = False
+            elif pos == "n" and lowered == _plural(base):
+                plural = True
+            else:
+                continue
+            by_pos.setdefault(pos, []).append((lemma.count(), order, _Sense(synset, lemma, plural)))
+        if not by_pos:
+            return []
+        dominant = max(
+            by_pos.values(),
+            key=lambda found: (
+                not found[0][2].plural,
+                sum(count for count, _, _ in found),
+                len(found),
+            ),
+        )
+        ranked = sorted(dominant, key=lambda entry: (-entry[0], entry[1]))
+        return [sense for _, _, sense in ranked[:senses]]
+
+
+@dataclass(frozen=True)
+class _Sense:
+    synset: Any
+    lemma: Any
+    plural: bool
+
+    def inflect(self, lemma_name: str) -> str:
+        """A related lemma in the form of the word looked up (plural when it was plural)."""
+        return _plural(lemma_name) if self.plural else lemma_name
+
+
+def _plural(noun: str) -> str:
+    """Regular English plural, enough for substitutions (*film* → *films*, *story* →
+    *stories*); irregular plurals come out regular."""
+    if noun.endswith(("s", "x", "z", "ch", "sh")):
+        return noun + "es"
+    if noun.endswith("y") and len(noun) > 1 and noun[-2] not in "aeiou":
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
+def _note(synset: Any) -> str:
+    # The first clause of the gloss: later ones are often leftovers of quoted examples.
+    definition = synset.definition().split(";")[0].strip()
+    if len(definition) > _DEFINITION_IN_RATIONALE:
+        definition = definition[: _DEFINITION_IN_RATIONALE - 1] + "…"
+    return f"{POS_NAMES[synset.pos()]}: {definition}"
+
+
+def _open_reader(root: Path) -> Any:
+    import nltk.data
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    class DebianWordNetReader(WordNetCorpusReader):
+        def open(self, file: str) -> Any:
+            if file == "lexnames":
+                return io.StringIO(
+                    "".join(f"{i:02d}\t{name}\t0\n" for i, name in enumerate(LEXNAMES))
+                )
+            return super().open(file)
+
+        def map_wn(self, version: str = "wordnet") -> None:
+            return None
+
+    # nltk opens corpus files only under the directories of its data path.
+    resolved = str(root.resolve())
+    if resolved not in nltk.data.path:
+        nltk.data.path.append(resolved)
+    with warnings.catch_warnings():
+        # "The multilingual functions are not available": bibi reads English WordNet only.
+        warnings.simplefilter("ignore", UserWarning)
+        return DebianWordNetReader(resolved, None)
