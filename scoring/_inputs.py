@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -167,8 +168,9 @@ def resolve_labels(pairs: pd.DataFrame, labels: Sequence[object] | None) -> list
 
 def clean_predictions(predictions: pd.DataFrame) -> pd.DataFrame:
     """Check the predictions; output columns system, text, label (normalized), all three
-    categorical, and lambda_max (float) when the input has a lambda_max column with at
-    least one value.
+    categorical, lambda_max (float) when the input has a lambda_max column with at least one
+    value, and confidence (float, the largest probability) when it has a probabilities column
+    with at least one value.
 
     A blank label is a missing prediction, named by its system and text.
     """
@@ -208,7 +210,78 @@ def clean_predictions(predictions: pd.DataFrame) -> pd.DataFrame:
             )
         if lambda_max.notna().any():
             clean["lambda_max"] = lambda_max
+    if "probabilities" in predictions.columns:
+        confidence = _confidence(predictions["probabilities"], system, text)
+        if np.isfinite(confidence).any():
+            clean["confidence"] = confidence
     return clean
+
+
+# Rounded probabilities (a CSV with 4 decimals) may miss 1 by a little; more is an error.
+_PROBABILITY_SUM_TOLERANCE = 0.01
+
+
+def _confidence(raw: pd.Series, system: pd.Series, text: pd.Series) -> np.ndarray:
+    """The largest probability of each row, NaN where the cell is blank.
+
+    A cell is a mapping label → probability (as the platform stores it), a sequence of
+    probabilities, or either one as JSON text (as a CSV file holds it); values are numbers
+    in [0, 1] that sum to 1 (within 0.01).
+    """
+    values = raw.to_numpy(dtype=object)
+    confidence = np.full(len(values), np.nan)
+    # Files repeat few distinct strings per system only rarely, but parsing each distinct
+    # string once costs nothing when they do.
+    parsed: dict[str, float] = {}
+    for row, value in enumerate(values):
+        if isinstance(value, str):
+            if not value.strip():
+                continue
+            if value not in parsed:
+                parsed[value] = _largest_probability(
+                    _parse_json(value, system.iloc[row], text.iloc[row]),
+                    system.iloc[row],
+                    text.iloc[row],
+                )
+            confidence[row] = parsed[value]
+        elif value is not None and not (isinstance(value, float) and np.isnan(value)):
+            confidence[row] = _largest_probability(value, system.iloc[row], text.iloc[row])
+    return confidence
+
+
+def _parse_json(value: str, system: object, text: object) -> object:
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as error:
+        raise ScoringInputError(
+            f"probabilities must be JSON (an object label → probability, or a list); system "
+            f"{quote(system)} has {quote(value)} for text {quote(text)}: {error.msg}"
+        ) from error
+
+
+def _largest_probability(value: object, system: object, text: object) -> float:
+    numbers = list(value.values()) if isinstance(value, Mapping) else value
+    problem = ""
+    try:
+        probabilities = np.asarray(numbers, dtype=float)
+    except (TypeError, ValueError):
+        probabilities = np.array([])
+        problem = "is not a mapping or list of numbers"
+    if not problem:
+        if probabilities.ndim != 1 or probabilities.size == 0:
+            problem = "is not a non-empty mapping or list of numbers"
+        elif not np.all(np.isfinite(probabilities)) or np.any(
+            (probabilities < 0) | (probabilities > 1)
+        ):
+            problem = "has a value outside [0, 1]"
+        elif abs(probabilities.sum() - 1.0) > _PROBABILITY_SUM_TOLERANCE:
+            problem = f"sums to {probabilities.sum():.4g}, not 1"
+    if problem:
+        raise ScoringInputError(
+            f"probabilities {problem}; system {quote(system)} has {quote(value)} for text "
+            f"{quote(text)}"
+        )
+    return float(probabilities.max())
 
 
 def clean_weights(weights: pd.DataFrame | None, systems: Sequence[str]) -> np.ndarray:

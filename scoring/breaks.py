@@ -32,7 +32,9 @@ class Breaks:
     `pairs` is the clean pair table in canonical order (team, pair_id); every (S, P) array
     has one row per system of `systems` (sorted) and one column per row of `pairs`.
     Label codes index `vocabulary`; codes below `len(labels)` are in the task's label set,
-    the others are predictions outside it (always wrong).
+    the others are predictions outside it (always wrong). `lambda_*` and
+    `confidence_original` (the largest probability on the original) are NaN where the
+    predictions did not give them, and None when they never do.
     """
 
     pairs: pd.DataFrame
@@ -49,6 +51,12 @@ class Breaks:
     variant_correct: Flags
     lambda_original: Floats | None
     lambda_variant: Floats | None
+    confidence_original: Floats | None
+
+    @property
+    def changed(self) -> Flags:
+        """(S, P): the system predicts different labels for the two items."""
+        return self.predicted_original != self.predicted_variant
 
     @property
     def broken(self) -> Flags:
@@ -97,7 +105,7 @@ def find_breaks(
     """Apply the break rule to every pair and system.
 
     pairs: pair_id, team, original_id, original_text, original_label, variant_text,
-    variant_label[, tags]. predictions: system, text, label[, lambda_max], one row per
+    variant_label[, tags]. predictions: system, text, label[, lambda_max, probabilities], one row per
     system and distinct text of the pairs (rows for other texts are ignored; repeated rows
     must agree). labels: the task's label set, by default the gold labels of the pairs.
 
@@ -140,8 +148,9 @@ def find_breaks(
             "label": label_of_row.astype(np.int32),
         }
     )
-    if "lambda_max" in predicted.columns:
-        cells["lambda_max"] = predicted["lambda_max"].to_numpy()[used]
+    for column in ("lambda_max", "confidence"):
+        if column in predicted.columns:
+            cells[column] = predicted[column].to_numpy()[used]
     if np.bincount(cells["cell"].to_numpy(), minlength=n_systems * n_texts).max() > 1:
         cells = _one_row_per_cell(cells, systems, texts, vocabulary)
 
@@ -150,11 +159,15 @@ def find_breaks(
     _require_every_prediction(flat, systems, texts)
     matrix = flat.reshape(n_systems, n_texts)
 
-    lambda_matrix: Floats | None = None
-    if "lambda_max" in cells.columns:
-        lambda_flat = np.full(n_systems * n_texts, np.nan)
-        lambda_flat[cells["cell"].to_numpy()] = cells["lambda_max"].to_numpy()
-        lambda_matrix = lambda_flat.reshape(n_systems, n_texts)
+    def value_matrix(column: str) -> Floats | None:
+        if column not in cells.columns:
+            return None
+        flat = np.full(n_systems * n_texts, np.nan)
+        flat[cells["cell"].to_numpy()] = cells[column].to_numpy()
+        return flat.reshape(n_systems, n_texts)
+
+    lambda_matrix = value_matrix("lambda_max")
+    confidence_matrix = value_matrix("confidence")
 
     vocabulary_index = pd.Index(vocabulary)
     gold_original = vocabulary_index.get_indexer(clean["original_label"]).astype(np.int32)
@@ -178,6 +191,9 @@ def find_breaks(
         variant_correct=predicted_variant == gold_variant,
         lambda_original=None if lambda_matrix is None else lambda_matrix[:, original_text],
         lambda_variant=None if lambda_matrix is None else lambda_matrix[:, variant_text],
+        confidence_original=(
+            None if confidence_matrix is None else confidence_matrix[:, original_text]
+        ),
     )
 
 
@@ -186,8 +202,8 @@ def _one_row_per_cell(
 ) -> pd.DataFrame:
     """Drop exact repeats of a (system, text) prediction; conflicting repeats are errors.
 
-    Rows that agree on the label but not on lambda_max conflict too: keeping either one
-    would make the result depend on row order.
+    Rows that agree on the label but not on lambda_max or probabilities conflict too:
+    keeping either one would make the result depend on row order.
     """
     distinct = cells.drop_duplicates()
     conflicting = distinct[distinct["cell"].duplicated(keep=False)]
@@ -197,7 +213,12 @@ def _one_row_per_cell(
     system, text = systems[first // len(texts)], texts[first % len(texts)]
     rows = conflicting[conflicting["cell"] == first]
     given = sorted({vocabulary[code] for code in rows["label"]})
-    what = f"labels {quote_some(given)}" if len(given) > 1 else "different lambda_max values"
+    if len(given) > 1:
+        what = f"labels {quote_some(given)}"
+    elif "lambda_max" in rows and rows["lambda_max"].nunique(dropna=False) > 1:
+        what = "different lambda_max values"
+    else:
+        what = "different probabilities"
     raise ScoringInputError(
         f"system {quote(system)} has conflicting predictions for text {quote(text)}: {what} "
         f"({conflicting['cell'].nunique()} (system, text) pair(s) conflict)"

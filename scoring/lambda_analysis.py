@@ -1,8 +1,12 @@
-"""λmax analyses: did the boundary signal of the originals predict which pairs broke?
+"""λmax analyses: did the boundary signal of the originals predict what the edits did?
 
 λmax (the largest eigenvalue of the Fisher information metric of a system at a text) is
-high near the system's decision boundary. Given per-(system, text) λmax, these tables ask
-whether pairs built from high-λmax originals broke the system more often.
+high near the system's decision boundary, so a high λmax original should see its
+prediction move under an edit more often. Whether a moved prediction is a *break* depends
+on the pair: when the pair keeps the gold label, a break is a prediction that moves; when
+it changes the label, a break on a binary task is a prediction that stays. So every table
+is split by kind of pair: `same_label` (original_label == variant_label), `flipped`, and
+`all` of them pooled, where the two effects cancel.
 """
 
 from __future__ import annotations
@@ -18,45 +22,66 @@ from scoring.breaks import Breaks, broken_pct
 
 # Below three points a correlation and its p-value say nothing.
 _MIN_POINTS = 3
+KINDS = ("all", "same_label", "flipped")
+OUTCOMES = ("changed", "broken")
 
 
 @dataclass(frozen=True, eq=False)
 class LambdaAnalysis:
-    """The three λmax tables.
+    """The four λmax tables. `kind` is all, same_label or flipped (module docstring).
 
     delta: team, system, pairs (with λmax on both items), mean_delta, std_delta
         (Δλmax = λmax(variant) − λmax(original); std with ddof 1).
-    correlation: system, pairs, pearson_r, pearson_p, spearman_r, spearman_p: the original's
-        λmax against whether the pair broke the system (0/1); NaN when undefined
+    correlation: system, kind, outcome, pairs, pearson_r, pearson_p, spearman_r,
+        spearman_p: the original's λmax against whether the system's prediction `changed`
+        between the two items, or whether the pair `broken` it (0/1); NaN when undefined
         (fewer than 3 pairs, or a constant column).
-    quartiles: system, q25, q75, bottom_pairs, bottom_broken_pct, top_pairs, top_broken_pct:
-        break rate of the pairs whose original's λmax is ≤ q25 vs. ≥ q75 (ties included).
+    auc: system, kind, pairs, changed, lambda_auc, confidence_pairs, confidence_auc: the
+        ROC AUC of the original's λmax for "the prediction changed", and beside it that of
+        the confidence baseline 1 − (largest probability on the original), on the pairs
+        whose original has it; NaN when the pairs are all changed or all unchanged, or the
+        score is constant, and confidence_auc NaN without probabilities.
+    quartiles: system, kind, quartile (1-4), lambda_low, lambda_high, pairs, breaks,
+        broken_pct, changed_pct: pairs by the quartile of their original's λmax among all
+        the system's pairs, λmax in (lambda_low, lambda_high] (the first quartile includes
+        its low end, the smallest λmax); the edges q25, q50, q75 are the same for every kind,
+        so kinds compare at equal λmax. broken_pct follows `break_rate`, changed_pct is per
+        pair; both NaN for an empty quartile.
     """
 
     delta: pd.DataFrame
     correlation: pd.DataFrame
+    auc: pd.DataFrame
     quartiles: pd.DataFrame
 
 
 def lambda_analysis(breaks: Breaks, break_rate: str = "pairs") -> LambdaAnalysis | None:
     """The λmax tables, or None when the predictions carry no lambda_max.
 
-    Pairs where a needed λmax is missing are left out of each table (the `pairs` columns
-    say how many remain).
+    Pairs where a needed λmax (or probability) is missing are left out of each table (the
+    `pairs` columns say how many remain).
 
     Example::
 
         analysis = lambda_analysis(breaks)
-        analysis.correlation[["system", "spearman_r", "spearman_p"]]
+        analysis.auc.query("kind == 'same_label'")[["system", "lambda_auc", "confidence_auc"]]
     """
     if breaks.lambda_original is None or breaks.lambda_variant is None:
         return None
     original, variant = breaks.lambda_original, breaks.lambda_variant
-    broken = breaks.broken
+    flipped = breaks.pairs["flipped"].to_numpy(dtype=bool)
+    kinds = {
+        "all": np.ones_like(flipped),
+        "same_label": ~flipped,
+        "flipped": flipped,
+    }
+    outcomes = {"changed": breaks.changed, "broken": breaks.broken}
+    uncertainty = None if breaks.confidence_original is None else 1.0 - breaks.confidence_original
     return LambdaAnalysis(
         delta=_delta_table(breaks, variant - original),
-        correlation=_correlation_table(breaks.systems, original, broken),
-        quartiles=_quartile_table(breaks.systems, original, broken, break_rate),
+        correlation=_correlation_table(breaks.systems, original, kinds, outcomes),
+        auc=_auc_table(breaks.systems, original, uncertainty, kinds, breaks.changed),
+        quartiles=_quartile_table(breaks, original, kinds, break_rate),
     )
 
 
@@ -105,50 +130,137 @@ def _p_value(r: np.ndarray, n: np.ndarray) -> np.ndarray:
 
 
 def _correlation_table(
-    systems: list[str], original: np.ndarray, broken: np.ndarray
+    systems: list[str],
+    original: np.ndarray,
+    kinds: dict[str, np.ndarray],
+    outcomes: dict[str, np.ndarray],
 ) -> pd.DataFrame:
-    known = np.isfinite(original)
-    n = known.sum(axis=1)
-    outcome = np.where(known, broken.astype(float), np.nan)
-    pearson = _correlation(original, outcome)
-    spearman = _correlation(
-        stats.rankdata(original, axis=1, nan_policy="omit"),
-        stats.rankdata(outcome, axis=1, nan_policy="omit"),
-    )
-    return pd.DataFrame(
-        {
-            "system": systems,
-            "pairs": n.astype(np.int64),
-            "pearson_r": pearson,
-            "pearson_p": _p_value(pearson, n),
-            "spearman_r": spearman,
-            "spearman_p": _p_value(spearman, n),
-        }
-    )
+    tables = []
+    for kind, in_kind in kinds.items():
+        known = np.isfinite(original) & in_kind
+        n = known.sum(axis=1)
+        score = np.where(known, original, np.nan)
+        score_ranks = stats.rankdata(score, axis=1, nan_policy="omit")
+        for outcome_name, outcome in outcomes.items():
+            values = np.where(known, outcome.astype(float), np.nan)
+            pearson = _correlation(score, values)
+            spearman = _correlation(score_ranks, stats.rankdata(values, axis=1, nan_policy="omit"))
+            tables.append(
+                pd.DataFrame(
+                    {
+                        "system": systems,
+                        "kind": kind,
+                        "outcome": outcome_name,
+                        "pairs": n.astype(np.int64),
+                        "pearson_r": pearson,
+                        "pearson_p": _p_value(pearson, n),
+                        "spearman_r": spearman,
+                        "spearman_p": _p_value(spearman, n),
+                    }
+                )
+            )
+    return _by_system(tables)
+
+
+def _auc(score: np.ndarray, positive: np.ndarray) -> np.ndarray:
+    """ROC AUC of each row of `score` (S, P; NaN = left out) for `positive` (S, P bool):
+    the probability that a positive outranks a negative, ties counting half (the
+    Mann-Whitney U over the product of the group sizes). NaN without positives, without
+    negatives, or when the known scores of a row are all equal."""
+    known = np.isfinite(score)
+    ranks = stats.rankdata(score, axis=1, nan_policy="omit")
+    n_positive = (positive & known).sum(axis=1)
+    n_negative = (~positive & known).sum(axis=1)
+    rank_sum = np.where(positive & known, ranks, 0.0).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        auc = (rank_sum - n_positive * (n_positive + 1) / 2) / (n_positive * n_negative)
+        spread = np.nanmax(score, axis=1) - np.nanmin(score, axis=1)
+    auc[(n_positive == 0) | (n_negative == 0) | ~(spread > 0)] = np.nan
+    return np.asarray(auc, dtype=np.float64)
+
+
+def _auc_table(
+    systems: list[str],
+    original: np.ndarray,
+    uncertainty: np.ndarray | None,
+    kinds: dict[str, np.ndarray],
+    changed: np.ndarray,
+) -> pd.DataFrame:
+    tables = []
+    for kind, in_kind in kinds.items():
+        known = np.isfinite(original) & in_kind
+        if uncertainty is None:
+            confidence_pairs = np.zeros(len(systems), dtype=np.int64)
+            confidence_auc = np.full(len(systems), np.nan)
+        else:
+            baseline_known = np.isfinite(uncertainty) & in_kind
+            confidence_pairs = baseline_known.sum(axis=1)
+            confidence_auc = _auc(np.where(baseline_known, uncertainty, np.nan), changed)
+        tables.append(
+            pd.DataFrame(
+                {
+                    "system": systems,
+                    "kind": kind,
+                    "pairs": known.sum(axis=1).astype(np.int64),
+                    "changed": (changed & known).sum(axis=1).astype(np.int64),
+                    "lambda_auc": _auc(np.where(known, original, np.nan), changed),
+                    "confidence_pairs": confidence_pairs.astype(np.int64),
+                    "confidence_auc": confidence_auc,
+                }
+            )
+        )
+    return _by_system(tables)
 
 
 def _quartile_table(
-    systems: list[str], original: np.ndarray, broken: np.ndarray, break_rate: str
+    breaks: Breaks, original: np.ndarray, kinds: dict[str, np.ndarray], break_rate: str
 ) -> pd.DataFrame:
     known = np.isfinite(original)
     with warnings.catch_warnings():
-        # A system without any λmax has no quartiles: NaN, and no pair in either group.
+        # A system without any λmax has no quartiles: NaN edges, and no pair in any of them.
         warnings.simplefilter("ignore", RuntimeWarning)
-        q25, q75 = np.nanquantile(original, [0.25, 0.75], axis=1)
-    bottom = known & (original <= q25[:, None])
-    top = known & (original >= q75[:, None])
-    bottom_pairs, top_pairs = bottom.sum(axis=1), top.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return pd.DataFrame(
-            {
-                "system": systems,
-                "q25": q25,
-                "q75": q75,
-                "bottom_pairs": bottom_pairs,
-                "bottom_broken_pct": broken_pct(
-                    (bottom & broken).sum(axis=1), bottom_pairs, break_rate
-                ),
-                "top_pairs": top_pairs,
-                "top_broken_pct": broken_pct((top & broken).sum(axis=1), top_pairs, break_rate),
-            }
-        )
+        edges = np.nanquantile(original, [0.25, 0.5, 0.75], axis=1).T  # (S, 3)
+    with np.errstate(invalid="ignore"):
+        quartile = 1 + (original[:, :, None] > edges[:, None, :]).sum(axis=2)
+    lows = np.column_stack([np.nanmin(np.where(known, original, np.inf), axis=1), edges])
+    highs = np.column_stack([edges, np.nanmax(np.where(known, original, -np.inf), axis=1)])
+    tables = []
+    for kind, in_kind in kinds.items():
+        for q in range(1, 5):
+            chosen = known & in_kind & (quartile == q)
+            pairs = chosen.sum(axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                tables.append(
+                    pd.DataFrame(
+                        {
+                            "system": breaks.systems,
+                            "kind": kind,
+                            "quartile": q,
+                            "lambda_low": np.where(
+                                np.isfinite(lows[:, q - 1]), lows[:, q - 1], np.nan
+                            ),
+                            "lambda_high": np.where(
+                                np.isfinite(highs[:, q - 1]), highs[:, q - 1], np.nan
+                            ),
+                            "pairs": pairs.astype(np.int64),
+                            "breaks": (chosen & breaks.broken).sum(axis=1).astype(np.int64),
+                            "broken_pct": broken_pct(
+                                (chosen & breaks.broken).sum(axis=1), pairs, break_rate
+                            ),
+                            "changed_pct": 100.0 * (chosen & breaks.changed).sum(axis=1) / pairs,
+                        }
+                    )
+                )
+    return _by_system(tables)
+
+
+def _by_system(tables: list[pd.DataFrame]) -> pd.DataFrame:
+    """The long tables in order: system, then the order the rows were built in."""
+    table = pd.concat(tables, ignore_index=True)
+    table["_order"] = np.arange(len(table))
+    return (
+        table.sort_values(["system", "_order"], kind="stable")
+        .drop(columns="_order")
+        .reset_index(drop=True)
+    )

@@ -136,6 +136,7 @@ class ScoreReport:
             result["lambda"] = {
                 "delta": _records(self.lambda_analysis.delta),
                 "correlation": _records(self.lambda_analysis.correlation),
+                "auc": _records(self.lambda_analysis.auc),
                 "quartiles": _records(self.lambda_analysis.quartiles),
             }
         return result
@@ -225,9 +226,15 @@ class ScoreReport:
         ]
         if self.lambda_analysis is not None:
             sections += [
-                "## λmax: original's λmax vs. broken",
+                "## λmax: does the original's λmax predict what the edit did?",
+                "Kinds of pair: `same_label` keeps the gold label (a break is a prediction "
+                "that changes), `flipped` changes it (a break is one that does not, on a "
+                "binary task); `all` pools both.",
                 markdown_table(_headed(self.lambda_analysis.correlation), digits=3),
-                "## λmax: % broken in the bottom vs. top quartile of the original's λmax",
+                "## λmax: ROC AUC for a changed prediction, beside confidence",
+                "Confidence baseline: 1 − the largest probability on the original.",
+                markdown_table(_headed(self.lambda_analysis.auc), digits=3),
+                "## λmax: breaks and changed predictions by quartile of the original's λmax",
                 markdown_table(_headed(self.lambda_analysis.quartiles), digits=3),
                 "## λmax: Δλmax = λmax(variant) − λmax(original)",
                 markdown_table(_headed(self.lambda_analysis.delta), digits=3),
@@ -326,12 +333,12 @@ _HEADINGS = {
     "pearson_p": "Pearson p",
     "spearman_r": "Spearman ρ",
     "spearman_p": "Spearman p",
-    "q25": "λmax q25",
-    "q75": "λmax q75",
-    "bottom_pairs": "pairs ≤ q25",
-    "bottom_broken_pct": "% broken ≤ q25",
-    "top_pairs": "pairs ≥ q75",
-    "top_broken_pct": "% broken ≥ q75",
+    "lambda_auc": "λmax AUC",
+    "confidence_pairs": "pairs with probabilities",
+    "confidence_auc": "confidence AUC",
+    "lambda_low": "λmax above",
+    "lambda_high": "λmax up to",
+    "changed_pct": "% changed",
 }
 
 
