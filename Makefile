@@ -56,10 +56,12 @@ worker: install services
 	mkdir -p var
 	$(BIN)/celery -A bibi worker -B --schedule-filename var/celerybeat-schedule -Q default,gpu --concurrency 1 -l info
 
-# Speed figures: the engine (λmax vs forward vs Algorithm 1), scoring at scale, a 50k-row
-# import and a 10k-pair set; the peak memory of a gunicorn worker refusing 200 MB uploads.
+# Speed figures: the engine (λmax vs forward vs Algorithm 1), suggestions (latency on MiniLM,
+# flip rates on SST-2; trains its systems once into var/bench-suggest), scoring at scale, a
+# 50k-row import and a 10k-pair set; the peak memory of a gunicorn worker refusing 200 MB uploads.
 bench: install services
 	$(BIN)/python -m fim_engine bench
+	$(BIN)/python -m fim_engine bench-suggest
 	$(BIN)/python -m scoring bench
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} SECRET_KEY=bench $(BIN)/python manage.py migrate --noinput -v0
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} SECRET_KEY=bench $(BIN)/python manage.py benchmark_import

@@ -153,7 +153,7 @@ class TransformersBackend:
     def vocabulary_words(self) -> list[tuple[int, str]]:
         special = set(self.tokenizer.all_special_ids)
         ids = sorted(i for i in self.tokenizer.get_vocab().values() if i not in special)
-        surfaces = [self.tokenizer.decode([i]).strip() for i in ids]
+        surfaces = [s.strip() for s in self.tokenizer.batch_decode([[i] for i in ids])]
         # A piece such as "##ing" or a byte-level fragment decodes to a string that the
         # tokenizer encodes differently; keep the tokens that come back as themselves.
         encoded = self.tokenizer(surfaces, add_special_tokens=False, verbose=False)["input_ids"]

@@ -328,9 +328,7 @@ def _bench(args: argparse.Namespace) -> int:
         max_length=args.max_length,
         device=args.device,
     )
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
-    return 0
+    return _write_figures(args.json, figures)
 
 
 def _bench_suggest(args: argparse.Namespace) -> int:
@@ -347,8 +345,12 @@ def _bench_suggest(args: argparse.Namespace) -> int:
         max_length=args.max_length,
         device=args.device,
     )
-    if args.json:
-        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    return _write_figures(args.json, figures)
+
+
+def _write_figures(path: Path | None, figures: dict[str, Any]) -> int:
+    if path is not None:
+        path.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     return 0
 
 

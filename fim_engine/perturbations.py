@@ -31,7 +31,7 @@ Example:
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from fim_engine.wordnet import WordNet, load_wordnet
@@ -125,19 +125,7 @@ def synonym_replacements(
 ) -> list[Replacement]:
     """WordNet synonyms and similar words of ``word`` (its ``senses`` most frequent senses),
     single words only, in the word's case; none for a function word (``FUNCTION_WORDS``)."""
-    if not is_content_word(word):
-        return []
-    found = (wordnet or load_wordnet()).synonyms(word, senses=senses)
-    return [
-        Replacement(
-            match_case(word, lexical.word),
-            SYNONYM,
-            True,
-            f"WordNet synonym of {word!r} ({lexical.note}); meant to keep the label",
-        )
-        for lexical in found
-        if _single_word(lexical.word)
-    ]
+    return _wordnet_replacements(word, SYNONYM, wordnet, senses)
 
 
 def antonym_replacements(
@@ -145,17 +133,25 @@ def antonym_replacements(
 ) -> list[Replacement]:
     """WordNet antonyms of ``word`` (direct, and indirect for adjective satellites), single
     words only, in the word's case; none for a function word (``FUNCTION_WORDS``)."""
+    return _wordnet_replacements(word, ANTONYM, wordnet, senses)
+
+
+def _wordnet_replacements(
+    word: str, source: str, wordnet: WordNet | None, senses: int
+) -> list[Replacement]:
     if not is_content_word(word):
         return []
-    found = (wordnet or load_wordnet()).antonyms(word, senses=senses)
+    wordnet = wordnet or load_wordnet()
+    lookup = wordnet.synonyms if source == SYNONYM else wordnet.antonyms
+    intent = "keep" if KEEPS_LABEL[source] else "change"
     return [
         Replacement(
             match_case(word, lexical.word),
-            ANTONYM,
-            False,
-            f"WordNet antonym of {word!r} ({lexical.note}); meant to change the label",
+            source,
+            KEEPS_LABEL[source],
+            f"WordNet {source} of {word!r} ({lexical.note}); meant to {intent} the label",
         )
-        for lexical in found
+        for lexical in lookup(word, senses=senses)
         if _single_word(lexical.word)
     ]
 
@@ -176,23 +172,23 @@ def synonym_swaps(
     text: str, *, wordnet: WordNet | None = None, senses: int = 2
 ) -> list[Perturbation]:
     """One perturbation per word of ``text`` and WordNet synonym of it, in text order."""
-    wordnet = wordnet or load_wordnet()
-    return [
-        substitution(text, start, end, replacement)
-        for word, start, end in _content_words(text)
-        for replacement in synonym_replacements(word, wordnet=wordnet, senses=senses)
-    ]
+    return _swaps(text, synonym_replacements, wordnet or load_wordnet(), senses)
 
 
 def antonym_swaps(
     text: str, *, wordnet: WordNet | None = None, senses: int = 2
 ) -> list[Perturbation]:
     """One perturbation per word of ``text`` and WordNet antonym of it, in text order."""
-    wordnet = wordnet or load_wordnet()
+    return _swaps(text, antonym_replacements, wordnet or load_wordnet(), senses)
+
+
+def _swaps(
+    text: str, replacements: Callable[..., list[Replacement]], wordnet: WordNet, senses: int
+) -> list[Perturbation]:
     return [
         substitution(text, start, end, replacement)
         for word, start, end in _content_words(text)
-        for replacement in antonym_replacements(word, wordnet=wordnet, senses=senses)
+        for replacement in replacements(word, wordnet=wordnet, senses=senses)
     ]
 
 

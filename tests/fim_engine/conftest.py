@@ -75,29 +75,14 @@ def float64_system(model_dir: Callable[[str, int], Path]) -> Callable[..., Syste
 def dense_reference(
     system: System, text: str, *, per_token: bool = False
 ) -> tuple[float, np.ndarray]:
-    """λmax and per-word (or per-token) norms of the top eigenvector of the dense G of ``text``.
-
-    Built independently of the library's algorithms: the full Jacobian of log p with respect
-    to the embeddings of the editable tokens, G = Σ_y p_y ∇log p_y ∇log p_yᵀ, and eigh.
-    """
-    batch = system.encode([text])
-    embeds = system.input_embeddings(batch).detach()[0]
-    index = batch.editable[0].nonzero().squeeze(-1)
-
-    def log_probs(x: torch.Tensor) -> torch.Tensor:
-        full = embeds.index_put((index,), x)
-        return torch.log_softmax(system.logits_from_embeddings(full.unsqueeze(0), batch)[0], dim=-1)
-
-    x = embeds[index].double()
-    jac = jacobian(log_probs, x).reshape(system.num_labels, -1)
-    p = log_probs(x).exp().detach()
-    g = sum(p[y] * torch.outer(jac[y], jac[y]) for y in range(system.num_labels))
+    """λmax and per-word (or per-token) norms of the top eigenvector of the dense G of ``text``
+    (:func:`dense_metric`)."""
+    g, x, words = dense_metric(system, text)
     evals, evecs = torch.linalg.eigh(g)
-    token_norms = evecs[:, -1].reshape(len(index), -1).norm(dim=1).numpy()
+    token_norms = evecs[:, -1].reshape(len(x), -1).norm(dim=1).numpy()
     if per_token:
         return float(evals[-1]), token_norms
-    words = batch.word_index[0][index].numpy()
-    word_norms = np.sqrt(np.bincount(words, weights=token_norms**2, minlength=len(batch.words[0])))
+    word_norms = np.sqrt(np.bincount(words, weights=token_norms**2, minlength=words.max() + 1))
     return float(evals[-1]), word_norms
 
 
@@ -116,7 +101,11 @@ def sst2_dev() -> Path:
 
 def dense_metric(system: System, text: str) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
     """The dense G (n·d × n·d, float64) of ``text``, the embeddings x (n×d) of its editable
-    tokens and the word of each of them (n,), built from the full Jacobian of log p."""
+    tokens and the word of each of them (n,).
+
+    Built independently of the library's algorithms: the full Jacobian of log p with respect
+    to the embeddings of the editable tokens, G = Σ_y p_y ∇log p_y ∇log p_yᵀ.
+    """
     batch = system.encode([text])
     embeds = system.input_embeddings(batch).detach()[0]
     index = batch.editable[0].nonzero().squeeze(-1)

@@ -80,3 +80,46 @@ def test_fine_tuned_minilm_saves_reloads_and_predicts_identically(tmp_path):
         # Words are the tokenizer's words ("'ve" is two), each made of one or more pieces.
         assert "".join(word for word, _ in result.hints) == "".join(text.split())
         assert sum(score**2 for _, score in result.hints) == pytest.approx(1.0)
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    import torch
+
+    from fim_engine import System
+    from fim_engine._transformers_backend import TransformersBackend
+    from fim_engine.training import minilm_classifier
+
+    torch.manual_seed(0)
+    model, tokenizer = minilm_classifier(["negative", "positive"])
+    return System(TransformersBackend(model, tokenizer), device="cpu", batch_size=16, max_length=64)
+
+
+def test_minilm_neighbours_are_whole_words_of_its_vocabulary(minilm):
+    from fim_engine import embedding_neighbours
+
+    found = embedding_neighbours(minilm, "terrible", k=5)
+    assert len(found) == 5
+    tokenizer = minilm.backend.tokenizer
+    for replacement in found:
+        assert replacement.word.isalpha() and replacement.word != "terrible"
+        assert len(tokenizer(replacement.word, add_special_tokens=False)["input_ids"]) == 1
+    # "unwatchable" is several word pieces: no neighbours.
+    assert len(tokenizer("unwatchable", add_special_tokens=False)["input_ids"]) > 1
+    assert embedding_neighbours(minilm, "unwatchable") == []
+
+
+def test_minilm_suggestions_report_what_a_forward_pass_gives(minilm):
+    from fim_engine import suggest
+
+    text = "a gorgeous , witty film that is never dull"
+    report = suggest(text, {"minilm": minilm}, top_k=3)
+    assert report.lambda_max > 0 and report.suggestions
+    assert {s.source for s in report.suggestions} >= {"antonym", "neighbour"}
+    for suggestion in report.suggestions:
+        alone = minilm.predict([suggestion.text])
+        outcome = suggestion.outcomes["minilm"]
+        assert outcome.label == alone.labels[0]
+        np.testing.assert_allclose(
+            list(outcome.probabilities.values()), alone.probabilities[0], atol=1e-6
+        )
