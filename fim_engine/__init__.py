@@ -84,7 +84,12 @@ if TYPE_CHECKING:
         suggest,
         suggest_many,
     )
-    from fim_engine.system import PredictionBatch, System, load_system  # noqa: F401
+    from fim_engine.system import (  # noqa: F401
+        PredictionBatch,
+        System,
+        TextDirections,
+        load_system,
+    )
     from fim_engine.training import TrainingReport, train_system  # noqa: F401
     from fim_engine.wordnet import WordNet, load_wordnet  # noqa: F401
 
@@ -132,7 +137,7 @@ _EXPORTS = {
         "suggest",
         "suggest_many",
     ),
-    "system": ("PredictionBatch", "System", "load_system"),
+    "system": ("PredictionBatch", "System", "TextDirections", "load_system"),
     "training": ("TrainingReport", "train_system"),
     "wordnet": ("WordNet", "load_wordnet"),
 }

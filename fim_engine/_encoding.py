@@ -87,21 +87,10 @@ def length_sorted_batches(items: Sequence[TokenizedText], batch_size: int) -> It
         yield order[start : start + batch_size]
 
 
-def word_scores(
-    token_scores: np.ndarray, word_index: np.ndarray, num_words: int, *, how: str
-) -> np.ndarray:
-    """Aggregate per-token scores (L,) to per-word scores (num_words,).
-
-    ``how="norm"`` treats the scores as norms of disjoint blocks of one vector and returns the
-    norm of each word's block (sqrt of the sum of squares); ``how="sum"`` adds them, as
-    integrated-gradients attributions add up. Tokens with ``word_index < 0`` are ignored.
-    """
+def word_scores(token_scores: np.ndarray, word_index: np.ndarray, num_words: int) -> np.ndarray:
+    """Sum per-token scores (L,) into per-word scores (num_words,), as integrated-gradients
+    attributions add up; tokens with ``word_index < 0`` are ignored."""
     keep = word_index >= 0
     out = np.zeros(num_words, dtype=np.float64)
-    if how == "norm":
-        np.add.at(out, word_index[keep], np.square(token_scores[keep]))
-        return np.sqrt(out)
-    if how == "sum":
-        np.add.at(out, word_index[keep], token_scores[keep])
-        return out
-    raise ValueError(f"unknown aggregation {how!r}")
+    np.add.at(out, word_index[keep], token_scores[keep])
+    return out

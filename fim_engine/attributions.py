@@ -124,7 +124,7 @@ def integrated_gradients(
             word_rows = batch.word_index.cpu().numpy()
             for row, i in enumerate(indices):
                 words = batch.words[row]
-                per_word = word_scores(token_rows[row], word_rows[row], len(words), how="sum")
+                per_word = word_scores(token_rows[row], word_rows[row], len(words))
                 results[i] = WordAttributions(
                     target=system.labels[int(targets[row])],
                     attributions=[(w, float(s)) for w, s in zip(words, per_word, strict=True)],

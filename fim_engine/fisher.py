@@ -175,16 +175,18 @@ def _unit_row_norms(squared: torch.Tensor) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class WordDirections:
-    """The top eigenvector v of one text, summed per word, for first-order edit effects.
+    """The top eigenvector v of one text, per word, for hints and first-order edit effects.
 
     ``sums[w]`` = Σ_t v_t and ``offsets[w]`` = Σ_t v_t·e_t over the tokens t of word w (W×d and
     W, float64), so replacing every token embedding of word w by e′ moves x along v by
-    ``projection(e′)[w]`` = Σ_t v_t·(e′ − e_t) = sums[w]·e′ − offsets[w].
+    ``projection(e′)[w]`` = Σ_t v_t·(e′ − e_t) = sums[w]·e′ − offsets[w]. ``norms[w]`` is the
+    norm of word w's block of v (its hint).
     """
 
     lambda_max: float
     sums: np.ndarray
     offsets: np.ndarray
+    norms: np.ndarray
 
     @classmethod
     def of(
@@ -198,11 +200,14 @@ class WordDirections:
         """From one text's unit top eigenvector and embeddings (L×d) and its token → word map
         (L,, -1 for tokens that belong to no word)."""
         keep = word_index >= 0
+        words = word_index[keep]
         sums = np.zeros((num_words, direction.shape[-1]), dtype=np.float64)
         offsets = np.zeros(num_words, dtype=np.float64)
-        np.add.at(sums, word_index[keep], direction[keep])
-        np.add.at(offsets, word_index[keep], np.einsum("ld,ld->l", direction, embeddings)[keep])
-        return cls(float(lambda_max), sums, offsets)
+        squared = np.zeros(num_words, dtype=np.float64)
+        np.add.at(sums, words, direction[keep])
+        np.add.at(offsets, words, np.einsum("ld,ld->l", direction, embeddings)[keep])
+        np.add.at(squared, words, np.square(direction[keep]).sum(axis=-1))
+        return cls(float(lambda_max), sums, offsets, np.sqrt(squared))
 
     def projection(self, replacement: np.ndarray, word: int | None = None) -> np.ndarray:
         """v·(e′ − e) of replacing word ``word`` (or every word: shape W) by embedding e′ (d,);

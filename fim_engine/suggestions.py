@@ -45,7 +45,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from fim_engine.fisher import WordDirections, fisher_top_eigenvector
 from fim_engine.perturbations import (
     ANTONYM,
     KEEPS_LABEL,
@@ -60,7 +59,7 @@ from fim_engine.perturbations import (
     substitution,
     synonym_replacements,
 )
-from fim_engine.system import System
+from fim_engine.system import System, TextDirections
 from fim_engine.wordnet import WordNet, load_wordnet
 from fim_engine.words import split_words
 
@@ -282,7 +281,7 @@ def suggest_many(
     if wordnet is None and ({SYNONYM, ANTONYM} & set(sources)):
         wordnet = load_wordnet()
     guide_system = systems[guide_name]
-    contexts = _guide_pass(guide_system, texts)
+    contexts = guide_system.word_directions(texts)
     originals = {name: _predictions(system, texts) for name, system in systems.items()}
     table = _neighbour_table(guide_system) if NEIGHBOUR in sources and neighbours else None
 
@@ -399,21 +398,6 @@ def neighbour_swaps(text: str, system: System, *, k: int = 5) -> list[Perturbati
     ]
 
 
-# The guide's pass: λmax, v per word, leverage.
-
-
-@dataclass(frozen=True)
-class _GuideContext:
-    text: str
-    label: str
-    truncated: bool
-    words: list[str]
-    spans: list[tuple[int, int]] | None
-    single_ids: list[int | None]  # the word's token id when it is one token, else None
-    directions: WordDirections
-    leverage: np.ndarray
-
-
 @dataclass(frozen=True)
 class _Candidate:
     perturbation: Perturbation
@@ -422,49 +406,8 @@ class _Candidate:
     predicted_kl: float = 0.0
 
 
-def _guide_pass(system: System, texts: list[str]) -> list[_GuideContext]:
-    pad = system.pad_embedding().double().cpu().numpy()
-    contexts: list[_GuideContext | None] = [None] * len(texts)
-    labels = system.labels
-    with torch.inference_mode(False), torch.enable_grad():
-        for indices, batch in system.batches(texts):
-            embeds = system.input_embeddings(batch).detach().requires_grad_(True)
-            logits = system.logits_from_embeddings(embeds, batch)
-            lam, direction = fisher_top_eigenvector(logits, embeds, batch.editable)
-            predicted = logits.detach().argmax(dim=-1).cpu().numpy()
-            direction_rows = direction.cpu().numpy()
-            embed_rows = embeds.detach().double().cpu().numpy()
-            word_rows = batch.word_index.cpu().numpy()
-            id_rows = batch.input_ids.cpu().numpy()
-            for row, i in enumerate(indices):
-                words = batch.words[row]
-                directions = WordDirections.of(
-                    float(lam[row]),
-                    direction_rows[row],
-                    embed_rows[row],
-                    word_rows[row],
-                    len(words),
-                )
-                counts = np.bincount(word_rows[row][word_rows[row] >= 0], minlength=len(words))
-                single_ids: list[int | None] = [None] * len(words)
-                for position, word in enumerate(word_rows[row]):
-                    if word >= 0 and counts[word] == 1:
-                        single_ids[word] = int(id_rows[row][position])
-                contexts[i] = _GuideContext(
-                    text=texts[i],
-                    label=labels[int(predicted[row])],
-                    truncated=batch.truncated[row],
-                    words=words,
-                    spans=batch.spans[row],
-                    single_ids=single_ids,
-                    directions=directions,
-                    leverage=directions.kl(directions.projection(pad)),
-                )
-    return [context for context in contexts if context is not None]
-
-
 def _candidates(
-    context: _GuideContext,
+    context: TextDirections,
     guide_name: str,
     table: _NeighbourTable | None,
     wordnet: WordNet | None,
@@ -486,9 +429,8 @@ def _candidates(
             found += antonym_replacements(word, wordnet=wordnet, senses=senses)
         if SYNONYM in sources:
             found += synonym_replacements(word, wordnet=wordnet, senses=senses)
-        single = context.single_ids[w]
-        if table is not None and single is not None:
-            found += table.nearest(single, word, neighbours, f"system {guide_name!r}")
+        if table is not None and len(context.tokens[w]) == 1:
+            found += table.nearest(context.tokens[w][0], word, neighbours, f"system {guide_name!r}")
         best: dict[str, Replacement] = {}
         for replacement in found:
             key = replacement.word.lower()
@@ -507,7 +449,7 @@ def _candidates(
 
 
 def _rank(
-    context: _GuideContext,
+    context: TextDirections,
     candidates: list[_Candidate],
     embeddings: dict[str, np.ndarray],
     top_k: int,

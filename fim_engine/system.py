@@ -27,7 +27,6 @@ from fim_engine._encoding import (
     TokenizedText,
     collate,
     length_sorted_batches,
-    word_scores,
 )
 from fim_engine._native_backend import NativeBackend
 from fim_engine.errors import LabelCountError, PaddingSensitiveModelError
@@ -59,6 +58,27 @@ class PredictionBatch:
 
     def __len__(self) -> int:
         return len(self.labels)
+
+
+@dataclass(frozen=True)
+class TextDirections:
+    """One text as :meth:`System.word_directions` sees it.
+
+    ``words`` (W) are the text's words in order, ``spans`` their character offsets (``None``
+    without a fast tokenizer), ``tokens`` the token ids of each; ``directions`` holds λmax and
+    the top eigenvector per word (:class:`fim_engine.WordDirections`); ``leverage`` (W) the
+    first-order KL of deleting each word; ``label`` and ``probabilities`` the prediction.
+    """
+
+    text: str
+    label: str
+    probabilities: np.ndarray
+    truncated: bool
+    words: list[str]
+    spans: list[tuple[int, int]] | None
+    tokens: list[list[int]]
+    directions: WordDirections
+    leverage: np.ndarray
 
 
 def default_device() -> torch.device:
@@ -181,57 +201,85 @@ class System:
             >>> max(result.leverage, key=lambda h: h[1])
             ('bad', 0.052)
         """
+        if hints:
+            return [
+                FisherResult(
+                    lambda_max=text.directions.lambda_max,
+                    hints=list(zip(text.words, map(float, text.directions.norms), strict=True)),
+                    truncated=text.truncated,
+                    label=text.label,
+                    probabilities=text.probabilities,
+                    leverage=list(zip(text.words, map(float, text.leverage), strict=True)),
+                )
+                for text in self.word_directions(texts)
+            ]
         texts = list(texts)
         results: list[FisherResult | None] = [None] * len(texts)
-        names = self.labels
-        pad = self.pad_embedding().double().cpu().numpy() if hints else None
+        for indices, batch, embeds, logits in self._differentiable_batches(texts):
+            lam, _ = fisher_lambda_max(logits, embeds, batch.editable, token_scores=False)
+            probs = torch.softmax(logits.detach().double(), dim=-1).cpu().numpy()
+            for row, i in enumerate(indices):
+                results[i] = FisherResult(
+                    lambda_max=float(lam[row]),
+                    hints=[],
+                    truncated=batch.truncated[row],
+                    label=self.labels[int(probs[row].argmax())],
+                    probabilities=probs[row],
+                    leverage=[],
+                )
+        return [r for r in results if r is not None]
+
+    def word_directions(self, texts: Sequence[str]) -> list[TextDirections]:
+        """λmax and the top eigenvector of G per word for each text, with what an editor needs:
+        the words, their character spans and token ids, and the leverage of deleting each.
+        :meth:`fisher` reports its hints and leverage from this; suggestions rank edits with it.
+        """
+        texts = list(texts)
+        results: list[TextDirections | None] = [None] * len(texts)
+        pad = self.pad_embedding().double().cpu().numpy()
+        for indices, batch, embeds, logits in self._differentiable_batches(texts):
+            lam, direction = fisher_top_eigenvector(logits, embeds, batch.editable)
+            probs = torch.softmax(logits.detach().double(), dim=-1).cpu().numpy()
+            direction_rows = direction.cpu().numpy()
+            embed_rows = embeds.detach().double().cpu().numpy()
+            word_rows = batch.word_index.cpu().numpy()
+            id_rows = batch.input_ids.cpu().numpy()
+            for row, i in enumerate(indices):
+                words = batch.words[row]
+                directions = WordDirections.of(
+                    float(lam[row]),
+                    direction_rows[row],
+                    embed_rows[row],
+                    word_rows[row],
+                    len(words),
+                )
+                tokens: list[list[int]] = [[] for _ in words]
+                for token, word in zip(id_rows[row], word_rows[row], strict=True):
+                    if word >= 0:
+                        tokens[word].append(int(token))
+                results[i] = TextDirections(
+                    text=texts[i],
+                    label=self.labels[int(probs[row].argmax())],
+                    probabilities=probs[row],
+                    truncated=batch.truncated[row],
+                    words=words,
+                    spans=batch.spans[row],
+                    tokens=tokens,
+                    directions=directions,
+                    leverage=directions.kl(directions.projection(pad)),
+                )
+        return [r for r in results if r is not None]
+
+    def _differentiable_batches(
+        self, texts: list[str]
+    ) -> Iterator[tuple[list[int], EncodedBatch, torch.Tensor, torch.Tensor]]:
+        """``(indices, batch, embeddings, logits)`` per batch, the logits differentiable with
+        respect to the embeddings."""
         # Gradients are needed even when the caller runs under no_grad or inference_mode.
         with torch.inference_mode(False), torch.enable_grad():
             for indices, batch in self.batches(texts):
                 embeds = self.input_embeddings(batch).detach().requires_grad_(True)
-                logits = self.logits_from_embeddings(embeds, batch)
-                if pad is None:
-                    lam, _ = fisher_lambda_max(logits, embeds, batch.editable, token_scores=False)
-                    direction_rows = None
-                else:
-                    lam, direction = fisher_top_eigenvector(logits, embeds, batch.editable)
-                    direction_rows = direction.cpu().numpy()
-                    embed_rows = embeds.detach().double().cpu().numpy()
-                probs = torch.softmax(logits.detach().double(), dim=-1).cpu().numpy()
-                lam_values = lam.cpu().numpy()
-                word_rows = batch.word_index.cpu().numpy()
-                for row, i in enumerate(indices):
-                    words = batch.words[row]
-                    word_hints: list[tuple[str, float]] = []
-                    word_leverage: list[tuple[str, float]] = []
-                    if direction_rows is not None and pad is not None:
-                        norms = word_scores(
-                            np.linalg.norm(direction_rows[row], axis=-1),
-                            word_rows[row],
-                            len(words),
-                            how="norm",
-                        )
-                        directions = WordDirections.of(
-                            lam_values[row],
-                            direction_rows[row],
-                            embed_rows[row],
-                            word_rows[row],
-                            len(words),
-                        )
-                        deletion = directions.kl(directions.projection(pad))
-                        word_hints = [(w, float(x)) for w, x in zip(words, norms, strict=True)]
-                        word_leverage = [
-                            (w, float(x)) for w, x in zip(words, deletion, strict=True)
-                        ]
-                    results[i] = FisherResult(
-                        lambda_max=float(lam_values[row]),
-                        hints=word_hints,
-                        truncated=batch.truncated[row],
-                        label=names[int(probs[row].argmax())],
-                        probabilities=probs[row],
-                        leverage=word_leverage,
-                    )
-        return [r for r in results if r is not None]
+                yield indices, batch, embeds, self.logits_from_embeddings(embeds, batch)
 
     def pad_embedding(self) -> torch.Tensor:
         """The pad token's input embedding (d,): what a deleted word is replaced by in leverage.
