@@ -141,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--latency-originals", type=int, default=50, help="originals timed for the latency"
     )
     bench_suggest.add_argument(
-        "--minilm-steps", type=int, default=400, help="fine-tuning steps for MiniLM"
+        "--minilm-steps", type=int, default=250, help="fine-tuning steps for MiniLM"
     )
     bench_suggest.add_argument("--top-k", type=int, default=5)
     bench_suggest.add_argument("--json", type=Path, help="also write the figures to this JSON file")

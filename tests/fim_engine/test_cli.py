@@ -320,3 +320,27 @@ def test_the_type_checking_imports_name_every_public_name():
     assert {name for _, name in imported} == set(fim_engine.__all__)
     for module, name in imported:
         assert getattr(fim_engine, name) is getattr(__import__(module, fromlist=[name]), name)
+
+
+def test_bench_suggest_trains_once_and_reports_flip_rates_by_lambda_decile(tmp_path):
+    data = tmp_path / "sst2"
+    data.mkdir()
+    rows = ["1 a good , witty film", "0 a dull , awful mess", "1 great fun", "0 boring and flat"]
+    for split in ("train", "dev", "test"):
+        (data / f"stsa.binary.{split}").write_text("\n".join(rows * 5) + "\n", encoding="utf-8")
+    figures_file = tmp_path / "figures.json"
+    arguments = ["bench-suggest", "--data-dir", str(data), "--models-dir", str(tmp_path / "m")]
+    arguments += ["--arch", "bow", "--json", str(figures_file)]
+    assert main(arguments) == 0
+    figures = json.loads(figures_file.read_text())
+    assert 0.0 <= figures["systems"]["bow"]["dev_accuracy"] <= 1.0
+    assert "latency" not in figures, "latency is measured with a MiniLM guide only"
+    for decile in ("bottom", "top"):
+        row = figures["flips"]["bow"][decile]
+        assert row["originals"] == 2
+        assert row["preserving"] > 0
+        assert 0.0 <= row["preserving_flip_any"] <= 1.0
+        assert row["preserving_flip_guide"] == row["preserving_flip_any"]
+    trained = (tmp_path / "m" / "bow" / "model.safetensors").stat().st_mtime
+    assert main(arguments) == 0
+    assert (tmp_path / "m" / "bow" / "model.safetensors").stat().st_mtime == trained
