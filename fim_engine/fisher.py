@@ -189,25 +189,36 @@ class WordDirections:
     norms: np.ndarray
 
     @classmethod
-    def of(
+    def from_batch(
         cls,
-        lambda_max: float,
-        direction: np.ndarray,
-        embeddings: np.ndarray,
-        word_index: np.ndarray,
-        num_words: int,
-    ) -> WordDirections:
-        """From one text's unit top eigenvector and embeddings (L×d) and its token → word map
-        (L,, -1 for tokens that belong to no word)."""
+        lambda_max: torch.Tensor,
+        direction: torch.Tensor,
+        embeddings: torch.Tensor,
+        word_index: torch.Tensor,
+        num_words: list[int],
+    ) -> list[WordDirections]:
+        """One per row of a batch: λmax (B,), the unit top eigenvector and the embeddings
+        (B×L×d), the token → word map (B×L, -1 for tokens of no word) and each row's number of
+        words. Sums run once for the whole batch; rows only slice the result."""
+        batch, _, dim = direction.shape
+        width = max(num_words, default=0)
         keep = word_index >= 0
-        words = word_index[keep]
-        sums = np.zeros((num_words, direction.shape[-1]), dtype=np.float64)
-        offsets = np.zeros(num_words, dtype=np.float64)
-        squared = np.zeros(num_words, dtype=np.float64)
-        np.add.at(sums, words, direction[keep])
-        np.add.at(offsets, words, np.einsum("ld,ld->l", direction, embeddings)[keep])
-        np.add.at(squared, words, np.square(direction[keep]).sum(axis=-1))
-        return cls(float(lambda_max), sums, offsets, np.sqrt(squared))
+        slot = (torch.arange(batch, device=word_index.device)[:, None] * width + word_index)[keep]
+        direction = direction.double()
+        size = batch * width
+        sums = direction.new_zeros(size, dim).index_add_(0, slot, direction[keep])
+        offsets = direction.new_zeros(size).index_add_(
+            0, slot, (direction * embeddings.double()).sum(dim=-1)[keep]
+        )
+        squared = direction.new_zeros(size).index_add_(0, slot, direction.square().sum(-1)[keep])
+        sums_rows = sums.view(batch, width, dim).cpu().numpy()
+        offset_rows = offsets.view(batch, width).cpu().numpy()
+        norm_rows = squared.view(batch, width).sqrt().cpu().numpy()
+        lam = lambda_max.cpu().numpy()
+        return [
+            cls(float(lam[row]), sums_rows[row, :n], offset_rows[row, :n], norm_rows[row, :n])
+            for row, n in enumerate(num_words)
+        ]
 
     def projection(self, replacement: np.ndarray, word: int | None = None) -> np.ndarray:
         """v·(e′ − e) of replacing word ``word`` (or every word: shape W) by embedding e′ (d,);

@@ -429,8 +429,9 @@ def _candidates(
             found += antonym_replacements(word, wordnet=wordnet, senses=senses)
         if SYNONYM in sources:
             found += synonym_replacements(word, wordnet=wordnet, senses=senses)
-        if table is not None and len(context.tokens[w]) == 1:
-            found += table.nearest(context.tokens[w][0], word, neighbours, f"system {guide_name!r}")
+        tokens = context.tokens(w)
+        if table is not None and len(tokens) == 1:
+            found += table.nearest(tokens[0], word, neighbours, f"system {guide_name!r}")
         best: dict[str, Replacement] = {}
         for replacement in found:
             key = replacement.word.lower()

@@ -65,9 +65,10 @@ class TextDirections:
     """One text as :meth:`System.word_directions` sees it.
 
     ``words`` (W) are the text's words in order, ``spans`` their character offsets (``None``
-    without a fast tokenizer), ``tokens`` the token ids of each; ``directions`` holds λmax and
-    the top eigenvector per word (:class:`fim_engine.WordDirections`); ``leverage`` (W) the
-    first-order KL of deleting each word; ``label`` and ``probabilities`` the prediction.
+    without a fast tokenizer); ``input_ids`` and ``word_index`` (L, padded) the tokens and the
+    word of each (-1: none); ``directions`` holds λmax and the top eigenvector per word
+    (:class:`fim_engine.WordDirections`); ``leverage`` (W) the first-order KL of deleting each
+    word; ``label`` and ``probabilities`` the prediction.
     """
 
     text: str
@@ -76,9 +77,14 @@ class TextDirections:
     truncated: bool
     words: list[str]
     spans: list[tuple[int, int]] | None
-    tokens: list[list[int]]
+    input_ids: np.ndarray
+    word_index: np.ndarray
     directions: WordDirections
     leverage: np.ndarray
+
+    def tokens(self, word: int) -> list[int]:
+        """The token ids of word ``word``."""
+        return [int(token) for token in self.input_ids[self.word_index == word]]
 
 
 def default_device() -> torch.device:
@@ -240,31 +246,22 @@ class System:
         for indices, batch, embeds, logits in self._differentiable_batches(texts):
             lam, direction = fisher_top_eigenvector(logits, embeds, batch.editable)
             probs = torch.softmax(logits.detach().double(), dim=-1).cpu().numpy()
-            direction_rows = direction.cpu().numpy()
-            embed_rows = embeds.detach().double().cpu().numpy()
+            per_text = WordDirections.from_batch(
+                lam, direction, embeds.detach(), batch.word_index, [len(w) for w in batch.words]
+            )
             word_rows = batch.word_index.cpu().numpy()
             id_rows = batch.input_ids.cpu().numpy()
             for row, i in enumerate(indices):
-                words = batch.words[row]
-                directions = WordDirections.of(
-                    float(lam[row]),
-                    direction_rows[row],
-                    embed_rows[row],
-                    word_rows[row],
-                    len(words),
-                )
-                tokens: list[list[int]] = [[] for _ in words]
-                for token, word in zip(id_rows[row], word_rows[row], strict=True):
-                    if word >= 0:
-                        tokens[word].append(int(token))
+                directions = per_text[row]
                 results[i] = TextDirections(
                     text=texts[i],
                     label=self.labels[int(probs[row].argmax())],
                     probabilities=probs[row],
                     truncated=batch.truncated[row],
-                    words=words,
+                    words=batch.words[row],
                     spans=batch.spans[row],
-                    tokens=tokens,
+                    word_index=word_rows[row],
+                    input_ids=id_rows[row],
                     directions=directions,
                     leverage=directions.kl(directions.projection(pad)),
                 )
