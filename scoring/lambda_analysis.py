@@ -140,11 +140,13 @@ def _correlation_table(
         known = np.isfinite(original) & in_kind
         n = known.sum(axis=1)
         score = np.where(known, original, np.nan)
-        score_ranks = stats.rankdata(score, axis=1, nan_policy="omit")
+        score_ranks = _ranks(score)
         for outcome_name, outcome in outcomes.items():
             values = np.where(known, outcome.astype(float), np.nan)
             pearson = _correlation(score, values)
-            spearman = _correlation(score_ranks, stats.rankdata(values, axis=1, nan_policy="omit"))
+            # The average ranks of a 0/1 outcome are an increasing affine function of it, and
+            # Pearson's r ignores those: Spearman's ρ is r(ranks of λmax, outcome).
+            spearman = _correlation(score_ranks, values)
             tables.append(
                 pd.DataFrame(
                     {
@@ -162,13 +164,22 @@ def _correlation_table(
     return _by_system(tables)
 
 
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """Average ranks (ties share the mean rank) along each row of an (S, P) array, NaN where
+    the value is NaN. NaNs are ranked after every number, which leaves the numbers' ranks
+    what they are among themselves, and one vectorised call ranks every row."""
+    known = np.isfinite(values)
+    ranks = stats.rankdata(np.where(known, values, np.inf), axis=1)
+    return np.where(known, ranks, np.nan)
+
+
 def _auc(score: np.ndarray, positive: np.ndarray) -> np.ndarray:
     """ROC AUC of each row of `score` (S, P; NaN = left out) for `positive` (S, P bool):
     the probability that a positive outranks a negative, ties counting half (the
     Mann-Whitney U over the product of the group sizes). NaN without positives, without
     negatives, or when the known scores of a row are all equal."""
     known = np.isfinite(score)
-    ranks = stats.rankdata(score, axis=1, nan_policy="omit")
+    ranks = _ranks(score)
     n_positive = (positive & known).sum(axis=1)
     n_negative = (~positive & known).sum(axis=1)
     rank_sum = np.where(positive & known, ranks, 0.0).sum(axis=1)
