@@ -77,10 +77,11 @@ def lambda_analysis(breaks: Breaks, break_rate: str = "pairs") -> LambdaAnalysis
     }
     outcomes = {"changed": breaks.changed, "broken": breaks.broken}
     uncertainty = None if breaks.confidence_original is None else 1.0 - breaks.confidence_original
+    correlation, auc = _kind_tables(breaks.systems, original, uncertainty, kinds, outcomes)
     return LambdaAnalysis(
         delta=_delta_table(breaks, variant - original),
-        correlation=_correlation_table(breaks.systems, original, kinds, outcomes),
-        auc=_auc_table(breaks.systems, original, uncertainty, kinds, breaks.changed),
+        correlation=correlation,
+        auc=auc,
         quartiles=_quartile_table(breaks, original, kinds, break_rate),
     )
 
@@ -129,25 +130,29 @@ def _p_value(r: np.ndarray, n: np.ndarray) -> np.ndarray:
         return np.asarray(2 * stats.t.sf(t, n - 2), dtype=np.float64)
 
 
-def _correlation_table(
+def _kind_tables(
     systems: list[str],
     original: np.ndarray,
+    uncertainty: np.ndarray | None,
     kinds: dict[str, np.ndarray],
     outcomes: dict[str, np.ndarray],
-) -> pd.DataFrame:
-    tables = []
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The correlation and AUC tables. A kind is the same set of pairs for every system, so
+    each kind works on its own columns, and its λmax ranks serve both tables."""
+    correlations, aucs = [], []
     for kind, in_kind in kinds.items():
-        known = np.isfinite(original) & in_kind
+        columns = np.flatnonzero(in_kind)
+        score = original[:, columns]
+        known = np.isfinite(score)
         n = known.sum(axis=1)
-        score = np.where(known, original, np.nan)
-        score_ranks = _ranks(score)
+        ranks = _ranks(score)
         for outcome_name, outcome in outcomes.items():
-            values = np.where(known, outcome.astype(float), np.nan)
+            values = np.where(known, outcome[:, columns].astype(float), np.nan)
             pearson = _correlation(score, values)
             # The average ranks of a 0/1 outcome are an increasing affine function of it, and
             # Pearson's r ignores those: Spearman's ρ is r(ranks of λmax, outcome).
-            spearman = _correlation(score_ranks, values)
-            tables.append(
+            spearman = _correlation(ranks, values)
+            correlations.append(
                 pd.DataFrame(
                     {
                         "system": systems,
@@ -161,7 +166,28 @@ def _correlation_table(
                     }
                 )
             )
-    return _by_system(tables)
+        changed = outcomes["changed"][:, columns]
+        if uncertainty is None:
+            confidence_pairs = np.zeros(len(systems), dtype=np.int64)
+            confidence_auc = np.full(len(systems), np.nan)
+        else:
+            baseline = uncertainty[:, columns]
+            confidence_pairs = np.isfinite(baseline).sum(axis=1)
+            confidence_auc = _auc(baseline, _ranks(baseline), changed)
+        aucs.append(
+            pd.DataFrame(
+                {
+                    "system": systems,
+                    "kind": kind,
+                    "pairs": n.astype(np.int64),
+                    "changed": (changed & known).sum(axis=1).astype(np.int64),
+                    "lambda_auc": _auc(score, ranks, changed),
+                    "confidence_pairs": confidence_pairs.astype(np.int64),
+                    "confidence_auc": confidence_auc,
+                }
+            )
+        )
+    return _by_system(correlations), _by_system(aucs)
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:
@@ -173,55 +199,24 @@ def _ranks(values: np.ndarray) -> np.ndarray:
     return np.where(known, ranks, np.nan)
 
 
-def _auc(score: np.ndarray, positive: np.ndarray) -> np.ndarray:
-    """ROC AUC of each row of `score` (S, P; NaN = left out) for `positive` (S, P bool):
-    the probability that a positive outranks a negative, ties counting half (the
-    Mann-Whitney U over the product of the group sizes). NaN without positives, without
-    negatives, or when the known scores of a row are all equal."""
+def _auc(score: np.ndarray, ranks: np.ndarray, positive: np.ndarray) -> np.ndarray:
+    """ROC AUC of each row of `score` (S, P; NaN = left out; `ranks` its `_ranks`) for
+    `positive` (S, P bool): the probability that a positive outranks a negative, ties
+    counting half (the Mann-Whitney U over the product of the group sizes). NaN without
+    positives, without negatives, or when the known scores of a row are all equal."""
     known = np.isfinite(score)
-    ranks = _ranks(score)
     n_positive = (positive & known).sum(axis=1)
     n_negative = (~positive & known).sum(axis=1)
     rank_sum = np.where(positive & known, ranks, 0.0).sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         auc = (rank_sum - n_positive * (n_positive + 1) / 2) / (n_positive * n_negative)
-        spread = np.nanmax(score, axis=1) - np.nanmin(score, axis=1)
+        # With `initial`, a kind without pairs (no column) has an undefined spread, not an error.
+        spread = np.max(np.where(known, score, -np.inf), axis=1, initial=-np.inf) - np.min(
+            np.where(known, score, np.inf), axis=1, initial=np.inf
+        )
     auc[(n_positive == 0) | (n_negative == 0) | ~(spread > 0)] = np.nan
     return np.asarray(auc, dtype=np.float64)
-
-
-def _auc_table(
-    systems: list[str],
-    original: np.ndarray,
-    uncertainty: np.ndarray | None,
-    kinds: dict[str, np.ndarray],
-    changed: np.ndarray,
-) -> pd.DataFrame:
-    tables = []
-    for kind, in_kind in kinds.items():
-        known = np.isfinite(original) & in_kind
-        if uncertainty is None:
-            confidence_pairs = np.zeros(len(systems), dtype=np.int64)
-            confidence_auc = np.full(len(systems), np.nan)
-        else:
-            baseline_known = np.isfinite(uncertainty) & in_kind
-            confidence_pairs = baseline_known.sum(axis=1)
-            confidence_auc = _auc(np.where(baseline_known, uncertainty, np.nan), changed)
-        tables.append(
-            pd.DataFrame(
-                {
-                    "system": systems,
-                    "kind": kind,
-                    "pairs": known.sum(axis=1).astype(np.int64),
-                    "changed": (changed & known).sum(axis=1).astype(np.int64),
-                    "lambda_auc": _auc(np.where(known, original, np.nan), changed),
-                    "confidence_pairs": confidence_pairs.astype(np.int64),
-                    "confidence_auc": confidence_auc,
-                }
-            )
-        )
-    return _by_system(tables)
 
 
 def _quartile_table(
