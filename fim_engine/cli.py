@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -180,18 +180,13 @@ def _predict(args: argparse.Namespace) -> int:
     )
     texts = read_texts(args.input)
     fisher = args.fisher or args.hints
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    truncated = 0
-    with (
-        args.output.open("w", encoding="utf-8") as out,
-        tqdm(total=len(texts), desc="predict", unit="text") as bar,
-    ):
-        for start in range(0, len(texts), CHUNK):
-            chunk = texts[start : start + CHUNK]
-            for record in _records(system, chunk, fisher=fisher, hints=args.hints):
-                truncated += record["truncated"]
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
-            bar.update(len(chunk))
+    truncated = _write_jsonl(
+        args.output,
+        texts,
+        "predict",
+        lambda chunk: _records(system, chunk, fisher=fisher, hints=args.hints),
+        lambda record: int(record["truncated"]),
+    )
     print(f"wrote {len(texts)} predictions to {args.output}")
     if truncated:
         print(
@@ -253,30 +248,49 @@ def _suggest(args: argparse.Namespace) -> int:
     sources = args.source or list(SUGGESTION_SOURCES)
     wordnet = load_wordnet(args.wordnet) if {"synonym", "antonym"} & set(sources) else None
     texts = read_texts(args.input)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    count = 0
+
+    def reports(chunk: list[str]) -> list[dict[str, Any]]:
+        found = suggest_many(
+            chunk,
+            systems,
+            guide=guide,
+            words=args.words,
+            top_k=args.top_k,
+            neighbours=args.neighbours,
+            sources=sources,
+            wordnet=wordnet,
+        )
+        return [report.to_dict() for report in found]
+
+    count = _write_jsonl(
+        args.output, texts, "suggest", reports, lambda record: len(record["suggestions"])
+    )
+    print(f"wrote {count} verified suggestions for {len(texts)} texts to {args.output}")
+    return 0
+
+
+def _write_jsonl(
+    path: Path,
+    texts: list[str],
+    desc: str,
+    records: Callable[[list[str]], list[dict[str, Any]]],
+    tally: Callable[[dict[str, Any]], int],
+) -> int:
+    """Write ``records(chunk)`` for chunks of ``texts`` as JSON lines, with a progress bar;
+    return the sum of ``tally`` over the records."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    total = 0
     with (
-        args.output.open("w", encoding="utf-8") as out,
-        tqdm(total=len(texts), desc="suggest", unit="text") as bar,
+        path.open("w", encoding="utf-8") as out,
+        tqdm(total=len(texts), desc=desc, unit="text") as bar,
     ):
         for start in range(0, len(texts), CHUNK):
             chunk = texts[start : start + CHUNK]
-            reports = suggest_many(
-                chunk,
-                systems,
-                guide=guide,
-                words=args.words,
-                top_k=args.top_k,
-                neighbours=args.neighbours,
-                sources=sources,
-                wordnet=wordnet,
-            )
-            for report in reports:
-                count += len(report.suggestions)
-                out.write(json.dumps(report.to_dict(), ensure_ascii=False) + "\n")
+            for record in records(chunk):
+                total += tally(record)
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
             bar.update(len(chunk))
-    print(f"wrote {count} verified suggestions for {len(texts)} texts to {args.output}")
-    return 0
+    return total
 
 
 def _model_names(paths: list[Path]) -> list[str]:
