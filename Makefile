@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-stamp
 BIBI_WORDNET_DIR ?= /usr/share/wordnet
 DEMO_ADDR ?= 127.0.0.1:8000
 
-.PHONY: install demo test test-services test-embedded lint format services worker bench clean
+.PHONY: install demo test test-services test-embedded lint format services browser vendor worker bench clean
 
 $(STAMP): pyproject.toml
 	test -f $(BIBI_WORDNET_DIR)/data.noun || { apt-get update -qq && \
@@ -38,11 +38,28 @@ format: install
 services:
 	bash deploy/ensure-services.sh
 
+# The browser tests drive Debian's chromium package (Playwright's own browser downloads are
+# never used): install it when it is missing. Needs root, as CI has.
+browser:
+	@test -x /usr/bin/chromium || { \
+	  [ "$$(id -u)" = 0 ] || { echo "Install Debian's chromium package (as root: apt-get install chromium)"; exit 1; }; \
+	  echo "Installing chromium for the browser tests"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+# Third-party browser files come from npm (package.json, package-lock.json) into
+# platform/bibi/web/static/vendor/, where they are committed; its README gives versions and licences.
+vendor:
+	npm ci --no-audit --no-fund --ignore-scripts
+	mkdir -p platform/bibi/web/static/vendor/axe-core
+	cp node_modules/axe-core/axe.min.js node_modules/axe-core/LICENSE \
+	  node_modules/axe-core/LICENSE-3RD-PARTY.txt platform/bibi/web/static/vendor/axe-core/
+
 # pytest exits 5 when a selection holds no test: that is not a failure of the suite.
-test-services: install services
+test-services: install services browser
 	BIBI_TEST_BACKEND=services $(BIN)/pytest $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
-test-embedded: install
+test-embedded: install browser
 	BIBI_TEST_BACKEND=embedded $(BIN)/pytest -m embedded $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 test: lint

@@ -122,6 +122,7 @@ INSTALLED_APPS = [
     "bibi.sharedtasks",
     "bibi.systems",
     "bibi.pairs",
+    "bibi.web",
 ]
 
 MIDDLEWARE = [
@@ -172,6 +173,34 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# Pages sign people in with a session; the API also takes tokens (REST_FRAMEWORK below).
+LOGIN_URL = "web:login"
+LOGIN_REDIRECT_URL = "web:home"
+LOGOUT_REDIRECT_URL = "web:home"
+# Password-reset links stay valid this long (seconds).
+PASSWORD_RESET_TIMEOUT = env_int("PASSWORD_RESET_TIMEOUT", 3 * 24 * 3600)
+
+# E-mail (password resets). Without EMAIL_HOST, messages are written to the log (the console
+# backend), so a local site needs no mail server; with it, they go out by SMTP.
+EMAIL_HOST = env_str("EMAIL_HOST")
+EMAIL_BACKEND = env_str("EMAIL_BACKEND") or (
+    "django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.console.EmailBackend"
+)
+EMAIL_PORT = env_int("EMAIL_PORT", 587)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+if EMAIL_USE_TLS and EMAIL_USE_SSL:
+    raise ImproperlyConfigured(
+        "EMAIL_USE_TLS and EMAIL_USE_SSL exclude each other: for implicit TLS (port 465) set "
+        "EMAIL_USE_SSL=1 and EMAIL_USE_TLS=0"
+    )
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 30)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL") or "bibi <noreply@localhost>"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

@@ -20,4 +20,5 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
+    path("", include("bibi.web.urls")),
 ]

@@ -221,3 +221,25 @@ def contest_list(*, user: User, shared_task: SharedTask) -> QuerySet[Contest]:
 def can_view_contest(*, user: User, contest: Contest) -> bool:
     shared_task = contest.pair.pair_set.shared_task
     return contest_list(user=user, shared_task=shared_task).filter(id=contest.id).exists()
+
+
+def entry_pair_count(*, shared_task: SharedTask) -> int:
+    """How many pairs scoring uses: the entries' pairs, less the excluded ones."""
+    return entry_pairs(shared_task=shared_task).filter(is_excluded=False).count()
+
+
+def team_pair_set_list(*, team: Team) -> QuerySet[PairSet]:
+    """One team's own sets, its draft first, then newest first, each with ``pair_count``."""
+    return (
+        PairSet.objects.filter(team=team)
+        .select_related("submitted_by")
+        .annotate(pair_count=Count("pairs"))
+        .order_by(F("submitted_at").desc(nulls_first=True), "-id")
+    )
+
+
+def contest_open_count(*, shared_task: SharedTask) -> int:
+    """Contests waiting for the organizers' decision."""
+    return Contest.objects.filter(
+        pair__pair_set__shared_task=shared_task, status=Contest.Status.OPEN
+    ).count()

@@ -6,12 +6,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from bibi.sharedtasks.models import (
+    AuditLogEntry,
     Dataset,
     Example,
+    Invitation,
     Membership,
     Organizer,
     Phase,
@@ -185,3 +187,165 @@ def is_team_owner(*, user: User, team: Team) -> bool:
     if not user.is_authenticated:
         return False
     return Membership.objects.filter(team=team, user=user, role=Membership.Role.OWNER).exists()
+
+
+# --- What the pages read: a task's schedule, its counts, and who is looking ---------------
+# The schedule functions read ``shared_task.phases.all()``, so a list of tasks fetched with
+# ``prefetch_related("phases")`` is placed on its timeline without a query per task.
+
+TASK_UPCOMING, TASK_OPEN, TASK_FINISHED = "upcoming", "open", "finished"
+
+
+def shared_task_state(*, shared_task: SharedTask, now: datetime | None = None) -> str:
+    """``upcoming`` until its first phase starts (or while it has none), ``finished`` once
+    its results phase has started or every phase has ended, ``open`` in between."""
+    now = now or timezone.now()
+    phases = list(shared_task.phases.all())
+    if not phases or all(phase.starts_at > now for phase in phases):
+        return TASK_UPCOMING
+    results_started = any(
+        phase.kind == Phase.Kind.RESULTS and phase.starts_at <= now for phase in phases
+    )
+    if results_started or all(phase.ends_at <= now for phase in phases):
+        return TASK_FINISHED
+    return TASK_OPEN
+
+
+def shared_tasks_by_state(
+    *, user: User, now: datetime | None = None
+) -> dict[str, list[SharedTask]]:
+    """The tasks ``user`` may see, as ``{"open": [...], "upcoming": [...], "finished": [...]}``."""
+    now = now or timezone.now()
+    grouped: dict[str, list[SharedTask]] = {TASK_OPEN: [], TASK_UPCOMING: [], TASK_FINISHED: []}
+    for shared_task in shared_task_list(user=user).prefetch_related("phases"):
+        grouped[shared_task_state(shared_task=shared_task, now=now)].append(shared_task)
+    return grouped
+
+
+@dataclass(frozen=True)
+class PhaseOnTimeline:
+    phase: Phase
+    state: str  # "past", "current" or "future"
+
+
+@dataclass(frozen=True)
+class PhaseMoment:
+    """The next thing the clock does to a task: a phase opens or closes ``at``."""
+
+    phase: Phase
+    event: str  # "opens" or "closes"
+    at: datetime
+
+
+def phase_timeline(
+    *, shared_task: SharedTask, now: datetime | None = None
+) -> list[PhaseOnTimeline]:
+    now = now or timezone.now()
+    timeline = []
+    for phase in sorted(shared_task.phases.all(), key=lambda phase: phase.starts_at):
+        if phase.ends_at <= now:
+            state = "past"
+        elif phase.starts_at <= now:
+            state = "current"
+        else:
+            state = "future"
+        timeline.append(PhaseOnTimeline(phase=phase, state=state))
+    return timeline
+
+
+def phase_next_moment(
+    *, shared_task: SharedTask, now: datetime | None = None
+) -> PhaseMoment | None:
+    """The soonest phase start or end after ``now``; None once the last phase has ended."""
+    now = now or timezone.now()
+    moments = [
+        PhaseMoment(phase=phase, event=event, at=at)
+        for phase in shared_task.phases.all()
+        for event, at in (("opens", phase.starts_at), ("closes", phase.ends_at))
+        if at > now
+    ]
+    return min(moments, key=lambda moment: moment.at, default=None)
+
+
+def team_counts(*, shared_task: SharedTask) -> dict[str, int]:
+    """How many teams of each kind, e.g. ``{"builder": 3, "breaker": 10}``."""
+    counts = dict.fromkeys(Team.Kind.values, 0)
+    rows = shared_task.teams.values("kind").annotate(count=Count("id")).order_by()
+    counts.update({row["kind"]: row["count"] for row in rows})
+    return counts
+
+
+def dataset_list(*, shared_task: SharedTask) -> QuerySet[Dataset]:
+    """The task's datasets, each with ``example_count``."""
+    return shared_task.datasets.annotate(example_count=Count("examples")).order_by("split")
+
+
+def team_list_with_members(*, shared_task: SharedTask) -> QuerySet[Team]:
+    """Every team with its memberships and their users, in two more queries whatever the size."""
+    memberships = Membership.objects.select_related("user").order_by("joined_at", "id")
+    return team_list(shared_task=shared_task).prefetch_related(
+        Prefetch("memberships", queryset=memberships)
+    )
+
+
+def team_members(*, team: Team) -> QuerySet[Membership]:
+    return team.memberships.select_related("user").order_by("joined_at", "id")
+
+
+def invitation_open_list(*, team: Team, now: datetime | None = None) -> QuerySet[Invitation]:
+    """Invitations that can still be accepted: not used, not revoked, not expired."""
+    now = now or timezone.now()
+    return team.invitations.filter(
+        accepted_at__isnull=True, revoked_at__isnull=True, expires_at__gt=now
+    ).order_by("-created_at")
+
+
+def audit_log_list(
+    *, shared_task: SharedTask, action: str | None = None
+) -> QuerySet[AuditLogEntry]:
+    entries = shared_task.audit_log.select_related("actor")
+    return entries.filter(action=action) if action else entries
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who is looking at a task, found once, so a page answers the visibility questions of
+    every row it shows without a query per row. The rules are ``can_view_team_private``'s."""
+
+    user: User
+    is_organizer: bool
+    membership: Membership | None
+
+    @property
+    def team(self) -> Team | None:
+        return self.membership.team if self.membership else None
+
+    def sees_team_private(self, team: Team) -> bool:
+        return self.is_organizer or (
+            self.membership is not None and self.membership.team_id == team.id
+        )
+
+    def can_view_examples(self, dataset: Dataset) -> bool:
+        """``can_view_examples`` for a task the viewer already sees, without a query."""
+        return dataset.split != Dataset.Split.BLIND_DEV or (
+            self.is_organizer or self.membership is not None
+        )
+
+    def team_name(self, team: Team) -> str:
+        """The real name to the team and the organizers; the alias of an anonymous team to others."""
+        return team.name if self.sees_team_private(team) else team.public_name
+
+
+def viewer_get(*, user: User, shared_task: SharedTask) -> Viewer:
+    return Viewer(
+        user=user,
+        is_organizer=is_organizer(user=user, shared_task=shared_task),
+        membership=membership_get(user=user, shared_task=shared_task),
+    )
+
+
+def example_get(*, shared_task: SharedTask, split: str, external_id: str) -> Example | None:
+    """One example of the task's ``split`` dataset by its id in the imported file."""
+    return Example.objects.filter(
+        dataset__shared_task=shared_task, dataset__split=split, external_id=external_id
+    ).first()

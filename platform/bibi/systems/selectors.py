@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Count, Prefetch, QuerySet
 from django.utils import timezone
 
 from bibi.sharedtasks import selectors as sharedtask_selectors
@@ -81,3 +81,41 @@ def starter_fisher(*, version: SystemVersion) -> QuerySet[Prediction]:
         .select_related("example")
         .order_by("-lambda_max", "id")
     )
+
+
+def system_count_ready(*, shared_task: SharedTask) -> int:
+    """Systems with an active (ready) version: the ones that take part."""
+    return System.objects.filter(shared_task=shared_task, active_version__isnull=False).count()
+
+
+def system_list_with_versions(*, user, shared_task: SharedTask) -> QuerySet[System]:
+    """``system_list`` with every system's versions, newest first, in one more query."""
+    versions = SystemVersion.objects.order_by("-number")
+    return system_list(user=user, shared_task=shared_task).prefetch_related(
+        Prefetch("versions", queryset=versions)
+    )
+
+
+def system_get(*, user, shared_task: SharedTask, system_id: int) -> System | None:
+    """The system, if ``user`` may see it (its team's members and the organizers)."""
+    system = (
+        System.objects.select_related("team", "shared_task", "active_version")
+        .filter(shared_task=shared_task, id=system_id)
+        .first()
+    )
+    if system is None or not can_view_system(user=user, system=system):
+        return None
+    return system
+
+
+def version_status_counts(*, shared_task: SharedTask) -> dict[str, int]:
+    """How many versions of the task's systems are in each status, every status named."""
+    counts = dict.fromkeys(SystemVersion.Status.values, 0)
+    rows = (
+        SystemVersion.objects.filter(system__shared_task=shared_task)
+        .values("status")
+        .annotate(count=Count("id"))
+        .order_by()
+    )
+    counts.update({row["status"]: row["count"] for row in rows})
+    return counts

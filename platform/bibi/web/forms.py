@@ -1,0 +1,248 @@
+"""The pages' forms: they check the shape of what was typed; the services check the rest.
+
+A service refuses with Django's ``ValidationError``, often keyed by the field at fault
+(``{"name": "A team named ... already exists"}``); ``add_service_error`` puts each message
+beside that field when the form has one, and above the form otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import UserCreationForm
+from django.core.exceptions import ValidationError
+
+from bibi.labelmaps import LABEL_MAP_HELP, label_map_parse
+from bibi.pairs.models import Contest
+from bibi.pairs.services import REASON_MAX_CHARS
+
+# The admin's import form serves the organizers' page too: one form, one set of fields.
+from bibi.sharedtasks.admin import ExamplesImportForm as ExamplesImportForm
+from bibi.sharedtasks.models import Phase, SharedTask, Team
+from bibi.systems.models import Prediction, System
+
+
+def add_service_error(form: forms.Form, error: ValidationError) -> None:
+    """Show a service's refusal on ``form``: by field where it names one the form has."""
+    if not hasattr(error, "error_dict"):
+        form.add_error(None, error)
+        return
+    for field, errors in error.error_dict.items():
+        messages = [message for each in errors for message in each.messages]
+        if field in form.fields:
+            form.add_error(field, messages)
+        else:
+            form.add_error(None, [f"{field.replace('_', ' ')}: {m}" for m in messages])
+
+
+class LabelMapField(forms.CharField):
+    """``0=negative,1=positive`` into ``{"0": "negative", "1": "positive"}`` (or None)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("help_text", LABEL_MAP_HELP)
+        super().__init__(**kwargs)
+
+    def to_python(self, value: Any) -> dict[str, str] | None:  # type: ignore[override]
+        text = super().to_python(value)
+        return label_map_parse(text) or None
+
+
+class DateTimeLocalInput(forms.DateTimeInput):
+    """The browser's date and time picker; the value is read as UTC, the server's time."""
+
+    input_type = "datetime-local"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(format="%Y-%m-%dT%H:%M", **kwargs)
+
+
+def utc_datetime_field(label: str, **kwargs: Any) -> forms.DateTimeField:
+    return forms.DateTimeField(label=f"{label} (UTC)", widget=DateTimeLocalInput(), **kwargs)
+
+
+# --- Accounts ------------------------------------------------------------------------------
+
+
+class SignupForm(UserCreationForm):
+    email = forms.EmailField(
+        help_text="Used only to send you a link when you forget your password."
+    )
+
+    class Meta(UserCreationForm.Meta):
+        model = get_user_model()
+        fields = ("username", "email")
+
+
+# --- Shared tasks and phases ---------------------------------------------------------------
+
+
+class SharedTaskCreateForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    slug = forms.SlugField(
+        max_length=80,
+        help_text="The task's name in its web address: letters, digits, hyphens. It never changes.",
+    )
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
+    labels = forms.CharField(
+        initial="negative, positive",
+        help_text="The label set, in order, separated by commas.",
+    )
+    is_public = forms.BooleanField(
+        required=False, initial=True, label="Anyone may read the task's public pages"
+    )
+
+    def clean_labels(self) -> list[str]:
+        return [label.strip() for label in self.cleaned_data["labels"].split(",") if label.strip()]
+
+
+class PhaseCreateForm(forms.Form):
+    kind = forms.ChoiceField(choices=Phase.Kind.choices, label="Phase")
+    starts_at = utc_datetime_field("Starts")
+    ends_at = utc_datetime_field("Ends")
+
+
+class PhaseUpdateForm(forms.Form):
+    starts_at = utc_datetime_field("Starts")
+    ends_at = utc_datetime_field("Ends")
+
+
+class PhaseExtendForm(forms.Form):
+    ends_at = utc_datetime_field("New deadline")
+    reason = forms.CharField(max_length=500, required=False, help_text="Shown in the audit log.")
+
+
+# --- Teams ---------------------------------------------------------------------------------
+
+
+class TeamCreateForm(forms.Form):
+    kind = forms.ChoiceField(
+        choices=Team.Kind.choices, widget=forms.RadioSelect, label="The team builds or breaks"
+    )
+    name = forms.CharField(max_length=120, label="Team name")
+    is_anonymous = forms.BooleanField(
+        required=False,
+        label="Anonymous: show an alias instead of the name to everyone but the team and the organizers",
+    )
+
+
+class TeamUpdateForm(forms.Form):
+    name = forms.CharField(max_length=120, label="Team name")
+    is_anonymous = forms.BooleanField(
+        required=False,
+        label="Anonymous: show an alias instead of the name to everyone but the team and the organizers",
+    )
+
+
+# --- Builders ------------------------------------------------------------------------------
+
+
+class SystemCreateForm(forms.Form):
+    name = forms.CharField(max_length=120, label="System name")
+    kind = forms.ChoiceField(choices=System.Kind.choices, widget=forms.RadioSelect)
+
+
+class ArchiveUploadForm(forms.Form):
+    archive = forms.FileField(
+        label="Model archive",
+        help_text="A .zip or .tar.gz of a transformers or bibi-native model directory.",
+        widget=forms.ClearableFileInput(attrs={"accept": ".zip,.tar.gz,.tgz"}),
+    )
+    label_mapping = LabelMapField(
+        label="Label mapping",
+        help_text="Only if the model's label names differ from the task's: MODEL_LABEL=TASK_LABEL "
+        "pairs separated by commas, e.g. LABEL_0=negative,LABEL_1=positive.",
+    )
+
+
+class PredictionsUploadForm(forms.Form):
+    file = forms.FileField(
+        help_text="CSV, TSV or JSON Lines: columns id,label for the blind dev set; "
+        "text,label for the pair texts."
+    )
+    source = forms.ChoiceField(
+        choices=[
+            (Prediction.Source.BLIND_DEV, "The blind dev set (during the build phase)"),
+            (Prediction.Source.PAIRS, "The pair texts (after the break phase)"),
+        ],
+        widget=forms.RadioSelect,
+        label="Predictions for",
+    )
+    label_map = LabelMapField(label="Label map")
+
+
+# --- Breakers ------------------------------------------------------------------------------
+
+
+class PairSetUploadForm(forms.Form):
+    file = forms.FileField(
+        label="Pair-set file",
+        help_text="CSV, TSV or JSON Lines: one pair a row (original_id, variant_text, "
+        "variant_label, optional rationale and tags), or the 2017 two-rows-a-pair layout.",
+    )
+    format = forms.ChoiceField(
+        choices=[
+            ("", "From the file name"),
+            ("csv", "CSV"),
+            ("tsv", "TSV"),
+            ("jsonl", "JSON Lines"),
+        ],
+        required=False,
+    )
+    label_map = LabelMapField(label="Label map")
+
+
+class PairAddForm(forms.Form):
+    original_id = forms.CharField(
+        max_length=200,
+        label="Original (its id in the starter set)",
+        help_text="Pick one from the starter set page, or type its id.",
+    )
+    variant_text = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        strip=False,
+        label="Variant",
+        help_text="The original with a minimal edit.",
+    )
+    variant_label = forms.ChoiceField(label="The variant's label")
+    rationale = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 2}),
+        required=False,
+        help_text="Why this edit should be hard for the systems.",
+    )
+    tags = forms.MultipleChoiceField(
+        widget=forms.CheckboxSelectMultiple, required=False, label="Strategy"
+    )
+
+    def __init__(self, *args: Any, shared_task: SharedTask, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["variant_label"].choices = [(label, label) for label in shared_task.labels]
+        self.fields["tags"].choices = [(tag, tag) for tag in shared_task.strategy_tags]
+
+
+class ContestForm(forms.Form):
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        max_length=REASON_MAX_CHARS,
+        help_text="Why the label is wrong. The author team and the organizers read it.",
+    )
+
+
+class AdjudicateForm(forms.Form):
+    decision = forms.ChoiceField(choices=Contest.Decision.choices, widget=forms.RadioSelect)
+    new_label = forms.ChoiceField(
+        required=False, label="New label", help_text="Only for the decision 'Relabel'."
+    )
+    note = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 2}),
+        max_length=REASON_MAX_CHARS,
+        help_text="The reasons for the decision: both teams read it.",
+    )
+
+    def __init__(self, *args: Any, shared_task: SharedTask, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["new_label"].choices = [("", "—")] + [
+            (label, label) for label in shared_task.labels
+        ]

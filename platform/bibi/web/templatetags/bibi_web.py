@@ -1,0 +1,54 @@
+"""Small template helpers: naming teams as the viewer may see them, dates, failure help."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django import template
+
+from bibi.sharedtasks.models import Dataset, Team
+from bibi.sharedtasks.selectors import Viewer
+from bibi.sharedtasks.services import moment_text
+from bibi.web.failures import FailureHelp, failure_help
+
+register = template.Library()
+
+
+@register.filter
+def team_name(team: Team, viewer: Viewer) -> str:
+    """``{{ team|team_name:viewer }}``: the alias of an anonymous team, unless the viewer
+    is in it or organizes the task."""
+    return viewer.team_name(team)
+
+
+@register.filter
+def moment(value: datetime | None) -> str:
+    """A date as the platform writes deadlines: ``2025-05-01 12:00:00 UTC``."""
+    return moment_text(value) if value else ""
+
+
+@register.filter
+def iso(value: datetime | None) -> str:
+    return value.isoformat() if value else ""
+
+
+@register.filter
+def failure(reason: str) -> FailureHelp | None:
+    return failure_help(reason)
+
+
+@register.filter
+def percent(value: float | None) -> str:
+    """A share as ``87.5%``; a dash for none (a missing attribute resolves to "")."""
+    return f"{100 * value:.1f}%" if isinstance(value, int | float) else "—"
+
+
+@register.inclusion_tag("web/includes/field.html")
+def field(bound_field):  # type: ignore[no-untyped-def]
+    """One form field with its label, help text and errors, tied together for screen readers."""
+    return {"field": bound_field}
+
+
+@register.filter
+def can_view_examples(viewer: Viewer, dataset: Dataset) -> bool:
+    return viewer.can_view_examples(dataset)

@@ -1,0 +1,301 @@
+"""Breaker pages: pair-set uploads with every row error, the team's sets and entry, the
+draft built one pair at a time, and contests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from bibi.api import rejected_file_body
+from bibi.files import FileRejected
+from bibi.pairs import selectors as pair_selectors
+from bibi.pairs import services as pair_services
+from bibi.pairs.layouts import pair_input_from_fields
+from bibi.pairs.models import Pair, PairSet
+from bibi.sharedtasks import selectors as task_selectors
+from bibi.sharedtasks.models import Dataset, SharedTask, Team
+from bibi.sharedtasks.selectors import Viewer
+from bibi.web.access import require_team, task_and_viewer
+from bibi.web.forms import ContestForm, PairAddForm, PairSetUploadForm, add_service_error
+
+PAIRS_PER_PAGE = 100
+
+
+def _pairs_page(
+    request: HttpRequest,
+    shared_task: SharedTask,
+    viewer: Viewer,
+    team: Team,
+    *,
+    status: int = 200,
+    **forms: Any,
+) -> HttpResponse:
+    pair_sets = list(pair_selectors.team_pair_set_list(team=team))
+    draft = next((s for s in pair_sets if s.status == PairSet.Status.DRAFT), None)
+    entry = pair_selectors.pair_set_entry(team=team)
+    # "Start a pair from this original" on the starter set page lands here.
+    original_id = request.GET.get("original", "").strip()
+    original = (
+        task_selectors.example_get(
+            shared_task=shared_task, split=Dataset.Split.STARTER, external_id=original_id
+        )
+        if original_id
+        else None
+    )
+    add_form = forms.get("add_form") or PairAddForm(
+        shared_task=shared_task,
+        initial={"original_id": original_id, "variant_text": original.text if original else ""},
+    )
+    context = {
+        "shared_task": shared_task,
+        "viewer": viewer,
+        "tab": "pairs",
+        "team": team,
+        "pair_sets": [s for s in pair_sets if s.status == PairSet.Status.SUBMITTED],
+        "draft": draft,
+        "draft_pairs": pair_selectors.pair_list(pair_set=draft) if draft else [],
+        "entry": entry,
+        "original": original,
+        "upload_form": forms.get("upload_form") or PairSetUploadForm(),
+        "add_form": add_form,
+        "rejected": forms.get("rejected"),
+        "add_rejected": forms.get("add_rejected"),
+    }
+    return render(request, "web/pairs.html", context, status=status)
+
+
+@login_required
+def pairs(request: HttpRequest, slug: str) -> HttpResponse:
+    shared_task, viewer = task_and_viewer(request, slug)
+    team = require_team(viewer, Team.Kind.BREAKER)
+    return _pairs_page(request, shared_task, viewer, team)
+
+
+@login_required
+@require_POST
+def pair_set_upload(request: HttpRequest, slug: str) -> HttpResponse:
+    shared_task, viewer = task_and_viewer(request, slug)
+    team = require_team(viewer, Team.Kind.BREAKER)
+    form = PairSetUploadForm(request.POST, request.FILES)
+    rejected = None
+    if form.is_valid():
+        try:
+            pair_set = pair_services.pair_set_upload(
+                team=team,
+                user=request.user,
+                file=form.cleaned_data["file"],
+                file_format=form.cleaned_data["format"] or None,
+                label_map=form.cleaned_data["label_map"],
+            )
+        except FileRejected as error:
+            rejected = rejected_file_body(error)
+        except ValidationError as error:
+            add_service_error(form, error)
+        else:
+            count = pair_set.pairs.count()
+            messages.success(
+                request, f"Pair set {pair_set.id} is submitted: {count} pair{'s' * (count != 1)}."
+            )
+            return redirect("web:pair-set", slug=slug, pk=pair_set.id)
+    return _pairs_page(
+        request, shared_task, viewer, team, upload_form=form, rejected=rejected, status=400
+    )
+
+
+@login_required
+@require_POST
+def pair_add(request: HttpRequest, slug: str) -> HttpResponse:
+    shared_task, viewer = task_and_viewer(request, slug)
+    team = require_team(viewer, Team.Kind.BREAKER)
+    form = PairAddForm(request.POST, shared_task=shared_task)
+    rejected = None
+    if form.is_valid():
+        try:
+            pair_services.pair_add(
+                team=team, user=request.user, pair=pair_input_from_fields(0, form.cleaned_data)
+            )
+        except FileRejected as error:
+            rejected = rejected_file_body(error)
+        except ValidationError as error:
+            add_service_error(form, error)
+        else:
+            messages.success(request, "The pair is checked and added to the draft.")
+            return redirect("web:pairs", slug=slug)
+    return _pairs_page(
+        request, shared_task, viewer, team, add_form=form, add_rejected=rejected, status=400
+    )
+
+
+def _draft_pair(team: Team, pair_id: int) -> Pair:
+    draft = pair_selectors.pair_set_draft(team=team)
+    pair = draft.pairs.filter(id=pair_id).first() if draft else None
+    if pair is None:
+        raise Http404("Your team's draft has no such pair.")
+    return pair
+
+
+@login_required
+@require_POST
+def pair_remove(request: HttpRequest, slug: str, pair_id: int) -> HttpResponse:
+    _, viewer = task_and_viewer(request, slug)
+    team = require_team(viewer, Team.Kind.BREAKER)
+    pair_services.pair_remove(pair=_draft_pair(team, pair_id), user=request.user)
+    messages.success(request, "The pair is removed from the draft.")
+    return redirect("web:pairs", slug=slug)
+
+
+@login_required
+@require_POST
+def draft_submit(request: HttpRequest, slug: str) -> HttpResponse:
+    _, viewer = task_and_viewer(request, slug)
+    team = require_team(viewer, Team.Kind.BREAKER)
+    draft = pair_selectors.pair_set_draft(team=team)
+    if draft is None:
+        messages.error(request, "Your team has no draft: add a pair first.")
+        return redirect("web:pairs", slug=slug)
+    try:
+        pair_set = pair_services.pair_set_draft_submit(pair_set=draft, user=request.user)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+        return redirect("web:pairs", slug=slug)
+    messages.success(request, f"The draft is submitted as pair set {pair_set.id}.")
+    return redirect("web:pair-set", slug=slug, pk=pair_set.id)
+
+
+def _pair_set_for(request: HttpRequest, shared_task: SharedTask, pk: int) -> PairSet:
+    pair_set = (
+        PairSet.objects.select_related("team", "shared_task", "submitted_by")
+        .filter(shared_task=shared_task, pk=pk)
+        .first()
+    )
+    if pair_set is None or not pair_selectors.can_view_pair_set(
+        user=request.user, pair_set=pair_set
+    ):
+        raise Http404("No pair set matches this address.")
+    return pair_set
+
+
+@login_required
+def pair_set_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    shared_task, viewer = task_and_viewer(request, slug)
+    pair_set = _pair_set_for(request, shared_task, pk)
+    entry = pair_selectors.pair_set_entry(team=pair_set.team)
+    page = Paginator(pair_selectors.pair_list(pair_set=pair_set), PAIRS_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
+    context = {
+        "shared_task": shared_task,
+        "viewer": viewer,
+        "tab": "pairs",
+        "pair_set": pair_set,
+        "is_entry": entry is not None and entry.id == pair_set.id,
+        "is_member": viewer.team is not None and viewer.team.id == pair_set.team_id,
+        "page": page,
+    }
+    return render(request, "web/pair_set.html", context)
+
+
+@login_required
+@require_POST
+def pair_set_final(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    shared_task, _ = task_and_viewer(request, slug)
+    pair_set = _pair_set_for(request, shared_task, pk)
+    is_final = request.POST.get("is_final") == "1"
+    try:
+        pair_services.pair_set_mark_final(pair_set=pair_set, user=request.user, is_final=is_final)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    else:
+        if is_final:
+            messages.success(request, f"Pair set {pk} is your team's final entry.")
+        else:
+            messages.success(
+                request, "No set is marked final: your latest set before the deadline is the entry."
+            )
+    return redirect("web:pairs", slug=slug)
+
+
+# --- Contests ------------------------------------------------------------------------------
+
+
+@login_required
+def contests(request: HttpRequest, slug: str) -> HttpResponse:
+    """The contests that concern the viewer's team: filed by it, or against its pairs."""
+    shared_task, viewer = task_and_viewer(request, slug)
+    if viewer.team is None:
+        require_team(viewer, Team.Kind.BREAKER)
+    context = {
+        "shared_task": shared_task,
+        "viewer": viewer,
+        "tab": "contests",
+        "contests": pair_selectors.contest_list(user=request.user, shared_task=shared_task),
+        "contest_phase_open": pair_selectors.contest_phase_is_open(shared_task=shared_task),
+    }
+    return render(request, "web/contests.html", context)
+
+
+@login_required
+def contestable_pairs(request: HttpRequest, slug: str) -> HttpResponse:
+    """During the contest phase: the other teams' entry pairs, without team or rationale."""
+    shared_task, viewer = task_and_viewer(request, slug)
+    if viewer.team is None:
+        require_team(viewer, Team.Kind.BREAKER)
+    queryset = pair_selectors.contestable_pair_list(user=request.user, shared_task=shared_task)
+    page = Paginator(queryset, PAIRS_PER_PAGE).get_page(request.GET.get("page"))
+    contested = set(
+        pair_selectors.contest_list(user=request.user, shared_task=shared_task)
+        .filter(team=viewer.team)
+        .values_list("pair_id", flat=True)
+    )
+    context = {
+        "shared_task": shared_task,
+        "viewer": viewer,
+        "tab": "contests",
+        "page": page,
+        "contested": contested,
+        "contest_phase_open": pair_selectors.contest_phase_is_open(shared_task=shared_task),
+    }
+    return render(request, "web/contestable_pairs.html", context)
+
+
+def _contestable_pair(request: HttpRequest, shared_task: SharedTask, pair_id: int) -> Pair:
+    pair = (
+        pair_selectors.contestable_pair_list(user=request.user, shared_task=shared_task)
+        .filter(id=pair_id)
+        .first()
+    )
+    if pair is None:
+        raise Http404("No pair your team may contest matches this address.")
+    return pair
+
+
+@login_required
+def contest_create(request: HttpRequest, slug: str, pair_id: int) -> HttpResponse:
+    shared_task, viewer = task_and_viewer(request, slug)
+    if viewer.team is None:
+        require_team(viewer, Team.Kind.BREAKER)
+    pair = _contestable_pair(request, shared_task, pair_id)
+    form = ContestForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            pair_services.contest_create(pair=pair, user=request.user, **form.cleaned_data)
+        except ValidationError as error:
+            add_service_error(form, error)
+        else:
+            messages.success(request, "The contest is filed: the organizers will decide.")
+            return redirect("web:contests", slug=slug)
+    context = {
+        "shared_task": shared_task,
+        "viewer": viewer,
+        "tab": "contests",
+        "pair": pair,
+        "form": form,
+    }
+    return render(request, "web/contest_create.html", context, status=400 if form.errors else 200)

@@ -1,0 +1,229 @@
+"""Builder pages: a team's systems, one system with its versions, uploads, activation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.template.defaultfilters import filesizeformat
+from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
+from django.views.decorators.http import require_POST
+
+from bibi.api import rejected_file_body
+from bibi.files import FileRejected
+from bibi.sharedtasks.models import SharedTask, Team
+from bibi.sharedtasks.selectors import Viewer
+from bibi.systems import selectors as system_selectors
+from bibi.systems import services as system_services
+from bibi.systems.models import System, SystemVersion
+from bibi.systems.upload import SizeLimitedUpload
+from bibi.web.access import require_team, task_and_viewer
+from bibi.web.forms import (
+    ArchiveUploadForm,
+    PredictionsUploadForm,
+    SystemCreateForm,
+    add_service_error,
+)
+
+PENDING = (SystemVersion.Status.QUEUED, SystemVersion.Status.RUNNING)
+
+
+@login_required
+def systems(request: HttpRequest, slug: str) -> HttpResponse:
+    shared_task, viewer = task_and_viewer(request, slug)
+    require_team(viewer, Team.Kind.BUILDER)
+    return _systems_page(request, shared_task, viewer, SystemCreateForm())
+
+
+def _systems_page(
+    request: HttpRequest,
+    shared_task: SharedTask,
+    viewer: Viewer,
+    form: SystemCreateForm,
+    status: int = 200,
+) -> HttpResponse:
+    context = {
+        "shared_task": shared_task,
+        "viewer": viewer,
+        "tab": "systems",
+        "systems": system_selectors.system_list(user=request.user, shared_task=shared_task),
+        "form": form,
+    }
+    return render(request, "web/systems.html", context, status=status)
+
+
+@login_required
+@require_POST
+def system_create(request: HttpRequest, slug: str) -> HttpResponse:
+    shared_task, viewer = task_and_viewer(request, slug)
+    team = require_team(viewer, Team.Kind.BUILDER)
+    form = SystemCreateForm(request.POST)
+    if form.is_valid():
+        try:
+            system = system_services.system_create(
+                team=team, actor=request.user, **form.cleaned_data
+            )
+        except ValidationError as error:
+            add_service_error(form, error)
+        else:
+            messages.success(request, f"The system {system.name} is created.")
+            return redirect("web:system", slug=slug, system_id=system.id)
+    return _systems_page(request, shared_task, viewer, form, status=400)
+
+
+def _system_for(
+    request: HttpRequest, slug: str, system_id: int
+) -> tuple[SharedTask, Viewer, System]:
+    shared_task, viewer = task_and_viewer(request, slug)
+    system = system_selectors.system_get(
+        user=request.user, shared_task=shared_task, system_id=system_id
+    )
+    if system is None:
+        raise Http404("No system matches this address.")
+    return shared_task, viewer, system
+
+
+def _system_page(
+    request: HttpRequest,
+    shared_task: SharedTask,
+    viewer: Viewer,
+    system: System,
+    *,
+    status: int = 200,
+    **forms: Any,
+) -> HttpResponse:
+    versions = list(system_selectors.version_list(system=system))
+    is_member = viewer.team is not None and viewer.team.id == system.team_id
+    context = {
+        "shared_task": shared_task,
+        "viewer": viewer,
+        "tab": "systems",
+        "system": system,
+        "versions": versions,
+        "is_member": is_member,
+        "pending": any(version.status in PENDING for version in versions),
+        "upload_max_bytes": settings.SYSTEM_UPLOAD_MAX_BYTES,
+        "archive_form": forms.get("archive_form") or ArchiveUploadForm(),
+        "predictions_form": forms.get("predictions_form") or PredictionsUploadForm(),
+        "rejected": forms.get("rejected"),
+    }
+    return render(request, "web/system.html", context, status=status)
+
+
+@login_required
+def system_detail(request: HttpRequest, slug: str, system_id: int) -> HttpResponse:
+    shared_task, viewer, system = _system_for(request, slug, system_id)
+    return _system_page(request, shared_task, viewer, system)
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    """The upload script asks for JSON, to follow its progress bar with a message or a page."""
+    return "application/json" in request.headers.get("Accept", "")
+
+
+@csrf_exempt
+def version_upload(request: HttpRequest, slug: str, system_id: int) -> HttpResponse:
+    # The size limit has to watch the body from its first byte, and the CSRF check would
+    # read the whole body first: install the limit, then check CSRF.
+    limiter = SizeLimitedUpload(request, settings.SYSTEM_UPLOAD_MAX_BYTES)
+    request.upload_handlers.insert(0, limiter)
+    return _version_upload(request, slug, system_id, limiter)
+
+
+@csrf_protect
+@login_required
+@require_POST
+def _version_upload(
+    request: HttpRequest, slug: str, system_id: int, limiter: SizeLimitedUpload
+) -> HttpResponse:
+    shared_task, viewer, system = _system_for(request, slug, system_id)
+    form = ArchiveUploadForm(request.POST, request.FILES)
+    if limiter.exceeded:
+        # The cut-off file never arrived: say why, not that it is missing.
+        form.errors.pop("archive", None)
+        form.add_error(
+            "archive",
+            f"The archive is larger than the limit of "
+            f"{filesizeformat(settings.SYSTEM_UPLOAD_MAX_BYTES)}.",
+        )
+    elif form.is_valid():
+        try:
+            version = system_services.system_version_upload(
+                system=system,
+                actor=request.user,
+                archive=form.cleaned_data["archive"],
+                label_mapping=form.cleaned_data["label_mapping"],
+            )
+        except ValidationError as error:
+            add_service_error(form, error)
+        else:
+            messages.success(
+                request,
+                f"Version {version.number} is uploaded and queued: this page follows its "
+                "validation.",
+            )
+            location = reverse("web:system", kwargs={"slug": slug, "system_id": system.id})
+            if _wants_json(request):
+                return JsonResponse({"location": location})
+            return redirect(location)
+    if _wants_json(request):
+        errors = [str(message) for messages in form.errors.values() for message in messages]
+        return JsonResponse({"errors": errors}, status=400)
+    return _system_page(request, shared_task, viewer, system, archive_form=form, status=400)
+
+
+@login_required
+@require_POST
+def predictions_upload(request: HttpRequest, slug: str, system_id: int) -> HttpResponse:
+    shared_task, viewer, system = _system_for(request, slug, system_id)
+    form = PredictionsUploadForm(request.POST, request.FILES)
+    rejected = None
+    if form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            version = system_services.system_predictions_upload(
+                system=system,
+                actor=request.user,
+                data=upload.read(),
+                filename=upload.name,
+                source=form.cleaned_data["source"],
+                label_map=form.cleaned_data["label_map"],
+            )
+        except FileRejected as error:
+            rejected = rejected_file_body(error)
+        except ValidationError as error:
+            add_service_error(form, error)
+        else:
+            messages.success(request, f"The predictions are stored in version {version.number}.")
+            return redirect("web:system", slug=slug, system_id=system.id)
+    return _system_page(
+        request,
+        shared_task,
+        viewer,
+        system,
+        predictions_form=form,
+        rejected=rejected,
+        status=400,
+    )
+
+
+@login_required
+@require_POST
+def version_activate(request: HttpRequest, slug: str, system_id: int, number: int) -> HttpResponse:
+    _, _, system = _system_for(request, slug, system_id)
+    version = system.versions.filter(number=number).first()
+    if version is None:
+        raise Http404("No version matches this address.")
+    try:
+        system_services.system_version_activate(version=version, actor=request.user)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    else:
+        messages.success(request, f"Version {number} is now the active version.")
+    return redirect("web:system", slug=slug, system_id=system.id)

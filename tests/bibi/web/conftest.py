@@ -1,0 +1,200 @@
+"""What the page tests share: a signed-in browser per role, and a task with something on
+every page (systems in every status, a submitted set, a draft, an invitation)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from bibi.pairs import services as pair_services
+from bibi.pairs.checks import PairInput
+from bibi.pairs.models import PairSet
+from bibi.sharedtasks import services as task_services
+from bibi.sharedtasks.models import Invitation
+from bibi.systems import services as system_services
+from bibi.systems.models import System, SystemVersion
+
+from ...conftest import REPO_ROOT
+from ..conftest import Cast, build_cast
+from ..pairs.conftest import GOOD_PAIRS, pair_inputs
+
+SLUG = "sst"
+TASK = f"/tasks/{SLUG}/"
+# Words that appear only in one team's private records: a page that shows them to anyone
+# outside the team (and the organizers) leaks.
+SECRET_SYSTEM = "quokka-cnn"
+SECRET_FAILURE = "the label named LABEL_7 is unknown"
+SECRET_DRAFT_VARIANT = "I adore this movie!"
+
+
+def page_client(cast: Cast, role: str) -> Client:
+    client = Client()
+    if role != "anonymous":
+        client.force_login(getattr(cast, role))
+    return client
+
+
+@dataclass
+class Scene:
+    cast: Cast
+    system: System
+    ready: SystemVersion
+    failed: SystemVersion
+    pair_set: PairSet
+    draft: PairSet
+    invitation: Invitation
+
+
+def build_scene(cast: Cast) -> Scene:
+    """The cast in the break phase, with a builder system that has a ready and a failed
+    version, the breakers' submitted set (the four 2017 pairs) and a one-pair draft."""
+    system = system_services.system_create(
+        team=cast.builder_team, actor=cast.builder, name=SECRET_SYSTEM, kind="hosted"
+    )
+    ready = SystemVersion.objects.create(
+        system=system,
+        number=1,
+        status=SystemVersion.Status.READY,
+        archive_name="cnn.zip",
+        dev_accuracy=0.875,
+        dev_macro_f1=0.86,
+        dev_count=3,
+    )
+    failed = SystemVersion.objects.create(
+        system=system,
+        number=2,
+        status=SystemVersion.Status.FAILED,
+        archive_name="cnn-2.zip",
+        failure_reason=SystemVersion.FailureReason.LABEL_MISMATCH,
+        failure_detail=SECRET_FAILURE,
+    )
+    system.active_version = ready
+    system.save()
+    pair_set = pair_services.pair_set_submit(
+        team=cast.breaker_team, user=cast.breaker, pairs=pair_inputs(GOOD_PAIRS)
+    )
+    pair_services.pair_add(
+        team=cast.breaker_team,
+        user=cast.breaker,
+        pair=PairInput(
+            row=0, original_id="s1", variant_text=SECRET_DRAFT_VARIANT, variant_label="positive"
+        ),
+    )
+    draft = PairSet.objects.get(team=cast.breaker_team, status=PairSet.Status.DRAFT)
+    invitation = task_services.invitation_create(team=cast.breaker_team, actor=cast.breaker)
+    return Scene(cast, system, ready, failed, pair_set, draft, invitation)
+
+
+@pytest.fixture
+def scene(db) -> Scene:
+    return build_scene(build_cast())
+
+
+# --- The browser: Debian's Chromium driven by Playwright, against a live server ---------------
+
+CHROMIUM = Path("/usr/bin/chromium")
+# Headless, and nothing that reaches out to the network on its own.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = REPO_ROOT / "var" / "test-output" / "screenshots"
+AXE = REPO_ROOT / "platform" / "bibi" / "web" / "static" / "vendor" / "axe-core" / "axe.min.js"
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 900}
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"{CHROMIUM} is missing: `make browser` installs Debian's chromium package "
+            "(Playwright's own browser downloads are not used)."
+        )
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API keeps an event loop on this thread, and Django refuses ORM calls
+    # from a thread with a running loop: the tests' own setup code needs them.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            yield chromium
+            chromium.close()
+    finally:
+        if previous is None:
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+        else:
+            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+class Screen:
+    """One browser tab on the live server, saving numbered screenshots for its test."""
+
+    def __init__(self, page: Any, base_url: str, folder: Path) -> None:
+        self.page = page
+        self.base_url = base_url
+        self.folder = folder
+        self.count = 0
+
+    def goto(self, path: str) -> Any:
+        return self.page.goto(f"{self.base_url}{path}")
+
+    def shot(self, name: str) -> Path:
+        self.count += 1
+        path = self.folder / f"{self.count:02d}-{name}.png"
+        self.page.screenshot(path=str(path), full_page=True)
+        return path
+
+    def log_in(self, username: str, password: str) -> None:
+        self.goto("/accounts/login/")
+        self.page.get_by_label("Username").fill(username)
+        self.page.get_by_label("Password").fill(password)
+        self.page.get_by_role("button", name="Log in").click()
+        self.page.wait_for_load_state()
+
+    def axe_violations(self) -> list[dict[str, Any]]:
+        """The serious and critical accessibility violations axe-core finds on the page."""
+        self.page.add_script_tag(path=str(AXE))
+        result = self.page.evaluate("async () => await axe.run(document)")
+        return [
+            {
+                "rule": violation["id"],
+                "impact": violation["impact"],
+                "help": violation["help"],
+                "where": [node["target"] for node in violation["nodes"]][:5],
+            }
+            for violation in result["violations"]
+            if violation["impact"] in ("serious", "critical")
+        ]
+
+
+@pytest.fixture
+def screen(browser, live_server, settings, request) -> Iterator[Screen]:
+    # The live server speaks plain http: cookies marked Secure would never come back.
+    settings.SESSION_COOKIE_SECURE = False
+    settings.CSRF_COOKIE_SECURE = False
+    folder = SCREENSHOTS / request.node.name.replace("/", "_")
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    context = browser.new_context(viewport=DESKTOP)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    try:
+        yield Screen(page, live_server.url, folder)
+    finally:
+        context.close()
