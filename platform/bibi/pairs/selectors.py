@@ -243,3 +243,8 @@ def contest_open_count(*, shared_task: SharedTask) -> int:
     return Contest.objects.filter(
         pair__pair_set__shared_task=shared_task, status=Contest.Status.OPEN
     ).count()
+
+
+def contested_pair_ids(*, team: Team) -> set[int]:
+    """The pairs ``team`` has contested."""
+    return set(Contest.objects.filter(team=team).values_list("pair_id", flat=True))

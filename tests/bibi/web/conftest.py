@@ -7,6 +7,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -198,3 +199,121 @@ def screen(browser, live_server, settings, request) -> Iterator[Screen]:
         yield Screen(page, live_server.url, folder)
     finally:
         context.close()
+
+
+# --- A crowded task, for query counts and for following every link ---------------------------
+
+
+def build_crowd(
+    cast: Cast,
+    *,
+    systems: int = 20,
+    breaker_teams: int = 10,
+    pairs: int = 2000,
+    starter: int = 200,
+    contests: int = 30,
+) -> None:
+    """Fill the cast's task in bulk: ``systems`` hosted systems (three a builder team, each
+    with a ready and a failed version), ``breaker_teams`` breaker teams (the cast's among
+    them) sharing ``pairs`` submitted pairs, a ``starter``-sentence starter set, open
+    contests, a draft and an invitation; then start the contest phase, so every page has
+    something to show."""
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from bibi.pairs.models import Contest, Pair
+    from bibi.sharedtasks.models import Example, Membership, Team
+
+    from ..pairs.conftest import start_phase_now
+
+    task = cast.shared_task
+    users = get_user_model().objects
+    originals = Example.objects.bulk_create(
+        Example(
+            dataset=cast.starter,
+            external_id=f"g{i}",
+            text=f"The crowd's sentence number {i} is rather good .",
+            label=task.labels[i % 2],
+            position=100 + i,
+        )
+        for i in range(starter)
+    )
+
+    def crowd_teams(kind: str, count: int) -> list[Team]:
+        made = Team.objects.bulk_create(
+            Team(shared_task=task, kind=kind, name=f"{kind} {i}", alias=f"Hidden {kind} {i}")
+            for i in range(count)
+        )
+        members = users.bulk_create(
+            get_user_model()(username=f"{kind}-member-{i}") for i in range(count)
+        )
+        Membership.objects.bulk_create(
+            Membership(team=team, user=user, shared_task=task, role=Membership.Role.OWNER)
+            for team, user in zip(made, members, strict=True)
+        )
+        return made
+
+    builder_teams = [cast.builder_team, *crowd_teams("builder", (systems - 1) // 3)]
+    made_systems = System.objects.bulk_create(
+        System(shared_task=task, team=builder_teams[i // 3], name=f"system {i}", kind="hosted")
+        for i in range(systems)
+    )
+    versions = SystemVersion.objects.bulk_create(
+        SystemVersion(
+            system=system,
+            number=number,
+            status=status,
+            dev_accuracy=0.8 if status == "ready" else None,
+            failure_reason="" if status == "ready" else "model_error",
+            failure_detail="" if status == "ready" else "the model raised on text 3",
+        )
+        for system in made_systems
+        for number, status in ((1, "ready"), (2, "failed"))
+    )
+    for system in made_systems:
+        system.active_version = next(v for v in versions if v.system_id == system.id)
+    System.objects.bulk_update(made_systems, ["active_version"])
+
+    breakers = [cast.breaker_team, *crowd_teams("breaker", breaker_teams - 1)]
+    now = timezone.now()
+    pair_sets = PairSet.objects.bulk_create(
+        PairSet(
+            shared_task=task,
+            team=team,
+            status=PairSet.Status.SUBMITTED,
+            source=PairSet.Source.FILE,
+            filename="crowd.csv",
+            submitted_at=now - timedelta(days=2),
+        )
+        for team in breakers
+    )
+    draft = PairSet.objects.create(
+        shared_task=task, team=cast.breaker_team, status=PairSet.Status.DRAFT, source="form"
+    )
+
+    def pair(pair_set: PairSet, row: int) -> Pair:
+        original = originals[row % len(originals)]
+        return Pair(
+            pair_set=pair_set,
+            row=row + 2,
+            original=original,
+            original_text=original.text,
+            original_label=original.label,
+            variant_text=f"{original.text} Variant {row} of set {pair_set.id}.",
+            variant_label=original.label,
+            effective_label=original.label,
+            edit_distance=3,
+        )
+
+    per_set = pairs // len(pair_sets)
+    made_pairs = Pair.objects.bulk_create(
+        pair(pair_set, row) for pair_set in pair_sets for row in range(per_set)
+    )
+    Pair.objects.bulk_create(pair(draft, row) for row in range(20))
+    theirs = [p for p in made_pairs if p.pair_set_id != pair_sets[0].id]
+    Contest.objects.bulk_create(
+        Contest(pair=p, team=cast.builder_team, created_by=cast.builder, reason="Unclear label.")
+        for p in theirs[:contests]
+    )
+    task_services.invitation_create(team=cast.breaker_team, actor=cast.breaker)
+    start_phase_now(task, "contest")

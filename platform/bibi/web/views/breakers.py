@@ -249,11 +249,7 @@ def contestable_pairs(request: HttpRequest, slug: str) -> HttpResponse:
         require_team(viewer, Team.Kind.BREAKER)
     queryset = pair_selectors.contestable_pair_list(user=request.user, shared_task=shared_task)
     page = Paginator(queryset, PAIRS_PER_PAGE).get_page(request.GET.get("page"))
-    contested = set(
-        pair_selectors.contest_list(user=request.user, shared_task=shared_task)
-        .filter(team=viewer.team)
-        .values_list("pair_id", flat=True)
-    )
+    contested = pair_selectors.contested_pair_ids(team=viewer.team) if viewer.team else set()
     context = {
         "shared_task": shared_task,
         "viewer": viewer,

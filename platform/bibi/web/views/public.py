@@ -9,7 +9,7 @@ from django.shortcuts import render
 
 from bibi.pairs import selectors as pair_selectors
 from bibi.sharedtasks import selectors as task_selectors
-from bibi.sharedtasks.models import Dataset, Team
+from bibi.sharedtasks.models import Dataset, Example, Team
 from bibi.systems import selectors as system_selectors
 from bibi.web.access import task_and_viewer
 
@@ -39,14 +39,19 @@ def task_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 def examples(request: HttpRequest, slug: str, split: str) -> HttpResponse:
     shared_task, viewer = task_and_viewer(request, slug)
-    dataset = shared_task.datasets.filter(split=split).first()
-    if dataset is None:
-        raise Http404("This task has no such dataset.")
+    if split not in Dataset.Split.values:
+        raise Http404("Datasets are train, blind_dev and starter.")
+    # A split not imported yet is an empty page, not a dead link in the task's navigation.
+    dataset = shared_task.datasets.filter(split=split).first() or Dataset(
+        shared_task=shared_task, split=split
+    )
     if not task_selectors.can_view_examples(user=request.user, dataset=dataset):
         raise PermissionDenied(
             "The blind dev texts are shown to the task's teams and organizers only."
         )
-    queryset = task_selectors.example_list(dataset=dataset)
+    queryset = (
+        task_selectors.example_list(dataset=dataset) if dataset.pk else Example.objects.none()
+    )
     search = request.GET.get("q", "").strip()
     if search:
         queryset = queryset.filter(text__icontains=search)

@@ -1,0 +1,125 @@
+"""Following every link from the home page, as every role, on a crowded task: every page is
+reachable, no link is dead, and no page costs more than 15 SQL queries, the same number
+whatever the size of the task."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from html.parser import HTMLParser
+from urllib.parse import urldefrag, urlsplit
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+from django.urls import resolve
+
+from bibi.web import urls as web_urls
+
+from ..conftest import ROLES, build_cast
+from .conftest import build_crowd, page_client
+
+MAX_QUERIES = 15
+# Pages reached by submitting a form or from an e-mail, not by a link (tested in
+# test_account_pages): the password-reset steps.
+REACHED_BY_FORM_OR_EMAIL = {
+    "password-reset-done",
+    "password-reset-confirm",
+    "password-reset-complete",
+}
+# Where forms post; each redirects to a page, or shows its page again with the errors.
+ACTIONS = {
+    "logout", "api-token-rotate", "team-create", "team-update", "invitation-create",
+    "invitation-revoke", "system-create", "system-version-upload", "system-predictions-upload",
+    "system-version-activate", "pair-set-upload", "pair-add", "pair-remove", "draft-submit",
+    "pair-set-final", "phase-create", "phase-update", "phase-extend", "examples-import",
+    "contest-decide",
+}  # fmt: skip
+# Pages of one kind (e.g. one per system) looked at, per role: enough to see each page's cost.
+VISITS_PER_PAGE = 3
+
+
+class Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs) -> None:
+        href = dict(attrs).get("href")
+        if tag == "a" and href:
+            self.hrefs.append(href)
+
+
+def site_links(page: str) -> list[str]:
+    parser = Links()
+    parser.feed(page)
+    links = []
+    for href in parser.hrefs:
+        href = urldefrag(href).url
+        parts = urlsplit(href)
+        if parts.scheme or parts.netloc or not parts.path.startswith("/"):
+            continue
+        if parts.path.startswith(("/api/", "/admin/", "/static/")):
+            continue
+        links.append(href)
+    return links
+
+
+def crawl(cast, role: str) -> dict[str, list[tuple[str, int]]]:
+    """Every page ``role`` reaches by links from /, by name: [(url, SQL queries)]."""
+    client = page_client(cast, role)
+    seen: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    queue, visited = ["/"], set()
+    while queue:
+        url = queue.pop(0)
+        if url in visited:
+            continue
+        visited.add(url)
+        name = resolve(urlsplit(url).path).url_name
+        if len(seen[name]) >= VISITS_PER_PAGE:
+            continue
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(url)
+        assert response.status_code == 200, f"the {role} follows a dead link to {url}"
+        seen[name].append((url, len(queries.captured_queries)))
+        queue.extend(site_links(response.content.decode()))
+    return seen
+
+
+def crawl_everyone(cast) -> dict[tuple[str, str], int]:
+    """The most SQL queries each page costs each role, by (role, page name)."""
+    return {
+        (role, name): max(count for _, count in visits)
+        for role in ROLES
+        for name, visits in crawl(cast, role).items()
+    }
+
+
+class _Discard(Exception):
+    pass
+
+
+@pytest.mark.slow
+@pytest.mark.django_db
+def test_every_page_is_linked_from_home_and_costs_at_most_15_queries_at_any_size():
+    with pytest.raises(_Discard), transaction.atomic():
+        small = build_cast()
+        build_crowd(small, systems=2, breaker_teams=2, pairs=20, starter=10, contests=2)
+        sparse_counts = crawl_everyone(small)
+        raise _Discard
+
+    crowded = build_cast()
+    build_crowd(crowded)  # 20 systems, 10 breaker teams, 2,000 pairs
+    counts = crawl_everyone(crowded)
+
+    over = {page: count for page, count in counts.items() if count > MAX_QUERIES}
+    assert over == {}
+    grew = {
+        page: (sparse_counts.get(page), count)
+        for page, count in counts.items()
+        if sparse_counts.get(page) != count
+    }
+    assert grew == {}
+
+    pages = {pattern.name for pattern in web_urls.urlpatterns} - ACTIONS - REACHED_BY_FORM_OR_EMAIL
+    reached = {name for _, name in counts}
+    assert pages - reached == set()
