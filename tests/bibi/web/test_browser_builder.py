@@ -1,0 +1,120 @@
+"""A builder in a real browser: a team, a hosted system, an upload with its progress bar,
+and the system page following validation until the version is ready.
+
+On the services backend a real Celery worker validates the upload; on the embedded
+default the task runs in the live server's process, as in the demo.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import shutil
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from ..conftest import build_cast
+from ..systems.conftest import TINY_MODELS, zip_directory
+
+pytestmark = [pytest.mark.browser, pytest.mark.embedded, pytest.mark.slow]
+
+
+def padded_archive(folder: Path) -> Path:
+    """The tiny bag-of-words model with half a megabyte of notes: an upload that takes a while."""
+    model = folder / "model"
+    shutil.copytree(TINY_MODELS / "tiny-bow", model)
+    (model / "NOTES.txt").write_text(secrets.token_hex(256 * 1024))
+    archive = folder / "tiny-bow.zip"
+    archive.write_bytes(zip_directory(model))
+    return archive
+
+
+@pytest.fixture
+def worker(request):
+    """A worker process where tasks go through the broker; none where they run in-process."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return None
+    return request.getfixturevalue("celery_worker_process")
+
+
+def test_a_builder_uploads_a_hosted_system_and_watches_it_become_ready(
+    transactional_db, worker, screen, tmp_path
+):
+    build_cast(current_phase="build")
+    archive = padded_archive(tmp_path)
+    page = screen.page
+
+    screen.log_in("oscar", "pw-oscar-123")
+    screen.goto("/tasks/sst/")
+    page.get_by_role("link", name="Take part: create or join a team").click()
+    page.get_by_label("Builder").check()
+    page.get_by_label("Team name").fill("Melbourne")
+    screen.shot("team-form")
+    page.get_by_role("button", name="Create the team").click()
+    assert page.get_by_role("heading", level=1).inner_text() == "Melbourne"
+
+    page.get_by_role("link", name="The team's systems").click()
+    page.get_by_label("System name").fill("bow")
+    page.get_by_label("Hosted: the platform runs the model").check()
+    screen.shot("systems")
+    assert screen.axe_violations() == []
+    page.get_by_role("button", name="Create the system").click()
+    assert page.get_by_role("heading", level=1).inner_text() == "bow"
+
+    # Slow the upload down (128 KB/s) so the progress bar is seen moving before it completes.
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": 128 * 1024},
+    )
+    page.get_by_label("Model archive").set_input_files(archive)
+    page.get_by_role("button", name="Upload").click()
+    page.wait_for_function(
+        "() => { const v = document.querySelector('#upload-progress-bar').value;"
+        " return v > 0 && v < 100; }"
+    )
+    assert re.fullmatch(
+        r"\d+% of [\d.]+ KB sent", page.locator("[data-progress-text]").inner_text()
+    )
+    screen.shot("uploading")
+    cdp.send(
+        "Network.emulateNetworkConditions",
+        {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1},
+    )
+    page.wait_for_url(re.compile(r"/tasks/sst/systems/\d+/$"))
+    page.wait_for_load_state()
+    screen.shot("uploaded")
+
+    # The page follows validation by itself and shows the outcome when it comes.
+    page.get_by_text("Dev accuracy").first.wait_for(timeout=180_000)
+    assert page.locator('[data-version-status="1"]').inner_text() == "Ready"
+    assert "The active version is version 1" in page.locator("main").inner_text()
+    screen.shot("ready")
+    assert screen.axe_violations() == []
+
+
+def test_an_archive_over_the_limit_is_refused_before_it_is_sent(
+    transactional_db, screen, settings, tmp_path
+):
+    cast = build_cast(current_phase="build")
+    from bibi.systems import services
+
+    system = services.system_create(
+        team=cast.builder_team, actor=cast.builder, name="big", kind="hosted"
+    )
+    settings.SYSTEM_UPLOAD_MAX_BYTES = 1000
+    archive = tmp_path / "tiny-bow.zip"
+    archive.write_bytes(zip_directory(TINY_MODELS / "tiny-bow"))
+    page = screen.page
+    screen.log_in("bea", "pw-bea-123")
+    screen.goto(f"/tasks/sst/systems/{system.id}/")
+    page.get_by_label("Model archive").set_input_files(archive)
+    page.get_by_role("button", name="Upload").click()
+    alert = page.locator("[data-upload-errors]")
+    alert.wait_for()
+    assert "larger than the limit of 1000 bytes" in alert.inner_text()
+    screen.shot("refused")
+    assert not system.versions.exists()
