@@ -13,7 +13,12 @@ from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from bibi.files import FORMATS
 from bibi.labelmaps import label_map_parse
 from bibi.sharedtasks import selectors, services
-from bibi.sharedtasks.importing import EXAMPLES_FILE, ExamplesImportRejected, examples_import
+from bibi.sharedtasks.importing import (
+    EXAMPLES_FILE,
+    ExamplesImportRejected,
+    ExamplesImportReport,
+    examples_import,
+)
 from bibi.sharedtasks.models import (
     AuditLogEntry,
     Dataset,
@@ -144,6 +149,24 @@ class ExamplesImportForm(forms.Form):
     def clean_label_map(self) -> dict[str, str]:
         return label_map_parse(self.cleaned_data["label_map"])
 
+    def examples_import(self, *, shared_task: SharedTask, actor) -> ExamplesImportReport:
+        """Run ``importing.examples_import`` on the valid form (the admin's page and the
+        organizers' page both use it); raises as it does."""
+        data = self.cleaned_data
+        upload = data["file"]
+        return examples_import(
+            shared_task=shared_task,
+            split=data["split"],
+            actor=actor,
+            data=upload.read(),
+            filename=upload.name,
+            file_format=data["file_format"] or None,
+            label_map=data["label_map"] or None,
+            id_column=data["id_column"],
+            text_column=data["text_column"],
+            label_column=data["label_column"],
+        )
+
 
 @admin.register(SharedTask)
 class SharedTaskAdmin(OrganizerScopedAdmin):
@@ -269,21 +292,9 @@ class SharedTaskAdmin(OrganizerScopedAdmin):
         rejected: ExamplesImportRejected | None = None
         form = ExamplesImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
-            upload = form.cleaned_data["file"]
             split = form.cleaned_data["split"]
             try:
-                report = examples_import(
-                    shared_task=shared_task,
-                    split=split,
-                    actor=request.user,
-                    data=upload.read(),
-                    filename=upload.name,
-                    file_format=form.cleaned_data["file_format"] or None,
-                    label_map=form.cleaned_data["label_map"] or None,
-                    id_column=form.cleaned_data["id_column"],
-                    text_column=form.cleaned_data["text_column"],
-                    label_column=form.cleaned_data["label_column"],
-                )
+                report = form.examples_import(shared_task=shared_task, actor=request.user)
             except ExamplesImportRejected as error:
                 rejected = error
             except ValidationError as error:

@@ -118,12 +118,18 @@ def test_a_builder_activates_another_ready_version(scene):
     assert scene.system.active_version == third
 
 
+def post_dev_predictions(client, system: System, rows: str, **extra):
+    return client.post(
+        f"{TASK}systems/{system.id}/predictions/",
+        {"file": SimpleUploadedFile("dev.csv", rows.encode()), "source": "blind_dev"},
+        **extra,
+    )
+
+
 def test_self_reported_predictions_with_bad_rows_are_listed_by_line(building):
     cast, client, _, reported = building
-    rows = "id,label\nd1,positive\nd2,neutral\nd9,negative\n"
-    response = client.post(
-        f"{TASK}systems/{reported.id}/predictions/",
-        {"file": SimpleUploadedFile("dev.csv", rows.encode()), "source": "blind_dev"},
+    response = post_dev_predictions(
+        client, reported, "id,label\nd1,positive\nd2,neutral\nd9,negative\n"
     )
     assert response.status_code == 400
     html = response.content.decode()
@@ -137,11 +143,7 @@ def test_self_reported_predictions_with_bad_rows_are_listed_by_line(building):
 def test_self_reported_predictions_make_a_version(building):
     cast, client, _, reported = building
     rows = "id,label\nd1,positive\nd2,negative\nd3,negative\n"
-    response = client.post(
-        f"{TASK}systems/{reported.id}/predictions/",
-        {"file": SimpleUploadedFile("dev.csv", rows.encode()), "source": "blind_dev"},
-        follow=True,
-    )
+    response = post_dev_predictions(client, reported, rows, follow=True)
     assert "The predictions are stored in version 1." in response.content.decode()
     reported.refresh_from_db()
     assert reported.active_version.dev_accuracy == pytest.approx(2 / 3)

@@ -17,7 +17,6 @@ from bibi.files import FileRejected
 from bibi.pairs import selectors as pair_selectors
 from bibi.pairs import services as pair_services
 from bibi.pairs.models import Contest
-from bibi.sharedtasks import importing
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Phase, SharedTask
@@ -246,21 +245,8 @@ def examples_import(request: HttpRequest, slug: str) -> HttpResponse:
     form = ExamplesImportForm(request.POST, request.FILES)
     rejected = None
     if form.is_valid():
-        upload = form.cleaned_data["file"]
-        split = form.cleaned_data["split"]
         try:
-            report = importing.examples_import(
-                shared_task=shared_task,
-                split=split,
-                actor=request.user,
-                data=upload.read(),
-                filename=upload.name,
-                file_format=form.cleaned_data["file_format"] or None,
-                label_map=form.cleaned_data["label_map"] or None,
-                id_column=form.cleaned_data["id_column"],
-                text_column=form.cleaned_data["text_column"],
-                label_column=form.cleaned_data["label_column"],
-            )
+            report = form.examples_import(shared_task=shared_task, actor=request.user)
         except FileRejected as error:
             rejected = rejected_file_body(error)
         except ValidationError as error:
@@ -268,8 +254,8 @@ def examples_import(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             messages.success(
                 request,
-                f"Imported {report.created} examples into the {split} dataset from "
-                f"{report.filename} ({report.file_format}, {report.encoding}).",
+                f"Imported {report.created} examples into the {form.cleaned_data['split']} "
+                f"dataset from {report.filename} ({report.file_format}, {report.encoding}).",
             )
             return redirect("web:organize-datasets", slug=slug)
     return _datasets_page(request, shared_task, viewer, form=form, rejected=rejected, status=400)
