@@ -325,10 +325,12 @@ class Viewer:
             self.membership is not None and self.membership.team_id == team.id
         )
 
-    def can_view_examples(self, dataset: Dataset) -> bool:
-        """``can_view_examples`` for a task the viewer already sees, without a query."""
-        return dataset.split != Dataset.Split.BLIND_DEV or (
-            self.is_organizer or self.membership is not None
+    @property
+    def datasets(self) -> DatasetSight:
+        """What the viewer sees of the task's datasets; a viewer is made for a task the
+        page has found visible to them (``bibi.api.shared_task_for``)."""
+        return DatasetSight(
+            task_visible=True, organizer=self.is_organizer, participant=self.membership is not None
         )
 
     def team_name(self, team: Team) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, QuerySet
 from django.utils import timezone
 
 from bibi.sharedtasks import selectors as sharedtask_selectors
@@ -86,14 +86,6 @@ def starter_fisher(*, version: SystemVersion) -> QuerySet[Prediction]:
 def system_count_ready(*, shared_task: SharedTask) -> int:
     """Systems with an active (ready) version: the ones that take part."""
     return System.objects.filter(shared_task=shared_task, active_version__isnull=False).count()
-
-
-def system_list_with_versions(*, user, shared_task: SharedTask) -> QuerySet[System]:
-    """``system_list`` with every system's versions, newest first, in one more query."""
-    versions = SystemVersion.objects.order_by("-number")
-    return system_list(user=user, shared_task=shared_task).prefetch_related(
-        Prefetch("versions", queryset=versions)
-    )
 
 
 def system_get(*, user, shared_task: SharedTask, system_id: int) -> System | None:

@@ -114,6 +114,19 @@ class PhaseExtendForm(forms.Form):
     reason = forms.CharField(max_length=500, required=False, help_text="Shown in the audit log.")
 
 
+class TaskInvitationForm(forms.Form):
+    note = forms.CharField(
+        max_length=200, required=False, help_text="Who the link is for; only organizers see it."
+    )
+    max_uses = forms.IntegerField(
+        min_value=1,
+        required=False,
+        label="How many people may use it",
+        help_text="Empty: any number, until it expires or is revoked.",
+    )
+    expires_at = utc_datetime_field("Expires", required=False, help_text="Empty: in 14 days.")
+
+
 # --- Teams ---------------------------------------------------------------------------------
 
 

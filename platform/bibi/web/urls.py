@@ -67,6 +67,7 @@ urlpatterns = [
     path(f"{task}team/invitations/", teams.invitation_create, name="invitation-create"),
     path("invitations/<str:token>/", teams.invitation_accept, name="invitation"),
     path("invitations/<str:token>/revoke/", teams.invitation_revoke, name="invitation-revoke"),
+    path("task-invitations/<str:token>/", teams.task_invitation_accept, name="task-invitation"),
     # Builders
     path(f"{task}systems/", builders.systems, name="systems"),
     path(f"{task}systems/create/", builders.system_create, name="system-create"),
@@ -103,9 +104,24 @@ urlpatterns = [
     path(f"{organize}phases/create/", organizers.phase_create, name="phase-create"),
     path(f"{organize}phases/<str:kind>/", organizers.phase_update, name="phase-update"),
     path(f"{organize}phases/<str:kind>/extend/", organizers.phase_extend, name="phase-extend"),
+    path(
+        f"{organize}phases/<str:kind>/close-now/",
+        organizers.phase_close_now,
+        name="phase-close-now",
+    ),
     path(f"{organize}datasets/", organizers.datasets, name="organize-datasets"),
     path(f"{organize}datasets/import/", organizers.examples_import, name="examples-import"),
     path(f"{organize}teams/", organizers.teams, name="organize-teams"),
+    path(
+        f"{organize}task-invitations/",
+        organizers.task_invitation_create,
+        name="task-invitation-create",
+    ),
+    path(
+        f"{organize}task-invitations/<int:invitation_id>/revoke/",
+        organizers.task_invitation_revoke,
+        name="task-invitation-revoke",
+    ),
     path(f"{organize}systems/", organizers.systems, name="organize-systems"),
     path(f"{organize}contests/", organizers.contests, name="organize-contests"),
     path(

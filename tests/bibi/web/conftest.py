@@ -18,7 +18,7 @@ from bibi.pairs import services as pair_services
 from bibi.pairs.checks import PairInput
 from bibi.pairs.models import PairSet
 from bibi.sharedtasks import services as task_services
-from bibi.sharedtasks.models import Invitation
+from bibi.sharedtasks.models import Invitation, TaskInvitation
 from bibi.systems import services as system_services
 from bibi.systems.models import System, SystemVersion
 
@@ -51,6 +51,7 @@ class Scene:
     pair_set: PairSet
     draft: PairSet
     invitation: Invitation
+    task_invitation: TaskInvitation
 
 
 def build_scene(cast: Cast) -> Scene:
@@ -90,7 +91,10 @@ def build_scene(cast: Cast) -> Scene:
     )
     draft = PairSet.objects.get(team=cast.breaker_team, status=PairSet.Status.DRAFT)
     invitation = task_services.invitation_create(team=cast.breaker_team, actor=cast.breaker)
-    return Scene(cast, system, ready, failed, pair_set, draft, invitation)
+    task_invitation = task_services.task_invitation_create(
+        shared_task=cast.shared_task, actor=cast.organizer, note="a friend"
+    )
+    return Scene(cast, system, ready, failed, pair_set, draft, invitation, task_invitation)
 
 
 @pytest.fixture
@@ -316,4 +320,5 @@ def build_crowd(
         for p in theirs[:contests]
     )
     task_services.invitation_create(team=cast.breaker_team, actor=cast.breaker)
+    task_services.task_invitation_create(shared_task=task, actor=cast.organizer, note="a friend")
     start_phase_now(task, "contest")

@@ -140,3 +140,45 @@ def test_the_dashboard_counts_what_needs_attention(scene):
     html = page_client(scene.cast, "organizer").get(f"{TASK}organize/").content.decode()
     assert "<dt>Versions failed</dt><dd>1</dd>" in html
     assert "<dt>Contests to decide</dt><dd>0</dd>" in html
+
+
+def test_a_private_task_is_entered_by_an_organizers_link(cast):
+    cast.shared_task.is_public = False
+    cast.shared_task.save()
+    organizer = page_client(cast, "organizer")
+    organizer.post(f"{TASK}organize/task-invitations/", {"note": "Oscar", "max_uses": "1"})
+    invitation = cast.shared_task.task_invitations.get()
+    link = f"/task-invitations/{invitation.token}/"
+    assert link in organizer.get(f"{TASK}organize/teams/").content.decode()
+
+    oscar = page_client(cast, "outsider")
+    assert oscar.get(TASK).status_code == 404
+    assert "Enter SST sentiment" in oscar.get(link).content.decode()
+    assert oscar.post(link)["Location"] == TASK
+    assert oscar.get(TASK).status_code == 200
+
+    used_up = page_client(cast, "other_organizer").post(link, follow=True)
+    assert "This invitation has been used as often as it may be." in used_up.content.decode()
+
+    organizer.post(f"{TASK}organize/task-invitations/{invitation.id}/revoke/")
+    invitation.refresh_from_db()
+    assert invitation.revoked_at is not None
+
+
+def test_a_task_link_that_expired_already_is_refused_beside_its_field(cast):
+    response = page_client(cast, "organizer").post(
+        f"{TASK}organize/task-invitations/", {"expires_at": "2001-01-01T00:00"}
+    )
+    assert response.status_code == 400
+    assert 'id="id_expires_at_error"' in response.content.decode()
+    assert not cast.shared_task.task_invitations.exists()
+
+
+def test_an_organizer_closes_the_running_phase_early(cast):
+    client = page_client(cast, "organizer")
+    assert "Close the break phase now" in client.get(f"{TASK}organize/phases/").content.decode()
+    page = client.post(f"{TASK}organize/phases/break/close-now/", follow=True).content.decode()
+    assert "The break phase is closed and the contest phase has begun." in page
+    assert cast.shared_task.phase_at().kind == "contest"
+    again = client.post(f"{TASK}organize/phases/break/close-now/", follow=True)
+    assert "Only a running phase can be closed now" in again.content.decode()

@@ -70,6 +70,7 @@ PAGES = [
     Page("new task", lambda s: "/tasks/new/", signed_in(200)),
     Page("team", lambda s: f"{TASK}team/", {**signed_in(200), ORG: 403}),
     Page("invitation", lambda s: f"/invitations/{s.invitation.token}/", everyone(200)),
+    Page("task link", lambda s: f"/task-invitations/{s.task_invitation.token}/", everyone(200)),
     Page("systems", lambda s: f"{TASK}systems/", only(200, BUILDER)),
     Page(
         "a system",
@@ -105,6 +106,7 @@ PRIVATE = {
     GOOD_PAIRS[0]["variant_text"]: {ORG, BREAKER},
     "brian": {ORG, BREAKER},  # the breaker team's member
     "bea": {ORG, BUILDER},  # the builder team's member
+    "a friend": {ORG},  # the organizers' note on a link into the task
 }
 
 
@@ -232,6 +234,17 @@ ACTIONS = [
         {"results-extend-ends_at": "2000-01-01T00:00"},
     ),
     Action(
+        "close a phase now",
+        lambda s: f"{TASK}organize/phases/break/close-now/",
+        {**only(302, ORG), ANON: 302},
+    ),
+    Action(
+        "make a link into the task",
+        lambda s: f"{TASK}organize/task-invitations/",
+        {**only(302, ORG), ANON: 302},
+        {"note": "a friend"},
+    ),
+    Action(
         "import examples",
         lambda s: f"{TASK}organize/datasets/import/",
         {**only(400, ORG), ANON: 302},
@@ -269,7 +282,10 @@ def test_the_viewer_answers_as_the_selectors_do(cast, role):
     user = getattr(cast, role) if role != ANON else cast.anonymous
     viewer = task_selectors.viewer_get(user=user, shared_task=cast.shared_task)
     for dataset in (cast.starter, cast.train, cast.blind_dev):
-        assert viewer.can_view_examples(dataset) == task_selectors.can_view_examples(
+        assert viewer.datasets.examples(dataset.split) == task_selectors.can_view_examples(
+            user=user, dataset=dataset
+        )
+        assert viewer.datasets.labels(dataset.split) == task_selectors.can_view_labels(
             user=user, dataset=dataset
         )
     for team in (cast.builder_team, cast.breaker_team):

@@ -31,8 +31,8 @@ ACTIONS = {
     "logout", "api-token-rotate", "team-create", "team-update", "invitation-create",
     "invitation-revoke", "system-create", "system-version-upload", "system-predictions-upload",
     "system-version-activate", "pair-set-upload", "pair-add", "pair-remove", "draft-submit",
-    "pair-set-final", "phase-create", "phase-update", "phase-extend", "examples-import",
-    "contest-decide",
+    "pair-set-final", "phase-create", "phase-update", "phase-extend", "phase-close-now",
+    "examples-import", "contest-decide", "task-invitation-create", "task-invitation-revoke",
 }  # fmt: skip
 # Pages of one kind (e.g. one per system) looked at, per role: enough to see each page's cost.
 VISITS_PER_PAGE = 3

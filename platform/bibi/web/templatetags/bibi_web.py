@@ -9,6 +9,8 @@ from django import template
 from bibi.sharedtasks.models import Dataset, Team
 from bibi.sharedtasks.selectors import Viewer
 from bibi.sharedtasks.services import moment_text
+from bibi.systems.models import System, SystemVersion
+from bibi.systems.selectors import versions_of
 from bibi.web.failures import FailureHelp, failure_help
 
 register = template.Library()
@@ -38,6 +40,11 @@ def failure(reason: str) -> FailureHelp | None:
 
 
 @register.filter
+def versions_newest_first(system: System) -> list[SystemVersion]:
+    return versions_of(system=system)
+
+
+@register.filter
 def percent(value: float | None) -> str:
     """A share as ``87.5%``; a dash for none (a missing attribute resolves to "")."""
     return f"{100 * value:.1f}%" if isinstance(value, int | float) else "—"
@@ -51,4 +58,4 @@ def field(bound_field):  # type: ignore[no-untyped-def]
 
 @register.filter
 def can_view_examples(viewer: Viewer, dataset: Dataset) -> bool:
-    return viewer.can_view_examples(dataset)
+    return viewer.datasets.examples(dataset.split)

@@ -98,7 +98,7 @@ def _system_page(
     status: int = 200,
     **forms: Any,
 ) -> HttpResponse:
-    versions = list(system_selectors.version_list(system=system))
+    versions = system_selectors.versions_of(system=system)
     is_member = viewer.team is not None and viewer.team.id == system.team_id
     context = {
         "shared_task": shared_task,

@@ -30,6 +30,7 @@ from bibi.web.forms import (
     PhaseExtendForm,
     PhaseUpdateForm,
     SharedTaskCreateForm,
+    TaskInvitationForm,
     add_service_error,
 )
 
@@ -191,6 +192,22 @@ def phase_update(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
 
 @login_required
 @require_POST
+def phase_close_now(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
+    shared_task, _ = _organizer_page(request, slug)
+    try:
+        following = task_services.phase_close_now(
+            phase=_phase(shared_task, kind), actor=request.user
+        )
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    else:
+        opened = f" and the {following.kind} phase has begun" if following else ""
+        messages.success(request, f"The {kind} phase is closed{opened}.")
+    return redirect("web:organize-phases", slug=slug)
+
+
+@login_required
+@require_POST
 def phase_extend(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
     shared_task, viewer = _organizer_page(request, slug)
     phase = _phase(shared_task, kind)
@@ -264,17 +281,67 @@ def examples_import(request: HttpRequest, slug: str) -> HttpResponse:
 # --- Teams, systems, contests --------------------------------------------------------------
 
 
-@login_required
-def teams(request: HttpRequest, slug: str) -> HttpResponse:
-    shared_task, viewer = _organizer_page(request, slug)
+def _teams_page(
+    request: HttpRequest,
+    shared_task: SharedTask,
+    viewer: Viewer,
+    *,
+    form: TaskInvitationForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
     return _page(
         request,
         "web/organize/teams.html",
         shared_task,
         viewer,
         "teams",
+        status=status,
         teams=task_selectors.team_list_with_members(shared_task=shared_task),
+        task_invitations=task_selectors.task_invitation_list(shared_task=shared_task),
+        invitation_form=form or TaskInvitationForm(),
     )
+
+
+@login_required
+def teams(request: HttpRequest, slug: str) -> HttpResponse:
+    shared_task, viewer = _organizer_page(request, slug)
+    return _teams_page(request, shared_task, viewer)
+
+
+@login_required
+@require_POST
+def task_invitation_create(request: HttpRequest, slug: str) -> HttpResponse:
+    shared_task, viewer = _organizer_page(request, slug)
+    form = TaskInvitationForm(request.POST)
+    if form.is_valid():
+        try:
+            task_services.task_invitation_create(
+                shared_task=shared_task, actor=request.user, **form.cleaned_data
+            )
+        except ValidationError as error:
+            add_service_error(form, error)
+        else:
+            messages.success(
+                request, "A new link into the task is below: send it to whom it is for."
+            )
+            return redirect("web:organize-teams", slug=slug)
+    return _teams_page(request, shared_task, viewer, form=form, status=400)
+
+
+@login_required
+@require_POST
+def task_invitation_revoke(request: HttpRequest, slug: str, invitation_id: int) -> HttpResponse:
+    shared_task, _ = _organizer_page(request, slug)
+    invitation = (
+        task_selectors.task_invitation_list(shared_task=shared_task)
+        .filter(id=invitation_id)
+        .first()
+    )
+    if invitation is None:
+        raise Http404("No such link into this task.")
+    task_services.task_invitation_revoke(invitation=invitation, actor=request.user)
+    messages.success(request, "The link is revoked: whoever it let in keeps their access.")
+    return redirect("web:organize-teams", slug=slug)
 
 
 @login_required
@@ -286,9 +353,7 @@ def systems(request: HttpRequest, slug: str) -> HttpResponse:
         shared_task,
         viewer,
         "systems",
-        systems=system_selectors.system_list_with_versions(
-            user=request.user, shared_task=shared_task
-        ),
+        systems=system_selectors.system_list(user=request.user, shared_task=shared_task),
     )
 
 

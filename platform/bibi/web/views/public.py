@@ -45,7 +45,7 @@ def examples(request: HttpRequest, slug: str, split: str) -> HttpResponse:
     dataset = shared_task.datasets.filter(split=split).first() or Dataset(
         shared_task=shared_task, split=split
     )
-    if not task_selectors.can_view_examples(user=request.user, dataset=dataset):
+    if not viewer.datasets.examples(split):
         raise PermissionDenied(
             "The blind dev texts are shown to the task's teams and organizers only."
         )
@@ -63,7 +63,7 @@ def examples(request: HttpRequest, slug: str, split: str) -> HttpResponse:
         "tab": "data",
         "dataset": dataset,
         "split_name": Dataset.Split(split).label,
-        "labels_visible": task_selectors.can_view_labels(user=request.user, dataset=dataset),
+        "labels_visible": viewer.datasets.labels(split),
         "page": page,
         "search": search,
         "can_start_pairs": is_breaker and split == Dataset.Split.STARTER,

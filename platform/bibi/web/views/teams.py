@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks import services as task_services
-from bibi.sharedtasks.models import Invitation, SharedTask
+from bibi.sharedtasks.models import Invitation, SharedTask, TaskInvitation
 from bibi.sharedtasks.selectors import Viewer
 from bibi.web.access import task_and_viewer
 from bibi.web.forms import TeamCreateForm, TeamUpdateForm, add_service_error
@@ -137,5 +137,28 @@ def invitation_accept(request: HttpRequest, token: str) -> HttpResponse:
         request,
         "web/invitation.html",
         {"invitation": invitation, "token": token},
+        status=200 if invitation else 404,
+    )
+
+
+def task_invitation_accept(request: HttpRequest, token: str) -> HttpResponse:
+    """A link into a private task: whoever has it sees which task, and enters it signed in."""
+    invitation = TaskInvitation.objects.select_related("shared_task").filter(token=token).first()
+    if request.method == "POST":
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        try:
+            access, _ = task_services.task_invitation_accept(token=token, user=request.user)
+        except ValidationError as error:
+            messages.error(request, " ".join(error.messages))
+        else:
+            messages.success(
+                request, "You may now see this task: create a team, or join one by its link."
+            )
+            return redirect("web:task", slug=access.shared_task.slug)
+    return render(
+        request,
+        "web/task_invitation.html",
+        {"invitation": invitation},
         status=200 if invitation else 404,
     )
