@@ -14,6 +14,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import UserCreationForm
 from django.core.exceptions import ValidationError
 
+from bibi.api import rejected_file_body
+from bibi.files import FileRejected
 from bibi.labelmaps import LABEL_MAP_HELP, label_map_parse
 from bibi.pairs.models import Contest
 from bibi.pairs.services import REASON_MAX_CHARS
@@ -35,6 +37,15 @@ def add_service_error(form: forms.Form, error: ValidationError) -> None:
             form.add_error(field, messages)
         else:
             form.add_error(None, [f"{field.replace('_', ' ')}: {m}" for m in messages])
+
+
+def add_upload_error(form: forms.Form, error: ValidationError) -> dict[str, Any] | None:
+    """A refused file (``FileRejected``) as the envelope its page lists row by row
+    (``bibi.api.rejected_file_body``); any other refusal goes on ``form``, and None."""
+    if isinstance(error, FileRejected):
+        return rejected_file_body(error)
+    add_service_error(form, error)
+    return None
 
 
 class LabelMapField(forms.CharField):

@@ -13,8 +13,6 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from bibi.api import rejected_file_body
-from bibi.files import FileRejected
 from bibi.pairs import selectors as pair_selectors
 from bibi.pairs import services as pair_services
 from bibi.pairs.layouts import pair_input_from_fields
@@ -23,7 +21,13 @@ from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import Dataset, SharedTask, Team
 from bibi.sharedtasks.selectors import Viewer
 from bibi.web.access import require_team, task_and_viewer
-from bibi.web.forms import ContestForm, PairAddForm, PairSetUploadForm, add_service_error
+from bibi.web.forms import (
+    ContestForm,
+    PairAddForm,
+    PairSetUploadForm,
+    add_service_error,
+    add_upload_error,
+)
 
 PAIRS_PER_PAGE = 100
 
@@ -94,10 +98,8 @@ def pair_set_upload(request: HttpRequest, slug: str) -> HttpResponse:
                 file_format=form.cleaned_data["format"] or None,
                 label_map=form.cleaned_data["label_map"],
             )
-        except FileRejected as error:
-            rejected = rejected_file_body(error)
         except ValidationError as error:
-            add_service_error(form, error)
+            rejected = add_upload_error(form, error)
         else:
             count = pair_set.pairs.count()
             messages.success(
@@ -121,10 +123,8 @@ def pair_add(request: HttpRequest, slug: str) -> HttpResponse:
             pair_services.pair_add(
                 team=team, user=request.user, pair=pair_input_from_fields(0, form.cleaned_data)
             )
-        except FileRejected as error:
-            rejected = rejected_file_body(error)
         except ValidationError as error:
-            add_service_error(form, error)
+            rejected = add_upload_error(form, error)
         else:
             messages.success(request, "The pair is checked and added to the draft.")
             return redirect("web:pairs", slug=slug)

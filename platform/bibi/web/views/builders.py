@@ -15,8 +15,6 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
-from bibi.api import rejected_file_body
-from bibi.files import FileRejected
 from bibi.sharedtasks.models import SharedTask, Team
 from bibi.sharedtasks.selectors import Viewer
 from bibi.systems import selectors as system_selectors
@@ -29,6 +27,7 @@ from bibi.web.forms import (
     PredictionsUploadForm,
     SystemCreateForm,
     add_service_error,
+    add_upload_error,
 )
 
 PENDING = (SystemVersion.Status.QUEUED, SystemVersion.Status.RUNNING)
@@ -195,10 +194,8 @@ def predictions_upload(request: HttpRequest, slug: str, system_id: int) -> HttpR
                 source=form.cleaned_data["source"],
                 label_map=form.cleaned_data["label_map"],
             )
-        except FileRejected as error:
-            rejected = rejected_file_body(error)
         except ValidationError as error:
-            add_service_error(form, error)
+            rejected = add_upload_error(form, error)
         else:
             messages.success(request, f"The predictions are stored in version {version.number}.")
             return redirect("web:system", slug=slug, system_id=system.id)

@@ -12,8 +12,6 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from bibi.api import rejected_file_body
-from bibi.files import FileRejected
 from bibi.pairs import selectors as pair_selectors
 from bibi.pairs import services as pair_services
 from bibi.pairs.models import Contest
@@ -32,6 +30,7 @@ from bibi.web.forms import (
     SharedTaskCreateForm,
     TaskInvitationForm,
     add_service_error,
+    add_upload_error,
 )
 
 RECENT_ACTIVITY = 10
@@ -264,10 +263,8 @@ def examples_import(request: HttpRequest, slug: str) -> HttpResponse:
     if form.is_valid():
         try:
             report = form.examples_import(shared_task=shared_task, actor=request.user)
-        except FileRejected as error:
-            rejected = rejected_file_body(error)
         except ValidationError as error:
-            add_service_error(form, error)
+            rejected = add_upload_error(form, error)
         else:
             messages.success(
                 request,
