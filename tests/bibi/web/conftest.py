@@ -3,7 +3,6 @@ every page (systems in every status, a submitted set, a draft, an invitation).""
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -122,8 +121,12 @@ PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
+@pytest.fixture
+def browser(monkeypatch) -> Iterator[Any]:
+    """Chromium for one test. Playwright's sync API keeps an asyncio loop running on this
+    thread while it is started, and Django refuses ORM calls from such a thread: the test's
+    own setup needs them, so they are allowed for this test only, and Playwright is stopped
+    after it, so that no later test runs beside a loop."""
     if not CHROMIUM.exists():
         pytest.fail(
             f"{CHROMIUM} is missing: `make browser` installs Debian's chromium package "
@@ -131,20 +134,13 @@ def browser() -> Iterator[Any]:
         )
     from playwright.sync_api import sync_playwright
 
-    # Playwright's sync API keeps an event loop on this thread, and Django refuses ORM calls
-    # from a thread with a running loop: the tests' own setup code needs them.
-    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    try:
-        with sync_playwright() as playwright:
-            chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
             yield chromium
+        finally:
             chromium.close()
-    finally:
-        if previous is None:
-            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-        else:
-            os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
 
 
 class Screen:
