@@ -78,3 +78,23 @@ def test_a_phone_sized_screen_shows_the_task_without_sideways_scrolling(transact
     screen.shot("skip-link")
     page.keyboard.press("Enter")
     assert page.evaluate("document.activeElement.id") == "main"
+
+
+@pytest.mark.parametrize(
+    ("login", "path"),
+    [
+        (("brian", "pw-brian-123"), "/tasks/sst/pairs/"),
+        (("olga", "pw-olga-123"), "/tasks/sst/organize/phases/"),
+        (("olga", "pw-olga-123"), "/tasks/sst/data/blind_dev/"),
+    ],
+)
+def test_wide_pages_fit_a_phone_and_scroll_only_their_tables(transactional_db, screen, login, path):
+    from .conftest import build_scene
+
+    build_scene(build_cast())
+    page = screen.page
+    page.set_viewport_size(PHONE)
+    screen.log_in(*login)
+    screen.goto(path)
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    screen.shot(path.strip("/").replace("/", "-"))

@@ -109,3 +109,11 @@ def test_an_unknown_page_answers_with_the_sites_404_page(cast):
     response = page_client(cast, "anonymous").get("/no/such/page/")
     assert response.status_code == 404
     assert "This page does not exist" in response.content.decode()
+
+
+def test_a_server_error_answers_with_the_sites_500_page(rf):
+    from django.views.defaults import server_error
+
+    response = server_error(rf.get("/"))
+    assert response.status_code == 500
+    assert "Something went wrong on our side" in response.content.decode()
