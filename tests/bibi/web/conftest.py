@@ -23,7 +23,7 @@ from bibi.systems.models import System, SystemVersion
 
 from ...conftest import REPO_ROOT
 from ..conftest import Cast, build_cast
-from ..pairs.conftest import GOOD_PAIRS, pair_inputs
+from ..pairs.conftest import submit
 
 SLUG = "sst"
 TASK = f"/tasks/{SLUG}/"
@@ -78,9 +78,7 @@ def build_scene(cast: Cast) -> Scene:
     )
     system.active_version = ready
     system.save()
-    pair_set = pair_services.pair_set_submit(
-        team=cast.breaker_team, user=cast.breaker, pairs=pair_inputs(GOOD_PAIRS)
-    )
+    pair_set = submit(cast)
     pair_services.pair_add(
         team=cast.breaker_team,
         user=cast.breaker,

@@ -134,7 +134,15 @@ def contest_phase(scene):
     return scene
 
 
-def test_a_builder_contests_a_label_and_the_organizers_decide(contest_phase):
+def test_builders_read_the_pairs_only_once_their_pair_predictions_are_final(contest_phase):
+    html = page_client(contest_phase.cast, "builder").get(f"{TASK}contests/pairs/").content.decode()
+    assert "Builder teams read the other teams' pairs once" in html
+    assert "Russell is &quot;terrific&quot;" not in html
+
+
+def test_a_builder_contests_a_label_and_the_organizers_decide(contest_phase, settings):
+    # The pair-prediction window closes with the break phase: builders may read the labels.
+    settings.PAIR_PREDICTIONS_WINDOW_HOURS = 0
     cast = contest_phase.cast
     scare_quotes = contest_phase.pair_set.pairs.get(original__external_id="s4")
     builder = page_client(cast, "builder")
@@ -180,3 +188,53 @@ def test_outside_the_contest_phase_no_pair_can_be_contested(scene):
     builder = page_client(scene.cast, "builder")
     assert "The contest phase is not open now" in builder.get(f"{TASK}contests/").content.decode()
     assert builder.get(f"{TASK}contests/pairs/{pair.id}/").status_code == 404
+
+
+def test_a_dry_run_checks_the_file_and_stores_nothing(cast):
+    client = page_client(cast, "breaker")
+    file = SimpleUploadedFile("background.csv", (PAIR_FIXTURES / "background.csv").read_bytes())
+    response = client.post(f"{TASK}pairs/upload/", {"file": file, "dry_run": "1"}, follow=True)
+    assert "background.csv passes every check (4 pairs). Nothing was stored" in (
+        response.content.decode()
+    )
+    assert not PairSet.objects.exists()
+
+
+def test_a_set_that_replaces_the_entry_says_so(scene):
+    client = page_client(scene.cast, "breaker")
+    file = SimpleUploadedFile("one.csv", csv_bytes(GOOD_PAIRS[:1]))
+    page = client.post(f"{TASK}pairs/upload/", {"file": file}, follow=True).content.decode()
+    assert f"replaces set {scene.pair_set.id} (4 pairs, submitted" in page
+    assert 'class="notice notice-warning"' in page
+
+
+def test_a_contest_replaced_by_a_later_decision_says_it_is_superseded(contest_phase, settings):
+    from bibi.pairs import services as pair_services
+    from bibi.sharedtasks import services as task_services
+
+    settings.PAIR_PREDICTIONS_WINDOW_HOURS = 0
+    cast = contest_phase.cast
+    pair = contest_phase.pair_set.pairs.get(original__external_id="s4")
+    rival_owner = cast.outsider
+    task_services.team_create(
+        shared_task=cast.shared_task, owner=rival_owner, kind="breaker", name="OSU"
+    )
+    first = pair_services.contest_create(pair=pair, user=cast.builder, reason="Not sarcastic.")
+    second = pair_services.contest_create(pair=pair, user=rival_owner, reason="Unclear.")
+    pair_services.contest_adjudicate(
+        contest=first,
+        actor=cast.organizer,
+        decision="relabel",
+        new_label="positive",
+        note="Praise.",
+    )
+    pair_services.contest_adjudicate(
+        contest=second, actor=cast.organizer, decision="keep", note="Sarcasm after all."
+    )
+    builders_view = page_client(cast, "builder").get(f"{TASK}contests/").content.decode()
+    assert (
+        "(superseded: a later decision on this pair, in another contest, stands)" in builders_view
+    )
+    queue = page_client(cast, "organizer").get(f"{TASK}organize/contests/").content.decode()
+    assert f"Contest {first.id}: relabelled to positive, superseded" in queue
+    assert f"Contest {second.id}: label kept, the pair's state" in queue

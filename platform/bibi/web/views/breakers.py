@@ -3,6 +3,7 @@ draft built one pair at a time, and contests."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.contrib import messages
@@ -13,6 +14,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from bibi.api import error_groups
+from bibi.files import RowError
 from bibi.pairs import selectors as pair_selectors
 from bibi.pairs import services as pair_services
 from bibi.pairs.layouts import pair_input_from_fields
@@ -82,29 +85,47 @@ def pairs(request: HttpRequest, slug: str) -> HttpResponse:
     return _pairs_page(request, shared_task, viewer, team)
 
 
+def _say_warnings(request: HttpRequest, warnings: Sequence[RowError]) -> None:
+    """A submission's warnings, as messages: one a problem, with the lines it is on."""
+    for group in error_groups(warnings):
+        lines = "" if group["lines"] == "0" else f"Line {group['lines']}: "
+        messages.warning(request, f"{lines}{group['reason']}")
+
+
 @login_required
 @require_POST
 def pair_set_upload(request: HttpRequest, slug: str) -> HttpResponse:
     shared_task, viewer = task_and_viewer(request, slug)
     team = require_team(viewer, Team.Kind.BREAKER)
     form = PairSetUploadForm(request.POST, request.FILES)
+    dry_run = "dry_run" in request.POST
     rejected = None
     if form.is_valid():
         try:
-            pair_set = pair_services.pair_set_upload(
+            submission = pair_services.pair_set_upload(
                 team=team,
                 user=request.user,
                 file=form.cleaned_data["file"],
                 file_format=form.cleaned_data["format"] or None,
                 label_map=form.cleaned_data["label_map"],
+                dry_run=dry_run,
             )
         except ValidationError as error:
             rejected = add_upload_error(form, error)
         else:
-            count = pair_set.pairs.count()
-            messages.success(
-                request, f"Pair set {pair_set.id} is submitted: {count} pair{'s' * (count != 1)}."
-            )
+            pair_set, count = submission.pair_set, submission.pair_set.pair_count
+            pairs_said = f"{count} pair{'s' * (count != 1)}"
+            if dry_run:
+                messages.success(
+                    request,
+                    f"{pair_set.filename} passes every check ({pairs_said}). Nothing was "
+                    "stored: upload it again to submit it.",
+                )
+            else:
+                messages.success(request, f"Pair set {pair_set.id} is submitted: {pairs_said}.")
+            _say_warnings(request, submission.warnings)
+            if dry_run:
+                return redirect("web:pairs", slug=slug)
             return redirect("web:pair-set", slug=slug, pk=pair_set.id)
     return _pairs_page(
         request, shared_task, viewer, team, upload_form=form, rejected=rejected, status=400
@@ -120,13 +141,14 @@ def pair_add(request: HttpRequest, slug: str) -> HttpResponse:
     rejected = None
     if form.is_valid():
         try:
-            pair_services.pair_add(
+            pair = pair_services.pair_add(
                 team=team, user=request.user, pair=pair_input_from_fields(0, form.cleaned_data)
             )
         except ValidationError as error:
             rejected = add_upload_error(form, error)
         else:
             messages.success(request, "The pair is checked and added to the draft.")
+            _say_warnings(request, pair.warnings)
             return redirect("web:pairs", slug=slug)
     return _pairs_page(
         request, shared_task, viewer, team, add_form=form, add_rejected=rejected, status=400
@@ -161,12 +183,13 @@ def draft_submit(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, "Your team has no draft: add a pair first.")
         return redirect("web:pairs", slug=slug)
     try:
-        pair_set = pair_services.pair_set_draft_submit(pair_set=draft, user=request.user)
+        submission = pair_services.pair_set_draft_submit(pair_set=draft, user=request.user)
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
         return redirect("web:pairs", slug=slug)
-    messages.success(request, f"The draft is submitted as pair set {pair_set.id}.")
-    return redirect("web:pair-set", slug=slug, pk=pair_set.id)
+    messages.success(request, f"The draft is submitted as pair set {draft.id}.")
+    _say_warnings(request, submission.warnings)
+    return redirect("web:pair-set", slug=slug, pk=draft.id)
 
 
 def _pair_set_for(request: HttpRequest, shared_task: SharedTask, pk: int) -> PairSet:
@@ -256,6 +279,8 @@ def contestable_pairs(request: HttpRequest, slug: str) -> HttpResponse:
         "tab": "contests",
         "page": page,
         "contested": contested,
+        "labels_withheld_until": viewer.team
+        and pair_selectors.labels_withheld_until(team=viewer.team),
         "contest_phase_open": pair_selectors.contest_phase_is_open(shared_task=shared_task),
     }
     return render(request, "web/contestable_pairs.html", context)
