@@ -144,7 +144,11 @@ def test_self_reported_predictions_make_a_version(building):
     cast, client, _, reported = building
     rows = "id,label\nd1,positive\nd2,negative\nd3,negative\n"
     response = post_dev_predictions(client, reported, rows, follow=True)
-    assert "The predictions are stored in version 1." in response.content.decode()
+    page = response.content.decode()
+    assert "The predictions are stored in version 1." in page
+    # The page says when the pair texts are to be predicted: the pair-prediction window.
+    break_end = cast.shared_task.phases.get(kind="break").ends_at
+    assert f"From {break_end:%Y-%m-%d %H:%M:%S} UTC to " in page
     reported.refresh_from_db()
     assert reported.active_version.dev_accuracy == pytest.approx(2 / 3)
 

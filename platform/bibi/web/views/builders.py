@@ -108,6 +108,7 @@ def _system_page(
         "is_member": is_member,
         "pending": any(version.status in PENDING for version in versions),
         "upload_max_bytes": settings.SYSTEM_UPLOAD_MAX_BYTES,
+        "pair_window": system_selectors.pair_predictions_window(shared_task=shared_task),
         "archive_form": forms.get("archive_form") or ArchiveUploadForm(),
         "predictions_form": forms.get("predictions_form") or PredictionsUploadForm(),
         "rejected": forms.get("rejected"),
