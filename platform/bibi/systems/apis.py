@@ -233,7 +233,7 @@ class PredictionsUploadApi(FileUploadApi):
     permission_classes = [IsAuthenticated]
     parser_classes = [MultiPartParser, FormParser]
     upload_limit_setting = "PREDICTIONS_UPLOAD_MAX_BYTES"
-    upload_what = "the predictions file"
+    upload_what = services.PREDICTIONS_FILE
 
     @extend_schema(
         request=PredictionsUploadInput,

@@ -53,6 +53,7 @@ Reason = SystemVersion.FailureReason
 Status = SystemVersion.Status
 COPY_CHUNK = 1024 * 1024
 ARCHIVE = "the model archive"
+PREDICTIONS_FILE = "the predictions file"
 
 
 class ValidationFailed(Exception):

@@ -9,14 +9,27 @@ says what would open it. Pages for signed-in people send anonymous visitors to l
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import prefetch_related_objects
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect
+from django.views.decorators.csrf import csrf_exempt, csrf_protect
+from django.views.decorators.http import require_POST
 
 from bibi.api import shared_task_for
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import SharedTask, Team
 from bibi.sharedtasks.selectors import Viewer
+from bibi.uploads import SizeLimitedUpload, UploadTooLarge
+
+View = Callable[..., HttpResponse]
 
 
 def task_and_viewer(request: HttpRequest, slug: str) -> tuple[SharedTask, Viewer]:
@@ -44,3 +57,40 @@ def require_team(viewer: Viewer, kind: str) -> Team:
             f"This page is for {kind} teams; your team, {team.name}, is a {team.kind} team."
         )
     return team
+
+
+def wants_json(request: HttpRequest) -> bool:
+    """The upload script asks for JSON, to follow its progress bar with a message or a page."""
+    return "application/json" in request.headers.get("Accept", "")
+
+
+def file_upload(*, limit_setting: str, what: str, back: str) -> Callable[[View], View]:
+    """A signed-in POST with a file, cut off at ``settings.<limit_setting>`` bytes as it
+    streams in (``bibi.uploads``), as the API's uploads are.
+
+    The limit must be in place before anything reads the body, and the CSRF check reads it:
+    so the limit comes first, then the CSRF check, then the view. An upload over the limit
+    is answered with its message on the page named ``back`` (reversed with the view's URL
+    arguments), or as ``{"errors": [...]}`` with 413 to the progress bar's script.
+    """
+
+    def decorate(view: View) -> View:
+        protected = csrf_protect(require_POST(view))
+
+        @wraps(view)
+        @csrf_exempt
+        @login_required
+        def limited(request: HttpRequest, **kwargs: Any) -> HttpResponse:
+            limit = getattr(settings, limit_setting)
+            request.upload_handlers.insert(0, SizeLimitedUpload(request, limit=limit, what=what))
+            try:
+                return protected(request, **kwargs)
+            except UploadTooLarge as error:
+                if wants_json(request):
+                    return JsonResponse({"errors": error.messages}, status=413)
+                messages.error(request, error.messages[0])
+                return redirect(back, **kwargs)
+
+        return limited
+
+    return decorate

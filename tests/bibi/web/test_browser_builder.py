@@ -115,6 +115,7 @@ def test_an_archive_over_the_limit_is_refused_before_it_is_sent(
     page.get_by_role("button", name="Upload").click()
     alert = page.locator("[data-upload-errors]")
     alert.wait_for()
+    # The script's own words (the server writes "1,000 bytes"): the file was never sent.
     assert "larger than the limit of 1000 bytes" in alert.inner_text()
     screen.shot("refused")
     assert not system.versions.exists()

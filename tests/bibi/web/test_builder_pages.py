@@ -64,8 +64,10 @@ def test_the_progress_bar_gets_json_with_where_to_go_or_what_went_wrong(building
     refused = client.post(
         url, {"archive": archive_upload(TINY_MODELS / "tiny-bow")}, HTTP_ACCEPT="application/json"
     )
-    assert refused.status_code == 400
-    assert refused.json() == {"errors": ["The archive is larger than the limit of 1000\xa0bytes."]}
+    assert refused.status_code == 413
+    assert refused.json() == {
+        "errors": ["The model archive is larger than the limit of 1,000 bytes."]
+    }
     assert hosted.versions.count() == 1
 
 
@@ -75,10 +77,37 @@ def test_an_oversized_archive_is_refused_on_the_page_and_nothing_is_kept(buildin
     response = client.post(
         f"{TASK}systems/{hosted.id}/versions/",
         {"archive": archive_upload(TINY_MODELS / "tiny-bow")},
+        follow=True,
     )
-    assert response.status_code == 400
-    assert "The archive is larger than the limit of 1000\xa0bytes." in response.content.decode()
+    assert response.redirect_chain == [(f"{TASK}systems/{hosted.id}/", 302)]
+    assert "The model archive is larger than the limit of 1,000 bytes." in (
+        response.content.decode()
+    )
     assert not hosted.versions.exists()
+
+
+@pytest.mark.parametrize(
+    ("setting", "url", "field", "what", "back"),
+    [
+        ("PAIR_SET_UPLOAD_MAX_BYTES", "pairs/upload/", "file", "pair-set file", "pairs/"),
+        (
+            "EXAMPLES_UPLOAD_MAX_BYTES",
+            "organize/datasets/import/",
+            "file",
+            "examples file",
+            "organize/datasets/",
+        ),
+    ],
+)
+def test_every_upload_is_cut_off_at_its_limit(scene, settings, setting, url, field, what, back):
+    setattr(settings, setting, 100)
+    role = "breaker" if url.startswith("pairs") else "organizer"
+    data = {field: SimpleUploadedFile("big.csv", b"original_id,variant_text\n" + b"x" * 5000)}
+    if role == "organizer":
+        data["split"] = "train"
+    response = page_client(scene.cast, role).post(f"{TASK}{url}", data, follow=True)
+    assert response.redirect_chain == [(f"{TASK}{back}", 302)]
+    assert f"The {what} is larger than the limit of 100 bytes." in response.content.decode()
 
 
 def test_an_upload_after_the_build_phase_says_when_it_closed(scene):

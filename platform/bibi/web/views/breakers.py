@@ -20,10 +20,11 @@ from bibi.pairs import selectors as pair_selectors
 from bibi.pairs import services as pair_services
 from bibi.pairs.layouts import pair_input_from_fields
 from bibi.pairs.models import Pair, PairSet
+from bibi.pairs.services import PAIR_SET_FILE
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import Dataset, SharedTask, Team
 from bibi.sharedtasks.selectors import Viewer
-from bibi.web.access import require_team, task_and_viewer
+from bibi.web.access import file_upload, require_team, task_and_viewer
 from bibi.web.forms import (
     ContestForm,
     PairAddForm,
@@ -92,8 +93,7 @@ def _say_warnings(request: HttpRequest, warnings: Sequence[RowError]) -> None:
         messages.warning(request, f"{lines}{group['reason']}")
 
 
-@login_required
-@require_POST
+@file_upload(limit_setting="PAIR_SET_UPLOAD_MAX_BYTES", what=PAIR_SET_FILE, back="web:pairs")
 def pair_set_upload(request: HttpRequest, slug: str) -> HttpResponse:
     shared_task, viewer = task_and_viewer(request, slug)
     team = require_team(viewer, Team.Kind.BREAKER)

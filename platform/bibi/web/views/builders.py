@@ -10,9 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
-from django.template.defaultfilters import filesizeformat
 from django.urls import reverse
-from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
 from bibi.sharedtasks.models import SharedTask, Team
@@ -20,8 +18,8 @@ from bibi.sharedtasks.selectors import Viewer
 from bibi.systems import selectors as system_selectors
 from bibi.systems import services as system_services
 from bibi.systems.models import System, SystemVersion
-from bibi.systems.upload import SizeLimitedUpload
-from bibi.web.access import require_team, task_and_viewer
+from bibi.systems.services import ARCHIVE, PREDICTIONS_FILE
+from bibi.web.access import file_upload, require_team, task_and_viewer, wants_json
 from bibi.web.forms import (
     ArchiveUploadForm,
     PredictionsUploadForm,
@@ -122,37 +120,11 @@ def system_detail(request: HttpRequest, slug: str, system_id: int) -> HttpRespon
     return _system_page(request, shared_task, viewer, system)
 
 
-def _wants_json(request: HttpRequest) -> bool:
-    """The upload script asks for JSON, to follow its progress bar with a message or a page."""
-    return "application/json" in request.headers.get("Accept", "")
-
-
-@csrf_exempt
+@file_upload(limit_setting="SYSTEM_UPLOAD_MAX_BYTES", what=ARCHIVE, back="web:system")
 def version_upload(request: HttpRequest, slug: str, system_id: int) -> HttpResponse:
-    # The size limit has to watch the body from its first byte, and the CSRF check would
-    # read the whole body first: install the limit, then check CSRF.
-    limiter = SizeLimitedUpload(request, settings.SYSTEM_UPLOAD_MAX_BYTES)
-    request.upload_handlers.insert(0, limiter)
-    return _version_upload(request, slug, system_id, limiter)
-
-
-@csrf_protect
-@login_required
-@require_POST
-def _version_upload(
-    request: HttpRequest, slug: str, system_id: int, limiter: SizeLimitedUpload
-) -> HttpResponse:
     shared_task, viewer, system = _system_for(request, slug, system_id)
     form = ArchiveUploadForm(request.POST, request.FILES)
-    if limiter.exceeded:
-        # The cut-off file never arrived: say why, not that it is missing.
-        form.errors.pop("archive", None)
-        form.add_error(
-            "archive",
-            f"The archive is larger than the limit of "
-            f"{filesizeformat(settings.SYSTEM_UPLOAD_MAX_BYTES)}.",
-        )
-    elif form.is_valid():
+    if form.is_valid():
         try:
             version = system_services.system_version_upload(
                 system=system,
@@ -169,17 +141,16 @@ def _version_upload(
                 "validation.",
             )
             location = reverse("web:system", kwargs={"slug": slug, "system_id": system.id})
-            if _wants_json(request):
+            if wants_json(request):
                 return JsonResponse({"location": location})
             return redirect(location)
-    if _wants_json(request):
+    if wants_json(request):
         errors = [str(message) for messages in form.errors.values() for message in messages]
         return JsonResponse({"errors": errors}, status=400)
     return _system_page(request, shared_task, viewer, system, archive_form=form, status=400)
 
 
-@login_required
-@require_POST
+@file_upload(limit_setting="PREDICTIONS_UPLOAD_MAX_BYTES", what=PREDICTIONS_FILE, back="web:system")
 def predictions_upload(request: HttpRequest, slug: str, system_id: int) -> HttpResponse:
     shared_task, viewer, system = _system_for(request, slug, system_id)
     form = PredictionsUploadForm(request.POST, request.FILES)

@@ -17,10 +17,11 @@ from bibi.pairs import services as pair_services
 from bibi.pairs.models import Contest
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks import services as task_services
+from bibi.sharedtasks.importing import EXAMPLES_FILE
 from bibi.sharedtasks.models import Phase, SharedTask
 from bibi.sharedtasks.selectors import Viewer
 from bibi.systems import selectors as system_selectors
-from bibi.web.access import require_organizer, task_and_viewer
+from bibi.web.access import file_upload, require_organizer, task_and_viewer
 from bibi.web.forms import (
     AdjudicateForm,
     ExamplesImportForm,
@@ -254,8 +255,9 @@ def datasets(request: HttpRequest, slug: str) -> HttpResponse:
     return _datasets_page(request, shared_task, viewer)
 
 
-@login_required
-@require_POST
+@file_upload(
+    limit_setting="EXAMPLES_UPLOAD_MAX_BYTES", what=EXAMPLES_FILE, back="web:organize-datasets"
+)
 def examples_import(request: HttpRequest, slug: str) -> HttpResponse:
     shared_task, viewer = _organizer_page(request, slug)
     form = ExamplesImportForm(request.POST, request.FILES)
@@ -271,6 +273,8 @@ def examples_import(request: HttpRequest, slug: str) -> HttpResponse:
                 f"Imported {report.created} examples into the {form.cleaned_data['split']} "
                 f"dataset from {report.filename} ({report.file_format}, {report.encoding}).",
             )
+            if report.duplicates:
+                messages.warning(request, report.duplicates_text())
             return redirect("web:organize-datasets", slug=slug)
     return _datasets_page(request, shared_task, viewer, form=form, rejected=rejected, status=400)
 
