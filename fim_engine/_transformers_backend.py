@@ -12,11 +12,14 @@ from transformers import AutoConfig, AutoTokenizer
 
 from fim_engine._encoding import EncodedBatch, TokenizedText
 from fim_engine.errors import (
+    ConfigValueError,
     LabelCountError,
     MissingTokenizerError,
     MissingWeightsError,
     WeightShapeError,
+    WeightValueError,
 )
+from fim_engine.native import require_finite_weights
 
 # Keys every loader call carries: no network, no code from the directory, no pickles.
 SAFE_LOADING: dict[str, Any] = {"local_files_only": True, "trust_remote_code": False}
@@ -24,7 +27,12 @@ SAFE_LOADING: dict[str, Any] = {"local_files_only": True, "trust_remote_code": F
 
 def config_labels(config: Any) -> list[str]:
     """Label names in label-index order, from ``config.id2label``."""
-    id2label = {int(k): str(v) for k, v in (config.id2label or {}).items()}
+    raw = config.id2label or {}
+    if not isinstance(raw, dict) or not all(str(k).isdigit() for k in raw):
+        raise ConfigValueError(
+            'config.json: id2label must be an object of label ids to names, e.g. {"0": "negative"}'
+        )
+    id2label = {int(k): str(v) for k, v in raw.items()}
     if sorted(id2label) != list(range(config.num_labels)):
         raise LabelCountError(
             f"config.json: id2label must name labels 0 .. {config.num_labels - 1} (num_labels = "
@@ -54,16 +62,32 @@ class TransformersBackend:
     @classmethod
     def load(cls, path: str | Path, *, dtype: torch.dtype) -> TransformersBackend:
         path = Path(path)
-        config = AutoConfig.from_pretrained(path, **SAFE_LOADING)
+        try:
+            config = AutoConfig.from_pretrained(path, **SAFE_LOADING)
+        except MemoryError:
+            raise
+        except Exception as error:  # check_model_dir read it; anything left is the config's fault
+            raise ConfigValueError(
+                f"config.json could not be read by transformers: {error}"
+            ) from error
         model_class = getattr(transformers, config.architectures[0])
-        model, info = model_class.from_pretrained(
-            path,
-            config=config,
-            use_safetensors=True,
-            output_loading_info=True,
-            dtype=dtype,
-            **SAFE_LOADING,
-        )
+        try:
+            model, info = model_class.from_pretrained(
+                path,
+                config=config,
+                use_safetensors=True,
+                output_loading_info=True,
+                dtype=dtype,
+                **SAFE_LOADING,
+            )
+        except MemoryError:
+            raise
+        except RuntimeError as error:
+            if "allocate" in str(error) or "out of memory" in str(error):
+                raise
+            raise WeightValueError(f"model.safetensors could not be loaded: {error}") from error
+        except Exception as error:  # the safetensors reader's and transformers' own errors
+            raise WeightValueError(f"model.safetensors could not be loaded: {error}") from error
         if info["mismatched_keys"]:
             key, found, expected = sorted(info["mismatched_keys"])[0]
             raise WeightShapeError(
@@ -75,11 +99,22 @@ class TransformersBackend:
                 f"model.safetensors lacks {missing}: upload the fine-tuned classifier, "
                 "not a bare encoder, so that no weights are initialised at random"
             )
+        require_finite_weights(model)
         try:
             tokenizer = AutoTokenizer.from_pretrained(path, **SAFE_LOADING)
-        except (OSError, ValueError) as error:
+            limit = tokenizer.model_max_length
+            if not isinstance(limit, int | float) or isinstance(limit, bool):
+                raise ConfigValueError(
+                    f"tokenizer_config.json: model_max_length must be a number, got {limit!r}"
+                )
+            # Bad tokenizer files often load and fail on first use: use them once here.
+            tokenizer(["a test"], truncation=False, verbose=False)
+        except (MemoryError, ConfigValueError):
+            raise
+        except Exception as error:  # tokenizers and transformers fail on bad files in many ways
             raise MissingTokenizerError(
-                f"the tokenizer files could not be loaded: {error}"
+                f"the tokenizer files (tokenizer.json, tokenizer_config.json) could not be loaded: "
+                f"{error.__class__.__name__}: {' '.join(str(error).split())}"
             ) from error
         for parameter in model.parameters():
             parameter.requires_grad_(False)

@@ -50,6 +50,17 @@ class WeightShapeError(ModelFormatError):
     """A tensor in ``model.safetensors`` does not have the shape the config implies."""
 
 
+class WeightValueError(ModelFormatError):
+    """A tensor in ``model.safetensors`` cannot be used: an unknown dtype, a header whose byte
+    ranges disagree with its shapes, or NaN / infinite values."""
+
+
+class ConfigValueError(ModelFormatError):
+    """A field of ``config.json`` (or another JSON file of the model) has a value the model
+    cannot be built from: a wrong type, an impossible size, an unknown activation, nesting
+    too deep to read. The message names the field."""
+
+
 class LabelCountError(ModelFormatError):
     """The label list disagrees with the classifier's outputs or with the shared task."""
 

@@ -12,7 +12,11 @@ Example:
 
 from __future__ import annotations
 
+import io
 import json
+import math
+import pickletools
+import re
 import struct
 import zipfile
 from collections.abc import Iterator
@@ -23,6 +27,7 @@ from typing import Any
 import torch
 
 from fim_engine.errors import (
+    ConfigValueError,
     LabelCountError,
     MissingFileError,
     MissingTokenizerError,
@@ -32,6 +37,7 @@ from fim_engine.errors import (
     RemoteCodeError,
     UnknownArchitectureError,
     WeightShapeError,
+    WeightValueError,
 )
 from fim_engine.native import (
     ARCHITECTURES,
@@ -44,6 +50,25 @@ from fim_engine.native import (
 PICKLE_SUFFIXES = {".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".joblib", ".dill"}
 CODE_SUFFIXES = {".py", ".pyc", ".pyo", ".pyd", ".so", ".dll", ".dylib", ".ipynb"}
 SENTENCEPIECE_FILES = ("spiece.model", "sentencepiece.bpe.model", "tokenizer.model", "source.spm")
+# Model JSON nests a few levels (text_config → rope_scaling); deeper is an attack on the parsers.
+MAX_JSON_DEPTH = 32
+# Enough of a file to tell a pickle's opcode stream from text or another binary format.
+PICKLE_SNIFF_BYTES = 64 * 1024
+# safetensors dtypes torch loads on every device, with their size in bytes.
+SAFETENSORS_DTYPES = {
+    "BOOL": 1,
+    "U8": 1,
+    "I8": 1,
+    "I16": 2,
+    "F16": 2,
+    "BF16": 2,
+    "I32": 4,
+    "F32": 4,
+    "I64": 8,
+    "F64": 8,
+}
+# Keys under which configs name an activation function by its string name.
+_ACTIVATION_KEY = re.compile(r"(^|_)(act|activation|activation_function)$")
 _SAFE_SAVE_HINT = (
     "Save the weights with safetensors (model.save_pretrained(dir, safe_serialization=True)) "
     "and upload model.safetensors instead."
@@ -134,19 +159,44 @@ def _refuse_unsafe_file(root: Path, file: Path) -> None:
 
 
 def _looks_pickled(file: Path) -> bool:
-    """Sniff content, so renaming ``model.bin`` to ``weights.dat`` does not get a pickle through."""
-    if file.suffix == ".safetensors":
+    """Sniff content, whatever the name: ``model.bin`` renamed ``notes.txt`` is still a pickle."""
+    if _is_safetensors(file):
         # A safetensors file starts with its header length, which may look like a pickle opcode.
         return False
     with file.open("rb") as handle:
-        head = handle.read(2)
-    if len(head) == 2 and head[0] == 0x80 and 2 <= head[1] <= 5:
+        head = handle.read(PICKLE_SNIFF_BYTES)
+        truncated = bool(handle.read(1))
+    if len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5:
         return True
-    if head == b"PK" and zipfile.is_zipfile(file):
+    if head[:2] == b"PK" and zipfile.is_zipfile(file):
         # torch.save writes a zip archive with a data.pkl inside.
         with zipfile.ZipFile(file) as archive:
             return any(member.endswith(".pkl") for member in archive.namelist())
-    return False
+    return _parses_as_pickle(head, truncated=truncated)
+
+
+def _parses_as_pickle(head: bytes, *, truncated: bool) -> bool:
+    """Whether ``head`` is a pickle opcode stream (protocols 0 and 1 have no magic bytes).
+
+    ``pickletools.genops`` only parses opcodes, it never executes them. Text and other binary
+    formats hit an unknown opcode within a few bytes; a pickle reaches its STOP opcode, or
+    runs past the sniffed window without a wrong opcode.
+    """
+    try:
+        for opcode, _, position in pickletools.genops(io.BytesIO(head)):
+            if opcode.name == "STOP":
+                return bool(position)
+    except ValueError as error:
+        return truncated and "unknown" not in str(error)
+    return truncated
+
+
+def _is_safetensors(file: Path) -> bool:
+    try:
+        read_safetensors_header(file)
+    except ModelFormatError:
+        return False
+    return True
 
 
 def _read_json(file: Path, *, required: bool) -> dict[str, Any]:
@@ -156,10 +206,15 @@ def _read_json(file: Path, *, required: bool) -> dict[str, Any]:
         return {}
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise ConfigValueError(
+            f"{file.name} is nested too deeply to read (at most {MAX_JSON_DEPTH} levels)"
+        ) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         if required:
             raise ModelFormatError(f"{file.name} is not valid UTF-8 JSON: {error}") from error
         return {}
+    _check_depth(file.name, data)
     if not isinstance(data, dict):
         if required:
             raise ModelFormatError(f"{file.name} must hold a JSON object")
@@ -167,11 +222,35 @@ def _read_json(file: Path, *, required: bool) -> dict[str, Any]:
     return data
 
 
+def _check_depth(name: str, data: Any) -> None:
+    """Refuse JSON nested deeper than ``MAX_JSON_DEPTH``, naming the field where it happens.
+
+    Iterative: the loaders that read these files later recurse, and must never meet such a file.
+    """
+    stack: list[tuple[Any, str, int]] = [(data, "", 0)]
+    while stack:
+        value, where, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise ConfigValueError(
+                f"{name}: {where or 'the document'} is nested more than {MAX_JSON_DEPTH} levels deep"
+            )
+        if isinstance(value, dict):
+            for key, item in value.items():
+                stack.append((item, where or f'"{key}"', depth + 1))
+        elif isinstance(value, list):
+            stack.extend((item, where, depth + 1) for item in value)
+
+
 def _has_key(data: Any, key: str) -> bool:
-    if isinstance(data, dict):
-        return key in data or any(_has_key(value, key) for value in data.values())
-    if isinstance(data, list):
-        return any(_has_key(value, key) for value in data)
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            if key in value:
+                return True
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
     return False
 
 
@@ -199,14 +278,28 @@ def read_safetensors_header(file: Path) -> dict[str, tuple[int, ...]]:
             continue
         offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
         shape = entry.get("shape") if isinstance(entry, dict) else None
+        dtype = entry.get("dtype") if isinstance(entry, dict) else None
         if (
             not isinstance(shape, list)
             or not isinstance(offsets, list)
             or len(offsets) != 2
-            or not all(isinstance(x, int) and x >= 0 for x in [*shape, *offsets])
-            or offsets[1] > size - 8 - length
+            or not all(
+                isinstance(x, int) and not isinstance(x, bool) and x >= 0
+                for x in [*shape, *offsets]
+            )
+            or not offsets[0] <= offsets[1] <= size - 8 - length
         ):
             raise ModelFormatError(f"{file.name}: tensor {name!r} has a malformed header entry")
+        if dtype not in SAFETENSORS_DTYPES:
+            raise WeightValueError(
+                f"{file.name}: tensor {name!r} has dtype {dtype!r}; bibi loads "
+                f"{', '.join(SAFETENSORS_DTYPES)}"
+            )
+        if offsets[1] - offsets[0] != math.prod(shape) * SAFETENSORS_DTYPES[dtype]:
+            raise WeightValueError(
+                f"{file.name}: tensor {name!r} declares shape {tuple(shape)} of {dtype} but "
+                f"{offsets[1] - offsets[0]} bytes of data"
+            )
         shapes[name] = tuple(shape)
     return shapes
 
@@ -229,11 +322,11 @@ def _check_native(root: Path) -> ModelFormat:
     found = _weights(root)
     expected = expected_native_shapes(config, len(vocab))
     output_rows = expected["output.weight"][0]
-    found_rows = found.get("output.weight", (output_rows,))[0]
-    if found_rows != output_rows:
+    found_output = found.get("output.weight")
+    if found_output and len(found_output) == 2 and found_output[0] != output_rows:
         raise LabelCountError(
             f"config.json lists {len(config.labels)} labels but output.weight in model.safetensors has "
-            f"{found_rows} rows (one per label)"
+            f"{found_output[0]} rows (one per label)"
         )
     for name, shape in expected.items():
         if name not in found:
@@ -297,21 +390,99 @@ def _check_transformers(root: Path, raw: dict[str, Any]) -> ModelFormat:
             "no tokenizer files: include tokenizer.json (tokenizer.save_pretrained(dir) writes it), "
             "or vocab.txt, or vocab.json with merges.txt, or a sentencepiece model"
         )
+    _check_transformers_fields(raw)
     try:
         config = AutoConfig.from_pretrained(root, **SAFE_LOADING)
-    except (ValueError, KeyError, OSError) as error:
-        raise UnknownArchitectureError(
-            f"config.json could not be read by transformers: {error}"
+    except MemoryError:
+        raise
+    except Exception as error:  # whatever transformers raises on a config, the config is at fault
+        raise ConfigValueError(
+            f"config.json could not be read by transformers: {_one_line(error)}"
         ) from error
     labels = config_labels(config)
-    _check_transformers_shapes(root, getattr(transformers, name), config, len(labels))
+    _check_transformers_shapes(root, getattr(transformers, name), config, len(labels), raw)
     return ModelFormat(root, "transformers", name, labels)
 
 
-def _check_transformers_shapes(root: Path, model_class: Any, config: Any, num_labels: int) -> None:
+def _check_transformers_fields(raw: dict[str, Any]) -> None:
+    """The fields transformers takes on trust and fails on with a bare Python error."""
+    from transformers.activations import ACT2FN
+
+    id2label = raw.get("id2label")
+    if id2label is not None and not (
+        isinstance(id2label, dict)
+        and all(re.fullmatch(r"\d+", str(key)) for key in id2label)
+        and all(isinstance(value, str) for value in id2label.values())
+    ):
+        raise ConfigValueError(
+            'config.json: id2label must be an object of label ids to names, e.g. {"0": "negative", '
+            f'"1": "positive"}}; got {_preview(id2label)}'
+        )
+    label2id = raw.get("label2id")
+    if label2id is not None and not (
+        isinstance(label2id, dict)
+        and all(
+            isinstance(value, int) and not isinstance(value, bool) for value in label2id.values()
+        )
+    ):
+        raise ConfigValueError(
+            'config.json: label2id must be an object of label names to ids, e.g. {"negative": 0, '
+            f'"positive": 1}}; got {_preview(label2id)}'
+        )
+    num_labels = raw.get("num_labels")
+    if num_labels is not None and (
+        not isinstance(num_labels, int) or isinstance(num_labels, bool) or num_labels < 1
+    ):
+        raise ConfigValueError(
+            f"config.json: num_labels must be a positive integer, got {_preview(num_labels)}"
+        )
+    for key, value in raw.items():
+        if _ACTIVATION_KEY.search(key) and isinstance(value, str) and value not in ACT2FN:
+            raise ConfigValueError(
+                f"config.json: {key} names the activation {_preview(value)}, which transformers "
+                f"does not know; use one of {', '.join(sorted(ACT2FN)[:12])}, ..."
+            )
+
+
+def _preview(value: Any) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _one_line(error: BaseException) -> str:
+    return f"{error.__class__.__name__}: {' '.join(str(error).split())}"
+
+
+def _suspect_fields(raw: dict[str, Any], error: BaseException) -> list[str]:
+    """Top-level config fields whose value the error's message quotes: the likely culprits."""
+    tokens = set(re.findall(r"-?\d+(?:\.\d+)?|[A-Za-z_][\w-]*", str(error)))
+    return [
+        key
+        for key, value in raw.items()
+        if isinstance(value, int | float | str)
+        and not isinstance(value, bool)
+        and str(value) in tokens
+    ]
+
+
+def _check_transformers_shapes(
+    root: Path, model_class: Any, config: Any, num_labels: int, raw: dict[str, Any]
+) -> None:
     found = _weights(root)
-    with torch.device("meta"):
-        model = model_class(config)
+    try:
+        with torch.device("meta"):
+            model = model_class(config)
+    except MemoryError:
+        raise
+    except (
+        Exception
+    ) as error:  # building on the meta device allocates nothing: the config is at fault
+        suspects = _suspect_fields(raw, error)
+        hint = f" (check {', '.join(suspects)})" if suspects else ""
+        raise ConfigValueError(
+            f"config.json: {model_class.__name__} cannot be built from this config{hint}: "
+            f"{_one_line(error)}"
+        ) from error
     expected = {key: tuple(value.shape) for key, value in model.state_dict().items()}
     prefix = f"{model.base_model_prefix}." if model.base_model_prefix else ""
 
@@ -335,7 +506,7 @@ def _check_transformers_shapes(root: Path, model_class: Any, config: Any, num_la
             continue
         if actual == shape:
             continue
-        if is_head and shape and shape[0] == num_labels and actual[0] != num_labels:
+        if is_head and shape and shape[0] == num_labels and actual and actual[0] != num_labels:
             raise LabelCountError(
                 f"config.json declares {num_labels} labels (id2label) but {key} in model.safetensors has "
                 f"{actual[0]} rows (one per label)"

@@ -47,10 +47,13 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
 from fim_engine.errors import (
+    ConfigValueError,
     MissingFileError,
     MissingTokenizerError,
     ModelFormatError,
     UnknownArchitectureError,
+    WeightShapeError,
+    WeightValueError,
 )
 
 NATIVE_FORMAT = "bibi-native"
@@ -104,6 +107,10 @@ class NativeConfig:
             isinstance(label, str) and label for label in self.labels
         ):
             raise ModelFormatError("config.json: labels must be a list of non-empty strings")
+        if not isinstance(self.lowercase, bool):
+            raise ConfigValueError(
+                f"config.json: lowercase must be true or false, got {self.lowercase!r}"
+            )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> NativeConfig:
@@ -174,6 +181,8 @@ class Vocabulary:
             )
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
+        except RecursionError:
+            raise ConfigValueError("vocab.json is nested too deeply to read") from None
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
             raise ModelFormatError(f"vocab.json is not valid UTF-8 JSON: {error}") from error
         if not isinstance(data, dict) or not all(
@@ -351,6 +360,8 @@ def read_native_config(path: str | Path) -> NativeConfig:
         raise MissingFileError("config.json is missing")
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise ConfigValueError("config.json is nested too deeply to read") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ModelFormatError(f"config.json is not valid UTF-8 JSON: {error}") from error
     if not isinstance(data, dict):
@@ -366,5 +377,27 @@ def load_native_model(
     config = read_native_config(path)
     vocab = Vocabulary.load(path / "vocab.json")
     model = build_native_model(config, len(vocab))
-    model.load_state_dict(load_file(str(path / "model.safetensors")), strict=True)
+    try:
+        state = load_file(str(path / "model.safetensors"))
+    except MemoryError:
+        raise
+    except Exception as error:  # the safetensors reader's own errors: the file is at fault
+        raise WeightValueError(f"model.safetensors could not be read: {error}") from error
+    try:
+        model.load_state_dict(state, strict=True)
+    except RuntimeError as error:
+        raise WeightShapeError(
+            f"model.safetensors does not fit the {config.architecture} architecture: "
+            f"{' '.join(str(error).split())}"
+        ) from error
+    require_finite_weights(model)
     return model.to(dtype).eval(), config, vocab
+
+
+def require_finite_weights(module: nn.Module) -> None:
+    """Refuse a model holding NaN or infinite weights: every output would be NaN or saturated."""
+    for name, tensor in module.state_dict().items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            raise WeightValueError(
+                f"model.safetensors: tensor {name!r} holds NaN or infinite values"
+            )

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import fim_engine
+import fim_engine.errors
 from fim_engine import (
     LabelCountError,
     ModelFormatError,
@@ -37,13 +38,27 @@ def no_unpickling(monkeypatch):
     monkeypatch.setattr(torch, "load", refuse)
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+CHECKED = sorted(name for name, case in CASES.items() if case.get("stage", "check") == "check")
+LOADED = sorted(name for name, case in CASES.items() if case.get("stage") == "load")
+
+
+@pytest.mark.parametrize("name", CHECKED)
 def test_each_bad_directory_is_refused_with_its_own_error(name):
     case = CASES[name]
-    error_class = getattr(fim_engine, case["error"])
+    error_class = getattr(fim_engine.errors, case["error"])
     with pytest.raises(error_class) as caught:
         check_model_dir(BAD / name)
     assert type(caught.value) is error_class
+    assert case["message_contains"] in str(caught.value)
+
+
+@pytest.mark.parametrize("name", LOADED)
+def test_what_only_loading_can_tell_is_refused_by_load_system_with_its_own_error(name):
+    case = CASES[name]
+    check_model_dir(BAD / name)
+    with pytest.raises(ModelFormatError) as caught:
+        load_system(BAD / name)
+    assert type(caught.value) is getattr(fim_engine.errors, case["error"])
     assert case["message_contains"] in str(caught.value)
 
 
@@ -64,6 +79,8 @@ def test_the_corpus_covers_every_kind_of_refusal():
         "LabelCountError",
         "MissingWeightsError",
         "MissingFileError",
+        "ConfigValueError",
+        "WeightValueError",
     } <= kinds
 
 
