@@ -7,10 +7,13 @@ again while they are copied, because the sizes an archive declares can lie:
 - only regular files and directories: no symlinks, hard links, devices or FIFOs;
 - relative names that stay inside the destination: no absolute paths, no ``..``, no
   backslashes or NUL bytes;
-- at most ``max_files`` files, at most ``max_bytes`` unpacked, and an unpacked size at most
-  ``max_ratio`` times the archive's (zip bombs).
+- at most ``max_files`` entries (directories count: an archive of a million empty folders
+  is no model), at most ``max_bytes`` unpacked, and an unpacked size at most ``max_ratio``
+  times the archive's (zip bombs).
 
-The format is read from the file's first bytes, not from its name.
+Members are checked as they are listed, and the listing stops at the first refusal: a
+``.tar.gz`` is read as one compressed stream, and is never decompressed past its limits just
+to be listed. The format is read from the file's first bytes, not from its name.
 """
 
 from __future__ import annotations
@@ -106,34 +109,47 @@ def _tar_members(archive: tarfile.TarFile) -> Iterator[_Member]:
 
 
 @contextmanager
-def _members(path: Path, kind: str) -> Iterator[list[_Member]]:
+def _members(
+    path: Path, kind: str, archive_size: int, limits: ArchiveLimits
+) -> Iterator[list[tuple[PurePosixPath, _Member]]]:
     try:
         if kind == "zip":
             with zipfile.ZipFile(path) as archive:
-                yield list(_zip_members(archive))
+                yield _listing(_zip_members(archive), archive_size, limits)
         else:
             with tarfile.open(path, mode="r:gz") as archive:
-                yield list(_tar_members(archive))
-    except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError) as exc:
+                yield _listing(_tar_members(archive), archive_size, limits)
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, OSError, zlib.error) as exc:
         raise ArchiveRejected(f"The archive is damaged or unreadable: {exc}") from None
 
 
-def _check_totals(members: list[_Member], archive_size: int, limits: ArchiveLimits) -> None:
-    files = [m for m in members if not m.is_dir]
-    if len(files) > limits.max_files:
-        raise ArchiveRejected(
-            f"The archive holds {len(files)} files; at most {limits.max_files} are accepted."
-        )
-    declared = sum(m.size for m in files)
-    if declared > limits.max_bytes:
-        raise ArchiveRejected(
-            f"The archive unpacks to {declared} bytes; at most {limits.max_bytes} are accepted."
-        )
-    if declared > limits.max_ratio * max(archive_size, 1):
-        raise ArchiveRejected(
-            f"The archive unpacks to {declared / max(archive_size, 1):.0f} times its own size; "
-            f"at most {limits.max_ratio:g} times is accepted (this looks like a zip bomb)."
-        )
+def _listing(
+    members: Iterator[_Member], archive_size: int, limits: ArchiveLimits
+) -> list[tuple[PurePosixPath, _Member]]:
+    """Every member with its checked name, refused at the first one that passes a limit."""
+    listed: list[tuple[PurePosixPath, _Member]] = []
+    declared = 0
+    for member in members:
+        listed.append((_safe_relative_name(member.name), member))
+        if len(listed) > limits.max_files:
+            raise ArchiveRejected(
+                f"The archive holds more than {limits.max_files} entries (files and directories "
+                f"count); at most {limits.max_files} are accepted."
+            )
+        if not member.is_dir:
+            declared += member.size
+        if declared > limits.max_bytes:
+            raise ArchiveRejected(
+                f"The archive unpacks to more than {limits.max_bytes} bytes; at most "
+                f"{limits.max_bytes} are accepted."
+            )
+        if declared > limits.max_ratio * max(archive_size, 1):
+            raise ArchiveRejected(
+                f"The archive unpacks to more than {declared / max(archive_size, 1):.0f} times "
+                f"its own size; at most {limits.max_ratio:g} times is accepted (this looks like "
+                "a zip bomb)."
+            )
+    return listed
 
 
 def unpack_archive(archive_path: Path, destination: Path, *, limits: ArchiveLimits) -> Path:
@@ -147,9 +163,7 @@ def unpack_archive(archive_path: Path, destination: Path, *, limits: ArchiveLimi
     archive_size = archive_path.stat().st_size
     destination.mkdir(parents=True, exist_ok=False)
     try:
-        with _members(archive_path, kind) as members:
-            names = [(_safe_relative_name(m.name), m) for m in members]
-            _check_totals(members, archive_size, limits)
+        with _members(archive_path, kind, archive_size, limits) as names:
             seen: set[PurePosixPath] = set()
             written = 0
             for relative, member in names:

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import gzip
 import io
+import random
 import tarfile
 import zipfile
 from pathlib import Path
@@ -99,7 +101,7 @@ CASES = {
     "fifo": (lambda p: make_tar(p, [special("pipe", tarfile.FIFOTYPE)]), "FIFOs"),
     "too many files": (
         lambda p: make_zip(p, {f"f{i}": b"x" for i in range(11)}),
-        "holds 11 files; at most 10",
+        "holds more than 10 entries",
     ),
     "too large": (
         lambda p: make_zip(p, {"big": b"\x01" * 1_100_000}),
@@ -127,3 +129,44 @@ def test_an_unsafe_archive_is_refused_and_leaves_nothing(tmp_path, case):
         unpack_archive(archive, destination, limits=LIMITS)
     assert not destination.exists()
     assert not (tmp_path / "escape.txt").exists()
+
+
+def test_directories_count_toward_the_entry_limit(tmp_path):
+    with zipfile.ZipFile(tmp_path / "m.zip", "w") as archive:
+        for name, data in MODEL.items():
+            archive.writestr(name, data)
+        for i in range(8):
+            archive.writestr(f"empty-{i}/", b"")
+    with pytest.raises(ArchiveRejected, match="more than 10 entries"):
+        unpack_archive(tmp_path / "m.zip", tmp_path / "out", limits=LIMITS)
+
+
+def tar_gz_with_a_damaged_tail(path: Path, members: list[tuple[str, bytes]]) -> Path:
+    """A .tar.gz whose listed members come first and whose compressed stream then breaks."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    raw = gzip.compress(buffer.getvalue() + b"\0" * 4096)
+    path.write_bytes(raw[: len(raw) * 2 // 3] + b"not gzip any more" * 64)
+    return path
+
+
+def test_a_tar_listing_stops_at_the_entry_limit_before_reading_the_rest(tmp_path):
+    # Eleven entries, then a broken stream: the limit is reached before the break.
+    noise = random.Random(0).randbytes(60_000)
+    members = [(f"f{i}", b"x" * 200) for i in range(11)] + [("tail", noise)]
+    archive = tar_gz_with_a_damaged_tail(tmp_path / "m.archive", members)
+    with pytest.raises(ArchiveRejected, match="more than 10 entries"):
+        unpack_archive(archive, tmp_path / "out", limits=LIMITS)
+
+
+def test_a_tar_listing_stops_at_the_size_limit_before_decompressing_the_rest(tmp_path):
+    # The first member's header declares more than the limit; decompressing it would take
+    # the whole stream, which breaks further on.
+    big = random.Random(0).randbytes(1_100_000)
+    archive = tar_gz_with_a_damaged_tail(tmp_path / "m.archive", [("weights", big)])
+    with pytest.raises(ArchiveRejected, match="unpacks to more than 1000000 bytes"):
+        unpack_archive(archive, tmp_path / "out", limits=LIMITS)
