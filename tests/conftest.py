@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -26,13 +27,17 @@ def _database_url(settings_dict: dict) -> str:
     return f"postgres://{auth}{host}:{port}/{settings_dict['NAME']}"
 
 
-class WorkerProcess:
-    """A `celery worker` in its own process, consuming both queues from the test Redis."""
+class CeleryProcess:
+    """A `celery worker` or `celery beat` in its own process, logging to a file."""
 
     def __init__(self, process: subprocess.Popen, hostname: str, log_path: Path) -> None:
         self.process = process
         self.hostname = hostname
         self.log_path = log_path
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
@@ -42,63 +47,206 @@ class WorkerProcess:
         deadline = time.monotonic() + timeout
         while text not in (log := self.log()):
             if time.monotonic() > deadline:
-                raise AssertionError(f"the worker never logged {text!r}:\n{log[-3000:]}")
+                raise AssertionError(f"{self.hostname} never logged {text!r}:\n{log[-3000:]}")
             time.sleep(0.1)
         return log
+
+    def children(self) -> list[int]:
+        """The pool's child processes (a prefork worker runs tasks in them)."""
+        try:
+            raw = Path(f"/proc/{self.pid}/task/{self.pid}/children").read_text()
+        except FileNotFoundError:
+            return []
+        return [int(pid) for pid in raw.split()]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def celery_env(broker_url: str, **overrides: str) -> dict[str, str]:
+    """The environment of a Celery process on the test database, var/ and ``broker_url``."""
+    from django.conf import settings
+    from django.db import connection
+
+    env = dict(os.environ)
+    env.update(
+        DJANGO_SETTINGS_MODULE="bibi.settings_test",
+        BIBI_TEST_BACKEND="services",
+        DATABASE_URL=_database_url(connection.settings_dict),
+        REDIS_URL=broker_url,
+        VAR_DIR=str(settings.VAR_DIR),
+    )
+    env.update(overrides)
+    return env
+
+
+def start_worker(
+    log_dir: Path,
+    *,
+    broker_url: str | None = None,
+    env: dict[str, str] | None = None,
+) -> CeleryProcess:
+    """Start a prefork worker (one child) on both queues and wait until it answers a ping."""
+    from django.conf import settings
+
+    from bibi.celery import app
+
+    broker_url = broker_url or settings.CELERY_BROKER_URL
+    hostname = f"test-{uuid.uuid4().hex[:8]}@localhost"
+    arguments = [
+        "worker", "-Q", "default,gpu", "--concurrency", "1", "--pool", "prefork",
+        "--hostname", hostname, "--without-gossip", "--without-mingle",
+    ]  # fmt: skip
+    worker = _spawn(arguments, hostname, log_dir, celery_env(broker_url, **(env or {})))
+    process = worker.process
+    deadline = time.monotonic() + 90
+    with app.connection_for_write(broker_url) as connection:
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                pytest.fail(f"the Celery worker exited with {process.returncode}:\n{worker.log()}")
+            if app.control.ping(destination=[hostname], timeout=0.5, connection=connection):
+                return worker
+    worker.stop()
+    pytest.fail(f"the Celery worker did not answer within 90 s:\n{worker.log()}")
+
+
+def start_beat(
+    log_dir: Path, *, broker_url: str, env: dict[str, str] | None = None
+) -> CeleryProcess:
+    """Start `celery beat`, which sends the housekeeping task on its schedule."""
+    name = f"beat-{uuid.uuid4().hex[:8]}"
+    arguments = ["beat", "--schedule", str(log_dir / f"{name}-schedule")]
+    return _spawn(arguments, name, log_dir, celery_env(broker_url, **(env or {})))
+
+
+def _spawn(arguments: list[str], name: str, log_dir: Path, env: dict[str, str]) -> CeleryProcess:
+    log_path = log_dir / f"{name}.log"
+    command = [sys.executable, "-m", "celery", "-A", "bibi", *arguments, "-l", "info"]
+    with log_path.open("w") as log:
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    return CeleryProcess(process, name, log_path)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class RedisServer:
+    """A redis-server of the test's own on a free port, to stop and start again.
+
+    It keeps nothing on disk: a restart loses every queued message, as a Redis without a
+    volume does.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.port = free_port()
+        self.directory = directory
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        command = [
+            "redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+            "--save", "", "--appendonly", "no", "--dir", str(self.directory),
+        ]  # fmt: skip
+        with (self.directory / "redis.log").open("a") as log:
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.05)
+        pytest.fail(f"redis-server did not start on port {self.port}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+        self.process = None
+
+    def take_messages(self, queue: str) -> list[tuple[str, tuple]]:
+        """Remove and return the (task name, args) of every message waiting in ``queue``."""
+        import base64
+        import json
+
+        import redis
+
+        client = redis.Redis.from_url(self.url)
+        try:
+            raw = client.lrange(queue, 0, -1)
+            client.delete(queue)
+        finally:
+            client.close()
+        messages = []
+        for item in reversed(raw):  # kombu pushes to the left: the oldest is last
+            message = json.loads(item)
+            args, _, _ = json.loads(base64.b64decode(message["body"]))
+            messages.append((message["headers"]["task"], tuple(args)))
+        return messages
+
+
+@pytest.fixture
+def private_broker(tmp_path_factory) -> Iterator[RedisServer]:
+    """A redis-server of this test's own, and this process's Celery app sending to it.
+
+    Workers started on it never meet the suite's shared worker, and the test may stop it.
+    (``settings.CELERY_BROKER_URL`` is left alone: ``/healthz`` still looks at the shared one.)
+    """
+    from bibi.celery import app
+
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    server.start()
+    saved = app.conf.broker_url
+
+    def point_at(url: str) -> None:
+        app.conf.broker_url = url
+        # Connection and producer pools are built for the URL configured at first use, and
+        # cached; drop them as Celery itself does after a fork.
+        app._pool = None
+        app.amqp._producer_pool = None
+        app.control.mailbox.__dict__.pop("producer_pool", None)
+
+    point_at(server.url)
+    try:
+        yield server
+    finally:
+        point_at(saved)
+        server.stop()
 
 
 @pytest.fixture(scope="session")
 def celery_worker_process(
     django_db_setup, django_db_blocker, tmp_path_factory
-) -> Iterator[WorkerProcess]:
+) -> Iterator[CeleryProcess]:
     """Start a real worker on the test broker and database; stop it after the session.
 
     Tests that make the worker read or write rows must use ``transactional_db`` so their
     rows are committed where the worker's own connection can see them.
     """
     from django.conf import settings
-    from django.db import connection
 
     from bibi.celery import app
 
     if settings.CELERY_TASK_ALWAYS_EAGER:
         pytest.skip("the embedded default runs tasks in-process: there is no worker to start")
 
-    hostname = f"test-{uuid.uuid4().hex[:8]}@localhost"
-    log_path = tmp_path_factory.mktemp("worker") / "worker.log"
-    env = dict(os.environ)
-    env.update(
-        DJANGO_SETTINGS_MODULE="bibi.settings_test",
-        BIBI_TEST_BACKEND="services",
-        DATABASE_URL=_database_url(connection.settings_dict),
-        REDIS_URL=settings.CELERY_BROKER_URL,
-        VAR_DIR=str(settings.VAR_DIR),
-    )
     # Messages left over from an earlier, interrupted run would be consumed first.
     with django_db_blocker.unblock():
         app.control.purge()
-    command = [
-        sys.executable, "-m", "celery", "-A", "bibi", "worker",
-        "-Q", "default,gpu", "--concurrency", "1", "--pool", "prefork",
-        "--hostname", hostname, "--without-gossip", "--without-mingle", "-l", "info",
-    ]  # fmt: skip
-    with log_path.open("w") as log:
-        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-    worker = WorkerProcess(process, hostname, log_path)
+    worker = start_worker(tmp_path_factory.mktemp("worker"))
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                pytest.fail(f"the Celery worker exited with {process.returncode}:\n{worker.log()}")
-            if app.control.ping(destination=[hostname], timeout=0.5):
-                break
-        else:
-            pytest.fail(f"the Celery worker did not answer within 60 s:\n{worker.log()}")
         yield worker
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        worker.stop()

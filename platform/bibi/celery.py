@@ -17,6 +17,8 @@ app = Celery("bibi")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.task_routes = {"gpu.*": {"queue": "gpu"}}
 app.autodiscover_tasks()
+# The project's own periodic task (bibi is not an installed app, so name its module).
+app.autodiscover_tasks(["bibi"], related_name="housekeeping")
 
 GPU_QUEUE = "gpu"
 DEFAULT_QUEUE = "default"

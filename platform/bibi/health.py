@@ -1,12 +1,15 @@
 """``/healthz``: is this deployment able to do its job right now?
 
-Three checks, each reported with ``ok`` and a human-readable ``detail``: the database answers
-a query, the broker answers a ping, and at least one Celery worker answers a ping. On the
-embedded default there is no broker and tasks run in the web process, so both count as up.
+Five checks, each reported with ``ok`` and a human-readable ``detail``: the database answers
+a query, the broker answers a ping, at least one Celery worker answers a ping, beat has sent
+the housekeeping task recently (the task records each tick), and no hosted version is stuck
+past the time-outs housekeeping applies. On the embedded default there is no broker and no
+beat, and tasks run in the web process, so those count as up.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import redis
@@ -21,6 +24,28 @@ from bibi.celery import app as celery_app
 Check = dict[str, Any]
 
 PING_TIMEOUT_SECONDS = 1.0
+BEAT_TICK_KEY = "bibi:beat:last-tick"
+# Beat is late when this many housekeeping intervals have passed without a tick.
+BEAT_LATE_AFTER_INTERVALS = 3
+
+
+def _redis() -> redis.Redis:
+    return redis.Redis.from_url(
+        settings.CELERY_BROKER_URL,
+        socket_connect_timeout=PING_TIMEOUT_SECONDS,
+        socket_timeout=PING_TIMEOUT_SECONDS,
+    )
+
+
+def beat_tick_record() -> None:
+    """Note that beat's housekeeping task ran now (in Redis, next to the queues it needs)."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return
+    client = _redis()
+    try:
+        client.set(BEAT_TICK_KEY, repr(time.time()), ex=7 * 24 * 3600)
+    finally:
+        client.close()
 
 
 def database_check() -> Check:
@@ -36,11 +61,7 @@ def database_check() -> Check:
 def broker_check() -> Check:
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return {"ok": True, "detail": "embedded: tasks run in-process, no broker"}
-    client = redis.Redis.from_url(
-        settings.CELERY_BROKER_URL,
-        socket_connect_timeout=PING_TIMEOUT_SECONDS,
-        socket_timeout=PING_TIMEOUT_SECONDS,
-    )
+    client = _redis()
     try:
         client.ping()
     except redis.RedisError as exc:
@@ -66,17 +87,70 @@ def worker_check(*, broker_ok: bool) -> Check:
     return {"ok": True, "detail": f"{len(workers)} worker(s) answered", "workers": workers}
 
 
+def beat_check(*, broker_ok: bool) -> Check:
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return {"ok": True, "detail": "embedded: no beat, housekeeping does not run"}
+    if not broker_ok:
+        return {"ok": False, "detail": "no broker, so beat cannot be heard"}
+    client = _redis()
+    try:
+        raw = client.get(BEAT_TICK_KEY)
+    except redis.RedisError as exc:
+        return {"ok": False, "detail": f"beat's last tick unreadable: {exc}"}
+    finally:
+        client.close()
+    if raw is None:
+        return {
+            "ok": False,
+            "detail": "beat has never ticked: run `celery -A bibi beat` (housekeeping needs it)",
+        }
+    age = max(0.0, time.time() - float(raw))
+    late = BEAT_LATE_AFTER_INTERVALS * settings.HOUSEKEEPING_INTERVAL
+    if age > late:
+        return {
+            "ok": False,
+            "detail": f"beat last ticked {age:.0f} s ago (every {settings.HOUSEKEEPING_INTERVAL} s "
+            "expected): is beat running, and a worker on the default queue?",
+            "last_tick_seconds_ago": round(age),
+        }
+    return {
+        "ok": True,
+        "detail": f"beat ticked {age:.0f} s ago",
+        "last_tick_seconds_ago": round(age),
+    }
+
+
+def stuck_check() -> Check:
+    from bibi.systems.selectors import versions_stuck
+
+    try:
+        stuck = versions_stuck()
+    except Exception as exc:  # the database check reports the cause
+        return {"ok": False, "detail": f"could not look for stuck versions: {exc}"}
+    if not any(stuck.values()):
+        return {"ok": True, "detail": "no hosted version stuck", **stuck}
+    return {
+        "ok": False,
+        "detail": f"{stuck['queued']} version(s) queued and {stuck['running']} running past "
+        "their time-outs: is a worker consuming the gpu queue, and beat running?",
+        **stuck,
+    }
+
+
 @never_cache
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
     database = database_check()
     broker = broker_check()
-    worker = worker_check(broker_ok=broker["ok"])
-    healthy = database["ok"] and broker["ok"] and worker["ok"]
-    body = {
-        "status": "ok" if healthy else "unhealthy",
+    checks = {
         "database": database,
         "broker": broker,
-        "worker": worker,
+        "worker": worker_check(broker_ok=broker["ok"]),
+        "beat": beat_check(broker_ok=broker["ok"]),
+        "stuck": stuck_check()
+        if database["ok"]
+        else {"ok": False, "detail": "no database, so no versions to look at"},
     }
+    healthy = all(check["ok"] for check in checks.values())
+    body = {"status": "ok" if healthy else "unhealthy", **checks}
     return JsonResponse(body, status=200 if healthy else 503)

@@ -10,6 +10,7 @@ long. A request that records work therefore never fails because the broker is aw
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from celery import Task
@@ -37,6 +38,23 @@ def enqueue(task: Task, *args: Any, **kwargs: Any) -> bool:
     return True
 
 
-def enqueue_on_commit(task: Task, *args: Any, **kwargs: Any) -> None:
-    """Send ``task`` once the current transaction commits (at once outside one)."""
-    transaction.on_commit(lambda: enqueue(task, *args, **kwargs))
+@dataclass
+class Sending:
+    """What became of a send asked for on commit: ``sent`` stays None until the commit."""
+
+    sent: bool | None = None
+
+
+def enqueue_on_commit(task: Task, *args: Any, **kwargs: Any) -> Sending:
+    """Send ``task`` once the current transaction commits (at once outside one).
+
+    The returned ``Sending`` says, after the commit, whether the broker took it, so a request
+    can tell its user that the work waits for the queue to come back.
+    """
+    sending = Sending()
+
+    def send() -> None:
+        sending.sent = enqueue(task, *args, **kwargs)
+
+    transaction.on_commit(send)
+    return sending

@@ -301,9 +301,12 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_RESULT_EXPIRES = env_int("CELERY_RESULT_EXPIRES", 24 * 3600)
+# Seconds between two runs of the housekeeping task that beat sends: it records that beat
+# is alive (/healthz), sends again work the broker lost, takes back work whose worker vanished
+# and removes half-unpacked models. Without beat none of that happens.
+HOUSEKEEPING_INTERVAL = env_int("HOUSEKEEPING_INTERVAL", 60)
 CELERY_BEAT_SCHEDULE = {
-    # A worker killed mid-validation cannot say so itself: find its versions and free the quota.
-    "reap-stale-system-versions": {"task": "default.system_versions_reap_stale", "schedule": 300.0},
+    "housekeeping": {"task": "default.housekeeping", "schedule": float(HOUSEKEEPING_INTERVAL)},
 }
 
 # Hosted builder systems: what an upload may be, and what validating one may cost.
@@ -311,8 +314,16 @@ SYSTEM_UPLOAD_MAX_BYTES = env_int("SYSTEM_UPLOAD_MAX_BYTES", 2 * 1024**3)
 SYSTEM_ARCHIVE_MAX_FILES = env_int("SYSTEM_ARCHIVE_MAX_FILES", 200)
 SYSTEM_ARCHIVE_MAX_UNPACKED_BYTES = env_int("SYSTEM_ARCHIVE_MAX_UNPACKED_BYTES", 4 * 1024**3)
 SYSTEM_ARCHIVE_MAX_RATIO = env_int("SYSTEM_ARCHIVE_MAX_RATIO", 50)
+# Read by the worker that runs the validation (and by the web process on the embedded default).
 SYSTEM_VALIDATION_SOFT_TIME_LIMIT = env_int("SYSTEM_VALIDATION_SOFT_TIME_LIMIT", 30 * 60)
 SYSTEM_VALIDATION_TIME_LIMIT = env_int("SYSTEM_VALIDATION_TIME_LIMIT", 35 * 60)
+# Validation runs a version gets before a model that keeps killing its worker is failed.
+SYSTEM_VALIDATION_MAX_ATTEMPTS = env_int("SYSTEM_VALIDATION_MAX_ATTEMPTS", 3)
+# A running validation writes a heartbeat four times in this many seconds; with none for
+# this long its worker is taken for gone and the version is queued again.
+SYSTEM_WORKER_LOST_AFTER = env_int("SYSTEM_WORKER_LOST_AFTER", 120)
+# A version still queued this many seconds after its work was sent is sent again.
+SYSTEM_QUEUE_RESEND_AFTER = env_int("SYSTEM_QUEUE_RESEND_AFTER", 300)
 SYSTEM_MAX_SEQUENCE_LENGTH = env_int("SYSTEM_MAX_SEQUENCE_LENGTH", 128)
 SYSTEM_BATCH_SIZE = env_int("SYSTEM_BATCH_SIZE", 32)
 # Hours after the break phase during which self-reported systems predict the pair texts;

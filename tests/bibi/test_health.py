@@ -1,7 +1,17 @@
 from __future__ import annotations
 
+import time
+from datetime import timedelta
+
 import pytest
+import redis
+from django.conf import settings
 from django.test import override_settings
+from django.utils import timezone
+
+from bibi.health import BEAT_TICK_KEY
+
+from ..conftest import start_beat
 
 
 @pytest.mark.embedded
@@ -14,16 +24,99 @@ def test_it_is_healthy_on_the_embedded_default_with_no_broker(client):
     assert body["status"] == "ok"
     assert body["database"]["ok"] is True
     assert body["broker"]["detail"].startswith("embedded")
+    assert body["beat"] == {"ok": True, "detail": "embedded: no beat, housekeeping does not run"}
 
 
+def forget_beat() -> None:
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    client.delete(BEAT_TICK_KEY)
+    client.close()
+
+
+@pytest.mark.slow
 @pytest.mark.django_db
-def test_it_is_healthy_with_the_database_broker_and_a_worker(client, celery_worker_process):
+def test_it_is_healthy_with_the_database_broker_a_worker_and_beat_ticking(
+    client, celery_worker_process, tmp_path
+):
+    forget_beat()
+    assert client.get("/healthz").json()["beat"]["ok"] is False
+    beat = start_beat(
+        tmp_path, broker_url=settings.CELERY_BROKER_URL, env={"HOUSEKEEPING_INTERVAL": "1"}
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (body := client.get("/healthz").json())["beat"]["ok"]:
+            assert time.monotonic() < deadline, (body, beat.log()[-2000:])
+            time.sleep(0.5)
+    finally:
+        beat.stop()
     response = client.get("/healthz")
     assert response.status_code == 200, response.json()
     body = response.json()
     assert body["database"]["detail"] == "postgresql answered"
     assert body["broker"] == {"ok": True, "detail": "redis answered"}
     assert celery_worker_process.hostname in body["worker"]["workers"]
+    assert body["beat"]["detail"].startswith("beat ticked")
+    assert body["stuck"] == {
+        "ok": True,
+        "detail": "no hosted version stuck",
+        "queued": 0,
+        "running": 0,
+    }
+
+
+@pytest.mark.django_db
+def test_it_is_unhealthy_when_beat_never_ticked(client):
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("needs a real broker")
+    forget_beat()
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json()["beat"] == {
+        "ok": False,
+        "detail": "beat has never ticked: run `celery -A bibi beat` (housekeeping needs it)",
+    }
+
+
+@pytest.mark.django_db
+def test_it_is_unhealthy_when_beat_has_gone_quiet(client):
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("needs a real broker")
+    forget_beat()
+    redis_client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    redis_client.set(BEAT_TICK_KEY, repr(time.time() - 1000))
+    redis_client.close()
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    beat = response.json()["beat"]
+    assert beat["ok"] is False
+    assert 1000 <= beat["last_tick_seconds_ago"] < 1100
+    assert beat["detail"].startswith(f"beat last ticked {beat['last_tick_seconds_ago']} s ago")
+    assert "(every 60 s expected)" in beat["detail"]
+
+
+@pytest.mark.embedded
+@pytest.mark.django_db
+def test_it_is_unhealthy_when_versions_are_stuck_past_their_time_outs(client, cast):
+    from bibi.systems import services
+    from bibi.systems.models import SystemVersion
+
+    system = services.system_create(
+        team=cast.builder_team, actor=cast.builder, name="stuck", kind="hosted"
+    )
+    long_ago = timezone.now() - timedelta(days=1)
+    for number, status in enumerate(["queued", "running", "running", "queued"], start=1):
+        SystemVersion.objects.create(
+            system=system, number=number, status=status, queued_at=long_ago, started_at=long_ago
+        )
+    # A version queued a moment ago is not stuck.
+    SystemVersion.objects.filter(number=4).update(queued_at=timezone.now())
+    with override_settings(CELERY_TASK_ALWAYS_EAGER=True):
+        response = client.get("/healthz")
+    assert response.status_code == 503
+    stuck = response.json()["stuck"]
+    assert (stuck["ok"], stuck["queued"], stuck["running"]) == (False, 1, 2)
+    assert stuck["detail"].startswith("1 version(s) queued and 2 running past their time-outs")
 
 
 @pytest.mark.django_db

@@ -37,9 +37,20 @@ from bibi.sharedtasks.models import Team
 from bibi.systems import selectors, services
 from bibi.systems.models import Prediction, System, SystemVersion
 
+QUEUE_UNREACHABLE_NOTE = (
+    "The queue is unreachable right now. Your upload is stored and counted; its validation "
+    "starts by itself when the queue is back."
+)
+
 
 class SystemVersionOutput(serializers.ModelSerializer):
     counts_against_quota = serializers.BooleanField(read_only=True)
+    note = serializers.SerializerMethodField(
+        help_text="Set when the upload was stored but could not be sent to the queue yet."
+    )
+
+    def get_note(self, version: SystemVersion) -> str | None:
+        return QUEUE_UNREACHABLE_NOTE if getattr(version, "queue_unreachable", False) else None
 
     class Meta:
         model = SystemVersion
@@ -48,7 +59,9 @@ class SystemVersionOutput(serializers.ModelSerializer):
             "status",
             "failure_reason",
             "failure_detail",
+            "note",
             "uploaded_at",
+            "attempts",
             "started_at",
             "finished_at",
             "archive_name",

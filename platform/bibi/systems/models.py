@@ -12,6 +12,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from bibi.sharedtasks.models import Example, SharedTask, Team
 
@@ -59,10 +60,25 @@ class SystemVersion(models.Model):
         MODEL_ERROR = "model_error", "The model failed while running"
         TIMEOUT = "timeout", "The model took longer than the time limit"
         OUT_OF_MEMORY = "out_of_memory", "The model ran out of memory"
+        WORKER_CRASHED = (
+            "worker_crashed",
+            "The model was killed while running, most likely for memory",
+        )
         WORKER_LOST = "worker_lost", "The platform lost the worker (not counted against the quota)"
 
-    # Failures the platform caused: they never count against a team's upload quota.
-    PLATFORM_FAILURES = frozenset({FailureReason.WORKER_LOST})
+    # Refusals found before the model ran (it predicted nothing, so it learnt nothing of the
+    # blind dev set and cost little) and losses the platform caused never count against a
+    # team's upload quota; a crash counts only when it happened on every attempt.
+    UNCOUNTED_FAILURES = frozenset(
+        {
+            FailureReason.INVALID_ARCHIVE,
+            FailureReason.INVALID_MODEL,
+            FailureReason.LABEL_MISMATCH,
+            FailureReason.WORKER_LOST,
+        }
+    )
+    # Failures where the worker went away: the archive is kept for the operators to look at.
+    WORKER_FAILURES = frozenset({FailureReason.WORKER_LOST, FailureReason.WORKER_CRASHED})
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="versions")
@@ -91,8 +107,25 @@ class SystemVersion(models.Model):
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
     failure_reason = models.CharField(max_length=30, choices=FailureReason.choices, blank=True)
     failure_detail = models.TextField(blank=True)
-    attempts = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveIntegerField(
+        default=0, help_text="Validation runs started, the crashed and lost ones included."
+    )
+    crashes = models.PositiveIntegerField(
+        default=0, help_text="Attempts whose worker process died while running this archive."
+    )
+    queued_at = models.DateTimeField(
+        default=timezone.now, help_text="When the version last entered the queued state."
+    )
+    sent_at = models.DateTimeField(
+        null=True, blank=True, help_text="When its work was last sent to the broker."
+    )
     started_at = models.DateTimeField(null=True, blank=True)
+    worker = models.CharField(
+        max_length=255, blank=True, help_text="host:pid of the worker process running it."
+    )
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="The running attempt's last sign of life."
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
 
     dev_accuracy = models.FloatField(null=True, blank=True)
@@ -111,9 +144,11 @@ class SystemVersion(models.Model):
 
     @property
     def counts_against_quota(self) -> bool:
-        return not (
-            self.status == self.Status.FAILED and self.failure_reason in self.PLATFORM_FAILURES
-        )
+        if self.status != self.Status.FAILED:
+            return True
+        if self.failure_reason == self.FailureReason.WORKER_CRASHED:
+            return self.crashes >= self.attempts
+        return self.failure_reason not in self.UNCOUNTED_FAILURES
 
 
 class Prediction(models.Model):

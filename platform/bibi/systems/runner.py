@@ -3,47 +3,122 @@
 Worker-only (it imports ``fim_engine`` and so torch): imported by ``validation`` and by the
 evaluation app's worker code, never by a module the web process loads.
 
-- ``model_call`` runs anything that executes the builder's model and turns the model's own
-  failures into a ``ValidationFailed`` with a reason the builder can act on.
+- ``model_load`` checks and loads a model directory; everything wrong with its content is an
+  ``invalid_model`` (or ``label_mismatch``) with fim_engine's message, which names the file
+  or field.
+- ``model_call`` runs anything that executes the builder's model, turns the model's own
+  failures into a ``ValidationFailed`` with a reason the builder can act on, and refuses
+  NaN or infinite outputs (they would reach the database otherwise).
 - ``version_system`` loads a ready version's model from the model store, and keeps the
   ``SYSTEM_MODEL_CACHE_SIZE`` most recently used ones loaded in this worker process, so a
   worker running many chunks of one system loads it once.
+- ``soft_time_limit_in_process`` and ``heartbeat`` give in-process runs what a worker pool
+  gives a task: a time limit, and a sign of life others can watch.
 """
 
 from __future__ import annotations
 
+import ctypes
+import logging
+import threading
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
+from django.db import connections
 
 import fim_engine
 from bibi.systems.models import SystemVersion
 from bibi.systems.services import ValidationFailed
 
+logger = logging.getLogger(__name__)
+
 Reason = SystemVersion.FailureReason
 
 
-def model_call(call: Any, *args: Any, **kwargs: Any) -> Any:
-    """Run the builder's model; its own failures become reasons the builder can act on."""
+def _out_of_memory(error: BaseException) -> bool:
+    # torch's CPU allocator says "can't allocate memory", CUDA's "out of memory".
+    text = str(error).lower()
+    return isinstance(error, MemoryError) or "out of memory" in text or "allocate memory" in text
+
+
+def model_load(path: Path, **options: Any) -> tuple[fim_engine.ModelFormat, fim_engine.System]:
+    """Check and load the model directory ``path`` (``options`` go to ``load_system``).
+
+    Raises ``ValidationFailed``: ``label_mismatch`` for a label count the task cannot use,
+    ``invalid_model`` for anything else wrong with the directory's content, ``out_of_memory``
+    when loading it does not fit.
+    """
     try:
-        return call(*args, **kwargs)
+        model_format = fim_engine.check_model_dir(path)
+        return model_format, fim_engine.load_system(path, **options)
+    except SoftTimeLimitExceeded:
+        raise
+    except fim_engine.LabelCountError as exc:
+        raise ValidationFailed(Reason.LABEL_MISMATCH, str(exc)) from None
+    except fim_engine.ModelFormatError as exc:
+        raise ValidationFailed(Reason.INVALID_MODEL, str(exc)) from None
+    except (
+        Exception
+    ) as exc:  # loading runs none of the builder's computation yet: their files are at fault
+        if _out_of_memory(exc):
+            raise ValidationFailed(
+                Reason.OUT_OF_MEMORY, f"Loading the model ran out of memory: {exc}"
+            ) from None
+        raise ValidationFailed(
+            Reason.INVALID_MODEL,
+            f"The model directory could not be loaded: {exc.__class__.__name__}: {exc}",
+        ) from None
+
+
+def model_call(call: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run the builder's model; its own failures become reasons the builder can act on.
+
+    What ``System.predict`` and ``System.fisher`` return is checked for NaN and infinite
+    probabilities, λmax and hints: a model that produces them fails as ``model_error``.
+    """
+    try:
+        result = call(*args, **kwargs)
     except (SoftTimeLimitExceeded, ValidationFailed, fim_engine.ModelFormatError):
         raise
-    except MemoryError:
-        raise ValidationFailed(
-            Reason.OUT_OF_MEMORY, "The model ran out of memory on the worker."
-        ) from None
     except Exception as exc:  # anything the model's own computation raises is the model's failure
-        if "out of memory" in str(exc).lower():
+        if _out_of_memory(exc):
             raise ValidationFailed(
-                Reason.OUT_OF_MEMORY, f"The model ran out of memory: {exc}"
+                Reason.OUT_OF_MEMORY, f"The model ran out of memory on the worker: {exc}"
             ) from None
         raise ValidationFailed(
             Reason.MODEL_ERROR, f"The model raised {exc.__class__.__name__}: {exc}"
         ) from None
+    require_finite_outputs(result)
+    return result
+
+
+def require_finite_outputs(result: Any) -> None:
+    """Refuse NaN or infinite numbers in a ``PredictionBatch`` or a list of ``FisherResult``."""
+    if isinstance(result, fim_engine.PredictionBatch):
+        rows = [np.asarray(result.probabilities, dtype=np.float64)]
+    elif isinstance(result, list) and all(isinstance(r, fim_engine.FisherResult) for r in result):
+        rows = [
+            np.asarray(
+                [r.lambda_max, *np.ravel(r.probabilities), *(score for _, score in r.hints)],
+                dtype=np.float64,
+            )
+            for r in result
+        ]
+    else:
+        return
+    bad = sum(1 for row in rows if row.size and not np.isfinite(row).all())
+    if bad:
+        raise ValidationFailed(
+            Reason.MODEL_ERROR,
+            f"The model produced NaN or infinite outputs (probabilities, λmax or hints) on {bad} "
+            f"of {len(result)} texts; check its weights for values that overflow.",
+        )
 
 
 # version uuid -> loaded system, most recently used last.
@@ -60,8 +135,7 @@ def version_system(version: SystemVersion) -> fim_engine.System:
     if system is not None:
         _LOADED.move_to_end(key)
         return system
-    system = model_call(
-        fim_engine.load_system,
+    _, system = model_load(
         Path(settings.MODEL_STORE) / version.model_dir,
         batch_size=settings.SYSTEM_BATCH_SIZE,
         max_length=settings.SYSTEM_MAX_SEQUENCE_LENGTH,
@@ -75,3 +149,70 @@ def version_system(version: SystemVersion) -> fim_engine.System:
 def loaded_versions() -> list[str]:
     """The uuids of the versions this process holds loaded, least recently used first."""
     return list(_LOADED)
+
+
+def _raise_in_thread(thread_id: int, exception: type[BaseException] | None) -> None:
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(thread_id), ctypes.py_object(exception) if exception else None
+    )
+
+
+@contextmanager
+def soft_time_limit_in_process(seconds: float) -> Iterator[None]:
+    """Raise ``SoftTimeLimitExceeded`` in this thread after ``seconds``, as a worker's soft
+    limit does, where no worker pool enforces one (the embedded default runs tasks in the web
+    process, often outside its main thread, where signals cannot be used).
+
+    The exception arrives between two Python bytecodes, so a model inside one long native call
+    is interrupted when that call returns; nothing is killed (there is no hard limit in-process).
+    A limit that fires as the block ends is raised from the ``with`` statement or not at all:
+    record success only after the block.
+    """
+    target = threading.get_ident()
+    lock = threading.Lock()
+    armed = [True]
+
+    def fire() -> None:
+        with lock:
+            if armed[0]:
+                _raise_in_thread(target, SoftTimeLimitExceeded)
+
+    timer = threading.Timer(seconds, fire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        with lock:
+            armed[0] = False
+            timer.cancel()
+            # Fired but not raised yet: it must not surface after the block.
+            _raise_in_thread(target, None)
+
+
+@contextmanager
+def heartbeat(beat: Callable[[], None], *, every: float) -> Iterator[None]:
+    """Call ``beat`` every ``every`` seconds in a thread while the block runs.
+
+    A worker that dies cannot say so; its silence can be noticed (housekeeping does). A beat
+    that fails is logged and the next one tried: the work itself must not fail for it.
+    """
+    stop = threading.Event()
+
+    def run() -> None:
+        try:
+            while not stop.wait(every):
+                try:
+                    beat()
+                except Exception:
+                    logger.warning("heartbeat failed", exc_info=True)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=run, name="bibi-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from bibi.sharedtasks import selectors as sharedtask_selectors
@@ -111,3 +113,28 @@ def version_status_counts(*, shared_task: SharedTask) -> dict[str, int]:
     )
     counts.update({row["status"]: row["count"] for row in rows})
     return counts
+
+
+def versions_stuck(*, now: Any = None) -> dict[str, int]:
+    """Hosted versions past every time-out that the worker and housekeeping apply (``/healthz``).
+
+    Queued longer than a whole validation may take plus a re-send; running past the hard time
+    limit, or silent, for longer than housekeeping needs to notice.
+    """
+    now = now or timezone.now()
+    Status = SystemVersion.Status
+    grace = timedelta(
+        seconds=settings.SYSTEM_WORKER_LOST_AFTER + 2 * settings.HOUSEKEEPING_INTERVAL
+    )
+    limit = timedelta(seconds=settings.SYSTEM_VALIDATION_TIME_LIMIT)
+    resend = timedelta(seconds=settings.SYSTEM_QUEUE_RESEND_AFTER)
+    queued = SystemVersion.objects.filter(
+        status=Status.QUEUED, queued_at__lt=now - limit - resend
+    ).count()
+    running = (
+        SystemVersion.objects.filter(status=Status.RUNNING)
+        .annotate(last_sign=Coalesce("heartbeat_at", "started_at"))
+        .filter(Q(started_at__lt=now - limit - grace) | Q(last_sign__lt=now - grace))
+        .count()
+    )
+    return {"queued": queued, "running": running}

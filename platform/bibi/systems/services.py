@@ -6,13 +6,22 @@ A hosted version's life: ``system_version_upload`` stores the archive and enqueu
 (the only code that loads models, kept out of this module so the web process never imports
 torch), which ends the version ``ready`` or ``failed`` through ``version_finish`` alone, so
 status, reason and clean-up are decided in one place.
+
+When the worker cannot speak for itself, others do: the worker's main process records a child
+that died (``system_version_worker_died``) or was killed at the hard time limit
+(``system_version_stopped_at_time_limit``), and the beat's housekeeping
+(``system_versions_housekeep``) sends again what the broker lost and takes back what a
+vanished worker held.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import shutil
+import sys
+import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from datetime import timedelta
@@ -25,7 +34,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
 import scoring
@@ -222,11 +231,19 @@ def system_version_upload(
                 archive_sha256=sha256,
                 archive_bytes=size,
                 label_mapping=mapping,
+                sent_at=timezone.now(),
             )
-            enqueue_on_commit(system_validate_task, version.id)
+            sending = enqueue_on_commit(system_validate_task, version.id)
     except BaseException:
         stored.unlink(missing_ok=True)
         raise
+    if sending.sent is False:
+        # Never sent: housekeeping sends it on its next tick, without waiting for a re-send.
+        SystemVersion.objects.filter(id=version.id).update(sent_at=None)
+    # On the embedded default the validation ran in-process on commit: answer with its outcome.
+    version.refresh_from_db()
+    # Read by the API to say the upload waits for the queue.
+    version.queue_unreachable = sending.sent is False
     return version
 
 
@@ -262,40 +279,189 @@ def dataset_examples(shared_task: SharedTask, split: str) -> list:
     return list(dataset.examples.order_by("position")) if dataset else []
 
 
+def _server_roots() -> list[str]:
+    """Directories of this server that a message may quote, the most specific first."""
+    roots = {
+        settings.MODEL_STORE,
+        settings.UPLOAD_ROOT,
+        settings.VAR_DIR,
+        settings.BASE_DIR,
+        settings.FILE_UPLOAD_TEMP_DIR,
+        tempfile.gettempdir(),
+        sys.prefix,
+    }
+    return sorted((str(root).rstrip("/") for root in roots if root), key=len, reverse=True)
+
+
+def public_detail(detail: str, version: SystemVersion) -> str:
+    """A failure detail as the builder may read it: no path of this server in it.
+
+    Paths inside the unpacked archive stay readable, relative to the archive; any other path
+    under the model store, the upload root, the temporary directories or the installation
+    becomes "<server path>".
+    """
+    store = str(settings.MODEL_STORE).rstrip("/")
+    for unpacked in (f"{store}/.partial-{version.uuid}", f"{store}/{version.uuid}"):
+        detail = re.sub(re.escape(unpacked) + r"/?", "<archive>/", detail)
+    for root in _server_roots():
+        detail = re.sub(
+            r"(?<![\w<])" + re.escape(root) + r"(?=/|\b)[^\s'\"(),;]*", "<server path>", detail
+        )
+    return detail
+
+
 def version_finish(version: SystemVersion, status: str, reason: str = "", detail: str = "") -> None:
     """The one place a version's outcome is set; a failure leaves no file in the model store."""
     version.status = status
     version.failure_reason = reason
-    version.failure_detail = detail
+    version.failure_detail = public_detail(detail, version)
     version.finished_at = timezone.now()
     version.save()
     if status == Status.FAILED:
         store = Path(settings.MODEL_STORE)
         shutil.rmtree(store / f".partial-{version.uuid}", ignore_errors=True)
         shutil.rmtree(store / str(version.uuid), ignore_errors=True)
-        if version.failure_reason not in SystemVersion.PLATFORM_FAILURES and version.archive_path:
+        if version.failure_reason not in SystemVersion.WORKER_FAILURES and version.archive_path:
             (Path(settings.UPLOAD_ROOT) / version.archive_path).unlink(missing_ok=True)
 
 
-def system_versions_reap_stale(*, now: Any = None) -> int:
-    """Fail versions whose worker vanished (killed, lost, past the hard limit) without counting them.
+def _requeue(version: SystemVersion, now: Any) -> None:
+    """Back to the queue; the caller sends it (or the broker redelivers it) at ``now``."""
+    version.status = Status.QUEUED
+    version.queued_at = version.sent_at = now
+    version.worker = ""
+    version.heartbeat_at = None
+    version.save(update_fields=["status", "queued_at", "sent_at", "worker", "heartbeat_at"])
 
-    A worker that dies mid-validation cannot record anything itself; a version still
-    ``running`` well after the hard time limit had one.
+
+def _version_in_hand(version_id: int, worker: str) -> SystemVersion | None:
+    """The version, locked, if ``worker`` is the process running it; else None."""
+    version = SystemVersion.objects.select_for_update().filter(id=version_id).first()
+    if version is None or version.status != Status.RUNNING or version.worker != worker:
+        return None
+    return version
+
+
+def system_version_worker_died(*, version_id: int, worker: str, cause: str) -> None:
+    """The worker process running ``version_id`` died (killed by the kernel for memory, a
+    ``kill -9``): queue it for another attempt, or past ``SYSTEM_VALIDATION_MAX_ATTEMPTS`` fail
+    it as ``worker_crashed``. Called by the worker's main process, which saw its child die.
+
+    It counts against the upload quota only when this archive crashed its worker every time.
     """
-    now = now or timezone.now()
-    cutoff = now - timedelta(seconds=settings.SYSTEM_VALIDATION_TIME_LIMIT + 60)
-    stale = SystemVersion.objects.filter(status=Status.RUNNING, started_at__lt=cutoff)
-    count = 0
-    for version in stale:
+    with transaction.atomic():
+        version = _version_in_hand(version_id, worker)
+        if version is None:
+            return
+        version.crashes += 1
+        if version.attempts < settings.SYSTEM_VALIDATION_MAX_ATTEMPTS:
+            version.save(update_fields=["crashes"])
+            _requeue(version, timezone.now())
+            return
+        counted = version.crashes >= version.attempts
         version_finish(
             version,
             Status.FAILED,
-            Reason.WORKER_LOST,
-            "The worker running this validation was lost. This does not count against your uploads: upload again.",
+            Reason.WORKER_CRASHED,
+            f"The model was killed while running, most likely for memory ({cause}), on "
+            f"{version.crashes} of {version.attempts} attempts. "
+            + (
+                "This counts against your uploads: make the model smaller, or its batches."
+                if counted
+                else "Not every attempt crashed, so this does not count against your uploads."
+            ),
         )
-        count += 1
-    return count
+
+
+def system_version_stopped_at_time_limit(*, version_id: int, worker: str, limit: float) -> None:
+    """The worker killed ``version_id``'s process at the hard time limit: a time-out."""
+    with transaction.atomic():
+        version = _version_in_hand(version_id, worker)
+        if version is not None:
+            version_finish(
+                version,
+                Status.FAILED,
+                Reason.TIMEOUT,
+                f"Validation took longer than the hard limit of {limit:g} seconds and was stopped.",
+            )
+
+
+def version_fail_if_lost_too_often(version: SystemVersion) -> bool:
+    """Fail a version whose worker vanished as ``worker_lost`` once it has had its
+    ``SYSTEM_VALIDATION_MAX_ATTEMPTS``; True when it did. The caller holds the row locked."""
+    if version.attempts < settings.SYSTEM_VALIDATION_MAX_ATTEMPTS:
+        return False
+    version_finish(
+        version,
+        Status.FAILED,
+        Reason.WORKER_LOST,
+        f"The worker running this validation was lost on {version.attempts} attempts. "
+        "This does not count against your uploads: upload again.",
+    )
+    return True
+
+
+def _lost_versions(now: Any) -> Any:
+    """Running versions with no sign of life for ``SYSTEM_WORKER_LOST_AFTER`` seconds."""
+    cutoff = now - timedelta(seconds=settings.SYSTEM_WORKER_LOST_AFTER)
+    return SystemVersion.objects.filter(status=Status.RUNNING).filter(
+        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
+    )
+
+
+def system_versions_housekeep(*, now: Any = None) -> dict[str, int]:
+    """Nothing stays stuck: the beat's housekeeping for hosted versions.
+
+    - A ``running`` version with no heartbeat for ``SYSTEM_WORKER_LOST_AFTER`` seconds lost its
+      worker (machine gone, process killed with its parent): it is queued and sent again, or,
+      past ``SYSTEM_VALIDATION_MAX_ATTEMPTS``, failed as ``worker_lost`` (not counted).
+    - A ``queued`` version sent more than ``SYSTEM_QUEUE_RESEND_AFTER`` seconds ago is sent
+      again: the broker may have been down or lost its queue. A duplicate message finds the
+      version taken or done and does nothing.
+    - A ``.partial-*`` directory in the model store that no running version owns (a worker
+      killed while unpacking) is removed.
+    """
+    from bibi.systems.tasks import system_validate_task
+
+    now = now or timezone.now()
+    done = {"resent": 0, "requeued": 0, "failed": 0, "partials_removed": 0}
+    with transaction.atomic():
+        for version in _lost_versions(now).select_for_update(skip_locked=True):
+            if version_fail_if_lost_too_often(version):
+                done["failed"] += 1
+            else:
+                _requeue(version, now)
+                enqueue_on_commit(system_validate_task, version.id)
+                done["requeued"] += 1
+        resend_before = now - timedelta(seconds=settings.SYSTEM_QUEUE_RESEND_AFTER)
+        waiting = SystemVersion.objects.filter(status=Status.QUEUED).filter(
+            Q(sent_at__isnull=True) | Q(sent_at__lt=resend_before)
+        )
+        for version in waiting.select_for_update(skip_locked=True):
+            version.sent_at = now
+            version.save(update_fields=["sent_at"])
+            enqueue_on_commit(system_validate_task, version.id)
+            done["resent"] += 1
+    done["partials_removed"] = _remove_orphan_partials()
+    return done
+
+
+def _remove_orphan_partials() -> int:
+    store = Path(settings.MODEL_STORE)
+    if not store.is_dir():
+        return 0
+    running = {
+        str(key)
+        for key in SystemVersion.objects.filter(status=Status.RUNNING).values_list(
+            "uuid", flat=True
+        )
+    }
+    removed = 0
+    for entry in store.glob(".partial-*"):
+        if entry.name.removeprefix(".partial-") not in running:
+            shutil.rmtree(entry, ignore_errors=True)
+            removed += 1
+    return removed
 
 
 # --- Self-reported predictions ------------------------------------------------------------

@@ -1,25 +1,109 @@
-"""Celery tasks for builder systems: take ids, load, call a service."""
+"""Celery tasks for builder systems: take ids, load, call a service.
+
+``gpu.system_validate`` runs with ``ValidationRequest``, the part of a validation that lives in
+the worker's main process: it applies the time limits this worker is configured with (the
+sender's are ignored), and it speaks for a child process that cannot, one that was killed
+(for memory, by ``kill -9``) or stopped at the hard time limit.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
+import signal
+from collections.abc import Callable
+
+from billiard.einfo import ExceptionWithTraceback
+from billiard.exceptions import WorkerLostError
 from celery import shared_task
+from celery.signals import worker_init
+from celery.worker.request import Request
+from django import db
 from django.conf import settings
 
+from bibi.celery import GPU_QUEUE
 from bibi.systems import services
 
+logger = logging.getLogger(__name__)
 
-@shared_task(
-    name="gpu.system_validate",
-    soft_time_limit=settings.SYSTEM_VALIDATION_SOFT_TIME_LIMIT,
-    time_limit=settings.SYSTEM_VALIDATION_TIME_LIMIT,
-)
-def system_validate_task(version_id: int) -> str:
+
+def _in_main_process(record: Callable[[], None]) -> None:
+    """Write from the worker's main process, which must outlive any database trouble."""
+    db.close_old_connections()
+    try:
+        record()
+    except Exception:
+        logger.exception("could not record what happened to a validation")
+    finally:
+        db.connections.close_all()
+
+
+class ValidationRequest(Request):
+    """A validation as the worker's main process sees it."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # (hard, soft), read here on the worker: never the limits the web process sent along.
+        self.time_limits = (
+            settings.SYSTEM_VALIDATION_TIME_LIMIT,
+            settings.SYSTEM_VALIDATION_SOFT_TIME_LIMIT,
+        )
+
+    @property
+    def _child(self) -> str:
+        return f"{self.hostname}:{self.worker_pid}"
+
+    def on_timeout(self, soft: bool, timeout: float) -> None:
+        if not soft and self.worker_pid:
+            # The pool stops the child right after this; stopped first, it cannot write into
+            # the model store once its leftovers are removed.
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.worker_pid, signal.SIGKILL)
+            version_id, child = self.args[0], self._child
+            _in_main_process(
+                lambda: services.system_version_stopped_at_time_limit(
+                    version_id=version_id, worker=child, limit=timeout
+                )
+            )
+        super().on_timeout(soft, timeout)
+
+    def on_failure(self, exc_info, send_failed_event=True, return_ok=False) -> None:
+        exc = exc_info.exception
+        if isinstance(exc, ExceptionWithTraceback):
+            exc = exc.exc
+        revoked = self._already_cancelled or self._already_revoked
+        died = isinstance(exc, WorkerLostError) or (
+            isinstance(exc, SystemExit | KeyboardInterrupt) and not revoked
+        )
+        if died:
+            # Recorded before Celery puts the message back, so the next attempt sees it.
+            version_id, child = self.args[0], self._child
+            _in_main_process(
+                lambda: services.system_version_worker_died(
+                    version_id=version_id, worker=child, cause=str(exc)
+                )
+            )
+        super().on_failure(exc_info, send_failed_event=send_failed_event, return_ok=return_ok)
+
+
+# Outcomes live on the version: nothing reads a result, so none is stored.
+@shared_task(bind=True, name="gpu.system_validate", Request=ValidationRequest, ignore_result=True)
+def system_validate_task(self, version_id: int) -> str:
     # Imported here, on the worker: validation loads models, and with them torch.
     from bibi.systems import validation
 
-    return validation.system_version_validate(version_id=version_id).status
+    return validation.system_version_validate(
+        version_id=version_id,
+        worker=f"{self.request.hostname}:{os.getpid()}",
+        embedded=bool(self.request.is_eager),
+    ).status
 
 
-@shared_task(name="default.system_versions_reap_stale")
-def system_versions_reap_stale_task() -> int:
-    return services.system_versions_reap_stale()
+@worker_init.connect
+def _load_model_code_before_forking(sender, **_) -> None:
+    """A worker on the gpu queue imports the model code (torch) once, in its main process,
+    before it forks its children: they inherit it, so no validation spends its time limit on
+    the import, and a child replaced after a crash starts at once."""
+    if GPU_QUEUE in sender.app.amqp.queues.consume_from:
+        import bibi.systems.validation  # noqa: F401

@@ -4,13 +4,21 @@ Only the worker imports this module (through ``bibi.systems.tasks``), so the web
 never loads torch. ``system_version_validate`` unpacks the archive, checks and loads the
 model, runs it on the blind dev set (accuracy, macro-F1) and computes λmax and word hints on
 every starter original; the outcome is recorded by ``services.version_finish`` alone.
+
+An attempt first claims the version (``running``, with this process as its ``worker``) and
+writes a heartbeat while it runs. A message for a version that another live attempt holds, or
+that is already done, does nothing, so sending work twice is always safe.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import shutil
+import socket
 from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,15 +27,20 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-import fim_engine
 from bibi.sharedtasks.models import Dataset
 from bibi.systems.archives import ArchiveLimits, ArchiveRejected, unpack_archive
 from bibi.systems.models import Prediction, System, SystemVersion, text_digest
-from bibi.systems.runner import model_call
+from bibi.systems.runner import (
+    heartbeat,
+    model_call,
+    model_load,
+    soft_time_limit_in_process,
+)
 from bibi.systems.services import (
     ValidationFailed,
     dataset_examples,
     dev_scores,
+    version_fail_if_lost_too_often,
     version_finish,
 )
 
@@ -96,14 +109,25 @@ def _predictions(
     ]
 
 
-def _run_validation(version: SystemVersion) -> None:
+@dataclass
+class _Outcome:
+    """What a successful validation computed, recorded only once the model is checked in full."""
+
+    rows: list[Prediction]
+    model_format: str
+    mapping: dict[str, str]
+    scores: tuple[float | None, float | None, int]
+    partial: Path
+    root: Path
+
+
+def _run_validation(version: SystemVersion) -> _Outcome:
     system = version.system
     shared_task = system.shared_task
     store = Path(settings.MODEL_STORE)
     partial = store / f".partial-{version.uuid}"
-    final = store / str(version.uuid)
     shutil.rmtree(partial, ignore_errors=True)
-    shutil.rmtree(final, ignore_errors=True)
+    shutil.rmtree(store / str(version.uuid), ignore_errors=True)
     limits = ArchiveLimits(
         max_files=settings.SYSTEM_ARCHIVE_MAX_FILES,
         max_bytes=settings.SYSTEM_ARCHIVE_MAX_UNPACKED_BYTES,
@@ -115,19 +139,12 @@ def _run_validation(version: SystemVersion) -> None:
         )
     except ArchiveRejected as exc:
         raise ValidationFailed(Reason.INVALID_ARCHIVE, str(exc)) from None
-    try:
-        model_format = fim_engine.check_model_dir(root)
-        loaded = model_call(
-            fim_engine.load_system,
-            root,
-            batch_size=settings.SYSTEM_BATCH_SIZE,
-            max_length=settings.SYSTEM_MAX_SEQUENCE_LENGTH,
-            expected_num_labels=len(shared_task.labels),
-        )
-    except fim_engine.LabelCountError as exc:
-        raise ValidationFailed(Reason.LABEL_MISMATCH, str(exc)) from None
-    except fim_engine.ModelFormatError as exc:
-        raise ValidationFailed(Reason.INVALID_MODEL, str(exc)) from None
+    model_format, loaded = model_load(
+        root,
+        batch_size=settings.SYSTEM_BATCH_SIZE,
+        max_length=settings.SYSTEM_MAX_SEQUENCE_LENGTH,
+        expected_num_labels=len(shared_task.labels),
+    )
     mapping = _label_mapping(loaded.labels, list(shared_task.labels), version.label_mapping)
 
     dev = dataset_examples(shared_task, Dataset.Split.BLIND_DEV)
@@ -162,25 +179,50 @@ def _run_validation(version: SystemVersion) -> None:
         if dev
         else (None, None)
     )
-    # Move the model into place before recording success: a ready version always has its files.
-    partial.rename(final)
-    model_dir = final / root.relative_to(partial)
+    return _Outcome(
+        rows=[*rows, *starter_rows],
+        model_format=model_format.kind,
+        mapping=mapping,
+        scores=(accuracy, macro_f1, len(dev)),
+        partial=partial,
+        root=root,
+    )
+
+
+def _record(version: SystemVersion, outcome: _Outcome) -> None:
+    """Store the results, then move the model into the store, then mark the version ready.
+
+    The model enters the store only once its results are committed, and a version is ready
+    only once its model is in place: a failure in between leaves no model behind a failed
+    version, and no ready version without its files.
+    """
+    store = Path(settings.MODEL_STORE)
+    final = store / str(version.uuid)
     with transaction.atomic():
         version.predictions.all().delete()
-        Prediction.objects.bulk_create([*rows, *starter_rows], batch_size=2000)
-        version.model_dir = str(model_dir.relative_to(store))
-        version.model_format = model_format.kind
-        version.label_mapping = mapping
-        version.dev_accuracy, version.dev_macro_f1, version.dev_count = accuracy, macro_f1, len(dev)
-        version.truncated_count = sum(r.truncated for r in rows) + sum(
-            r.truncated for r in starter_rows
+        Prediction.objects.bulk_create(outcome.rows, batch_size=2000)
+        version.model_dir = str(
+            (final / outcome.root.relative_to(outcome.partial)).relative_to(store)
         )
+        version.model_format = outcome.model_format
+        version.label_mapping = outcome.mapping
+        version.dev_accuracy, version.dev_macro_f1, version.dev_count = outcome.scores
+        version.truncated_count = sum(row.truncated for row in outcome.rows)
+        version.save()
+    outcome.partial.rename(final)
+    with transaction.atomic():
         version_finish(version, Status.READY)
-        System.objects.filter(id=system.id).update(active_version=version)
+        System.objects.filter(id=version.system_id).update(active_version=version)
 
 
-def system_version_validate(*, version_id: int) -> SystemVersion:
-    """Validate one uploaded version; called by the ``gpu.system_validate`` task."""
+def _claim(version_id: int, worker: str) -> SystemVersion | None:
+    """Start an attempt on ``version_id`` in ``worker``, or None when there is nothing to do.
+
+    Nothing to do: the version is done, or another attempt is running it and alive (a message
+    sent twice). A version ``running`` without a sign of life lost its worker: this attempt
+    takes it over, unless it has had its ``SYSTEM_VALIDATION_MAX_ATTEMPTS``.
+    """
+    now = timezone.now()
     with transaction.atomic():
         version = (
             SystemVersion.objects.select_for_update()
@@ -188,27 +230,75 @@ def system_version_validate(*, version_id: int) -> SystemVersion:
             .get(id=version_id)
         )
         if version.status in (Status.READY, Status.FAILED):
-            return version
+            return None
+        last_sign = version.heartbeat_at or version.started_at
+        silent_for = settings.SYSTEM_WORKER_LOST_AFTER
+        if (
+            version.status == Status.RUNNING
+            and last_sign
+            and now - last_sign < timedelta(seconds=silent_for)
+        ):
+            logger.info("version %s is already running in %s", version.id, version.worker)
+            return None
+        if version_fail_if_lost_too_often(version):
+            return None
         version.status = Status.RUNNING
         version.attempts += 1
-        version.started_at = timezone.now()
-        version.save(update_fields=["status", "attempts", "started_at"])
+        version.started_at = version.heartbeat_at = now
+        version.worker = worker
+        version.save(update_fields=["status", "attempts", "started_at", "heartbeat_at", "worker"])
+    return version
+
+
+def _beat(version: SystemVersion) -> None:
+    SystemVersion.objects.filter(
+        id=version.id, status=Status.RUNNING, worker=version.worker
+    ).update(heartbeat_at=timezone.now())
+
+
+def system_version_validate(
+    *, version_id: int, worker: str | None = None, embedded: bool = False
+) -> SystemVersion:
+    """Validate one uploaded version; called by the ``gpu.system_validate`` task.
+
+    ``worker`` names the process (``host:pid``, by default this host and process). ``embedded`` is True when the task runs in
+    the web process (the embedded default): no pool enforces the time limits there, so the
+    soft limit is enforced in-process, and no housekeeping watches a heartbeat, so none is
+    written; a platform failure is recorded at once since no worker will come back to it.
+    """
+    version = _claim(version_id, worker or f"{socket.gethostname()}:{os.getpid()}")
+    if version is None:
+        return SystemVersion.objects.get(id=version_id)
+    limit = settings.SYSTEM_VALIDATION_SOFT_TIME_LIMIT
     try:
-        _run_validation(version)
+        if embedded:
+            with soft_time_limit_in_process(limit):
+                outcome = _run_validation(version)
+        else:
+            with heartbeat(lambda: _beat(version), every=settings.SYSTEM_WORKER_LOST_AFTER / 4):
+                outcome = _run_validation(version)
+        _record(version, outcome)
     except ValidationFailed as failure:
         version_finish(version, Status.FAILED, failure.reason, failure.detail)
     except SoftTimeLimitExceeded:
-        limit = settings.SYSTEM_VALIDATION_SOFT_TIME_LIMIT
         version_finish(
             version,
             Status.FAILED,
             Reason.TIMEOUT,
             f"Validation took longer than the limit of {limit} seconds.",
         )
-    except BaseException:
-        # The platform's own failure (database, disk, a bug): clean up, let the task machinery
-        # retry or report it, and never blame the team.
+    except Exception:
+        # The platform's own failure (database, disk, a bug): clean up and never blame the team.
         shutil.rmtree(Path(settings.MODEL_STORE) / f".partial-{version.uuid}", ignore_errors=True)
         logger.exception("validating system version %s failed inside the platform", version.id)
-        raise
+        if not embedded:
+            # The heartbeat stops with this attempt: housekeeping sends the work again.
+            raise
+        version_finish(
+            version,
+            Status.FAILED,
+            Reason.WORKER_LOST,
+            "The platform failed while validating this version. This does not count against "
+            "your uploads: upload again.",
+        )
     return version

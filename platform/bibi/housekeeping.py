@@ -1,0 +1,23 @@
+"""The beat's one periodic task: prove that beat runs, and leave nothing stuck.
+
+Beat sends ``default.housekeeping`` every ``HOUSEKEEPING_INTERVAL`` seconds. It records the
+tick (``/healthz`` reports a beat that has gone quiet) and runs each app's housekeeping: for
+hosted systems, sending again work the broker lost, taking back work whose worker vanished,
+removing half-unpacked models (``bibi.systems.services.system_versions_housekeep``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import shared_task
+
+from bibi.health import beat_tick_record
+
+
+@shared_task(name="default.housekeeping", ignore_result=True)
+def housekeeping_task() -> dict[str, Any]:
+    from bibi.systems.services import system_versions_housekeep
+
+    beat_tick_record()
+    return {"systems": system_versions_housekeep()}
