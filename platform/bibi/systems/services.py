@@ -450,6 +450,9 @@ def _remove_orphan_partials() -> int:
     store = Path(settings.MODEL_STORE)
     if not store.is_dir():
         return 0
+    # Listed before the running versions are read: a version claimed in between has no
+    # partial directory yet (a worker unpacks only after its claim has committed).
+    partials = list(store.glob(".partial-*"))
     running = {
         str(key)
         for key in SystemVersion.objects.filter(status=Status.RUNNING).values_list(
@@ -457,7 +460,7 @@ def _remove_orphan_partials() -> int:
         )
     }
     removed = 0
-    for entry in store.glob(".partial-*"):
+    for entry in partials:
         if entry.name.removeprefix(".partial-") not in running:
             shutil.rmtree(entry, ignore_errors=True)
             removed += 1
