@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 from celery import Celery
+from celery.signals import beat_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bibi.settings")
 
@@ -28,3 +29,10 @@ DEFAULT_QUEUE = "default"
 def ping() -> str:
     """A task that does nothing but answer: proves a worker consumes from the broker."""
     return "pong"
+
+
+@beat_init.connect
+def housekeep_when_beat_starts(sender, **_) -> None:
+    """Beat first sends a periodic task one interval after it starts: send housekeeping at once
+    too, so a deployment that has just started is not reported without beat for that long."""
+    sender.app.send_task("default.housekeeping")

@@ -102,7 +102,8 @@ def beat_check(*, broker_ok: bool) -> Check:
     if raw is None:
         return {
             "ok": False,
-            "detail": "beat has never ticked: run `celery -A bibi beat` (housekeeping needs it)",
+            "detail": "no tick of beat recorded (it ticks when it starts, then every "
+            f"{settings.HOUSEKEEPING_INTERVAL} s): run `celery -A bibi beat`, housekeeping needs it",
         }
     age = max(0.0, time.time() - float(raw))
     late = BEAT_LATE_AFTER_INTERVALS * settings.HOUSEKEEPING_INTERVAL

@@ -198,33 +198,35 @@ def test_the_worker_applies_its_own_soft_time_limit_not_the_senders(private_brok
 
 
 def test_a_child_killed_at_the_hard_limit_fails_as_a_time_out_and_leaves_no_partial_directory(
-    private_broker, tmp_path, cast
+    private_broker, tmp_path, cast, slow_model
 ):
-    long_blind_dev(cast, 512, words=300)
-    # Each batch is one convolution of several seconds in native code: the soft limit, which Python
-    # raises between bytecodes, cannot interrupt it before the hard limit kills the child.
-    model = wide_cnn(tmp_path / "slow", num_filters=512, embedding_dim=128, width=64)
     worker = start_worker(
         tmp_path,
         broker_url=private_broker.url,
         env={
-            "SYSTEM_VALIDATION_SOFT_TIME_LIMIT": "10",
-            "SYSTEM_VALIDATION_TIME_LIMIT": "11",
-            "SYSTEM_BATCH_SIZE": "128",
-            "SYSTEM_MAX_SEQUENCE_LENGTH": "300",
+            **BIG_BATCHES,
+            "SYSTEM_VALIDATION_SOFT_TIME_LIMIT": "4",
+            "SYSTEM_VALIDATION_TIME_LIMIT": "5",
         },
     )
     try:
-        queued = upload(cast, model)
+        queued = upload(cast, slow_model)
+        running = wait_for(queued["id"], lambda v: v.status == "running", worker)
+        partial = Path(settings.MODEL_STORE) / f".partial-{running.uuid}"
+        while not partial.exists():
+            time.sleep(0.01)
+        # A child that cannot answer its soft limit (stuck in native code, in the kernel): only
+        # the hard limit ends it, and it cannot clean up after itself.
+        os.kill(child_pid(running), signal.SIGSTOP)
         version = wait_for(queued["id"], finished, worker)
-        worker.wait_for_log("Hard time limit (11")
+        worker.wait_for_log("Hard time limit (5")
     finally:
         worker.stop()
     assert (version.status, version.failure_reason) == ("failed", "timeout")
     assert version.failure_detail == (
-        "Validation took longer than the hard limit of 11 seconds and was stopped."
+        "Validation took longer than the hard limit of 5 seconds and was stopped."
     )
-    assert not (Path(settings.MODEL_STORE) / f".partial-{version.uuid}").exists()
+    assert not partial.exists()
 
 
 HOUSEKEEPING_EVERY_SECOND = {"HOUSEKEEPING_INTERVAL": "1", "SYSTEM_QUEUE_RESEND_AFTER": "2"}
