@@ -57,7 +57,9 @@ def model_load(path: Path, **options: Any) -> tuple[fim_engine.ModelFormat, fim_
     try:
         model_format = fim_engine.check_model_dir(path)
         return model_format, fim_engine.load_system(path, **options)
-    except SoftTimeLimitExceeded:
+    except (SoftTimeLimitExceeded, ImportError):
+        # An import failing is the worker's environment (a library missing or not mappable),
+        # never the builder's files: the platform's failure, retried and never counted.
         raise
     except fim_engine.LabelCountError as exc:
         raise ValidationFailed(Reason.LABEL_MISMATCH, str(exc)) from None

@@ -106,4 +106,9 @@ def _load_model_code_before_forking(sender, **_) -> None:
     before it forks its children: they inherit it, so no validation spends its time limit on
     the import, and a child replaced after a crash starts at once."""
     if GPU_QUEUE in sender.app.amqp.queues.consume_from:
+        # fim_engine imports torch lazily, on first use: load it here, explicitly. An import
+        # failing in a child (out of address space) would otherwise read as the model's fault.
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+
         import bibi.systems.validation  # noqa: F401

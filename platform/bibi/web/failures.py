@@ -49,6 +49,12 @@ FAILURE_HELP = {
         "The model ran out of memory on the worker.",
         "Upload a smaller model (fewer parameters, or a shorter maximum length).",
     ),
+    Reason.WORKER_CRASHED: FailureHelp(
+        "The model was killed while it ran, every time it was tried: most likely it used more "
+        "memory than a worker has.",
+        "Upload a smaller model, or one that runs in less memory (a shorter maximum length, "
+        "fewer parameters), then upload it again.",
+    ),
     Reason.WORKER_LOST: FailureHelp(
         "The platform lost the worker that was checking this version. This was not your "
         "model's fault and does not count against your uploads.",

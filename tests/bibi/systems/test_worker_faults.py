@@ -158,7 +158,9 @@ def test_a_model_over_the_childs_address_space_limit_fails_as_out_of_memory_once
         assert worker.children() == [child]
     finally:
         worker.stop()
-    assert (version.status, version.failure_reason) == ("failed", "out_of_memory")
+    assert (version.status, version.failure_reason) == ("failed", "out_of_memory"), (
+        version.failure_detail
+    )
     assert (version.attempts, version.crashes) == (1, 0)
     assert "can't allocate memory" in version.failure_detail
 

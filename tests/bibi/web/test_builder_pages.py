@@ -188,3 +188,14 @@ def test_breakers_have_no_systems_page(scene):
     assert "This page is for builder teams; your team, Utrecht, is a breaker team." in (
         response.content.decode()
     )
+
+
+@pytest.mark.embedded
+def test_every_failure_reason_is_explained_in_plain_words_with_what_to_do():
+    from bibi.systems.models import SystemVersion
+    from bibi.web.failures import failure_help
+
+    for reason in SystemVersion.FailureReason.values:
+        help_text = failure_help(reason)
+        assert help_text is not None, reason
+        assert help_text.what_happened and help_text.what_to_do
