@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from pandas.api.types import is_numeric_dtype
 
@@ -22,6 +23,7 @@ PAIR_COLUMNS = (
     "variant_label",
 )
 PREDICTION_COLUMNS = ("system", "text", "label")
+UNSEEN_COLUMNS = ("system", "pair_id")
 WEIGHT_COLUMNS = ("system", "weight")
 
 # Long sentences would drown the message that names them.
@@ -322,3 +324,34 @@ def clean_weights(weights: pd.DataFrame | None, systems: Sequence[str]) -> np.nd
             f"weights names system(s) {quote_some(extra)} that have no predictions"
         )
     return by_system.loc[list(systems)].to_numpy(dtype=float)
+
+
+def clean_unseen(
+    unseen: pd.DataFrame | None, pair_ids: pd.Series, systems: Sequence[str]
+) -> npt.NDArray[np.bool_]:
+    """(S, P) True where system s saw pair p: everywhere, except the (system, pair_id) rows
+    of `unseen`. `pair_ids` are the clean pairs' ids in canonical order. A row naming a
+    system without predictions or a pair that is not scored is an error; repeats are not.
+    """
+    seen = np.ones((len(systems), len(pair_ids)), dtype=bool)
+    if unseen is None or (isinstance(unseen, pd.DataFrame) and unseen.empty):
+        return seen
+    unseen = _require_frame(unseen, UNSEEN_COLUMNS, "unseen")
+    system = _strip_blank(unseen["system"], strip=True)
+    system_index = pd.Index(list(systems)).get_indexer(system)
+    if (system_index < 0).any():
+        strangers = system[system_index < 0].unique()
+        raise ScoringInputError(
+            f"unseen names system(s) {quote_some(strangers)} that have no predictions"
+        )
+    raw = unseen["pair_id"]
+    if is_numeric_dtype(pair_ids) and not is_numeric_dtype(raw):
+        raw = pd.to_numeric(_strip_blank(raw, strip=True), errors="coerce")
+    elif not is_numeric_dtype(pair_ids):
+        raw = _strip_blank(raw, strip=True)
+    pair_index = pd.Index(pair_ids).get_indexer(raw)
+    if (pair_index < 0).any():
+        strangers = unseen["pair_id"][pair_index < 0].unique()
+        raise ScoringInputError(f"unseen names pair(s) {quote_some(strangers)} that are not scored")
+    seen[system_index, pair_index] = False
+    return seen

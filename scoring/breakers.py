@@ -32,7 +32,7 @@ def system_weights(
 
     - `dev_accuracy`: the `weights` input (system, weight), the same against every team;
     - `original_accuracy`, `original_f1` (macro): the system's score on the originals of
-      that team's pairs;
+      that team's pairs it saw;
     - `none`: 1.
 
     Example::
@@ -52,6 +52,7 @@ def system_weights(
         breaks.team_codes,
         len(breaks.teams),
         len(breaks.labels),
+        breaks.seen,
     )
     return accuracy(counts) if weight == "original_accuracy" else macro_f1(counts)
 
@@ -66,8 +67,9 @@ def breaker_scores(
 
     Returns two frames:
     - one row per team, best first: team, pairs, score;
-    - one row per (team, system): team, system, pairs, breaks, broken_pct, weight,
-      weighted_pct (= weight × broken_pct; the score is its mean over systems).
+    - one row per (team, system): team, system, pairs (that the system saw), breaks,
+      broken_pct, weight, weighted_pct (= weight × broken_pct; the score is its mean over
+      the systems that saw at least one of the team's pairs, NaN if none did).
 
     With weights 0.8 and 0.6 and a team breaking 1 of its 2 pairs on each system, the
     score is (0.8 · 50 + 0.6 · 50) / 2 = 35. Example::
@@ -76,13 +78,14 @@ def breaker_scores(
     """
     weight_matrix = system_weights(breaks, weight, weights)
     breaks_by_team = breaks.by_team(breaks.broken)
-    pairs_per_team = breaks.pairs_per_team
-    pct = broken_pct(breaks_by_team, pairs_per_team, break_rate)
+    seen_by_team = breaks.seen_by_team
+    pct = broken_pct(breaks_by_team, seen_by_team, break_rate)
     weighted = weight_matrix * pct
+    rated = np.isfinite(weighted)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = np.where(rated, weighted, 0.0).sum(axis=0) / rated.sum(axis=0)
 
-    teams = pd.DataFrame(
-        {"team": breaks.teams, "pairs": pairs_per_team, "score": weighted.mean(axis=0)}
-    )
+    teams = pd.DataFrame({"team": breaks.teams, "pairs": breaks.pairs_per_team, "score": score})
     teams = teams.sort_values(
         ["score", "team"], ascending=[False, True], kind="stable"
     ).reset_index(drop=True)
@@ -92,7 +95,7 @@ def breaker_scores(
         {
             "team": np.tile(breaks.teams, n_systems),
             "system": np.repeat(breaks.systems, n_teams),
-            "pairs": np.tile(pairs_per_team, n_systems),
+            "pairs": seen_by_team.ravel().astype(np.int64),
             "breaks": breaks_by_team.ravel().astype(np.int64),
             "broken_pct": pct.ravel(),
             "weight": weight_matrix.ravel(),

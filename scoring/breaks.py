@@ -14,7 +14,14 @@ import numpy.typing as npt
 import pandas as pd
 
 from scoring._grouping import group_sums
-from scoring._inputs import clean_pairs, clean_predictions, quote, quote_some, resolve_labels
+from scoring._inputs import (
+    clean_pairs,
+    clean_predictions,
+    clean_unseen,
+    quote,
+    quote_some,
+    resolve_labels,
+)
 from scoring.errors import ScoringInputError
 from scoring.labels import sort_labels
 
@@ -32,9 +39,14 @@ class Breaks:
     `pairs` is the clean pair table in canonical order (team, pair_id); every (S, P) array
     has one row per system of `systems` (sorted) and one column per row of `pairs`.
     Label codes index `vocabulary`; codes below `len(labels)` are in the task's label set,
-    the others are predictions outside it (always wrong). `lambda_*` and
-    `confidence_original` (the largest probability on the original) are NaN where the
-    predictions did not give them, and None when they never do.
+    the others are predictions outside it (always wrong); -1 is no prediction, which only
+    a pair the system did not see may have. `lambda_*` and `confidence_original` (the
+    largest probability on the original) are NaN where the predictions did not give them or
+    the system did not see the pair, and None when they never do.
+
+    `seen` (S, P) is False where a system did not see a pair (the `unseen` input of
+    `find_breaks`, e.g. both items identical after the system's truncation): such a pair
+    is neither a break nor a non-break for that system, and every count leaves it out.
     """
 
     pairs: pd.DataFrame
@@ -52,21 +64,27 @@ class Breaks:
     lambda_original: Floats | None
     lambda_variant: Floats | None
     confidence_original: Floats | None
+    seen: Flags
 
     @property
     def changed(self) -> Flags:
-        """(S, P): the system predicts different labels for the two items."""
-        return self.predicted_original != self.predicted_variant
+        """(S, P): the system predicts different labels for the two items of a seen pair."""
+        return (self.predicted_original != self.predicted_variant) & self.seen
 
     @property
     def broken(self) -> Flags:
-        """(S, P): right on exactly one of the two items."""
-        return self.original_correct ^ self.variant_correct
+        """(S, P): right on exactly one of the two items of a pair the system saw."""
+        return (self.original_correct ^ self.variant_correct) & self.seen
 
     @property
     def both_wrong(self) -> Flags:
-        """(S, P): wrong on both items; not a break, reported apart."""
-        return ~self.original_correct & ~self.variant_correct
+        """(S, P): wrong on both items of a seen pair; not a break, reported apart."""
+        return ~self.original_correct & ~self.variant_correct & self.seen
+
+    @property
+    def seen_by_team(self) -> Floats:
+        """(S, T): how many of each team's pairs each system saw (the denominators)."""
+        return self.by_team(self.seen)
 
     @property
     def pairs_per_team(self) -> npt.NDArray[np.int64]:
@@ -82,14 +100,16 @@ def broken_pct(breaks: npt.ArrayLike, pairs: npt.ArrayLike, break_rate: str = "p
     """Break counts as percentages under a break-rate convention.
 
     `pairs` (the definition): 100 · breaks / pairs. `sentences`: 100 · breaks / (2 · pairs),
-    the per-sentence convention of the published 2017 tables.
+    the per-sentence convention of the published 2017 tables. NaN where there are no pairs
+    (a system that saw none of a team's pairs).
 
     >>> broken_pct(3, 4), broken_pct(3, 4, "sentences")
     (np.float64(75.0), np.float64(37.5))
     """
     check_break_rate(break_rate)
     per_pair = 2 if break_rate == "sentences" else 1
-    return 100.0 * np.asarray(breaks, dtype=float) / (per_pair * np.asarray(pairs, dtype=float))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return 100.0 * np.asarray(breaks, dtype=float) / (per_pair * np.asarray(pairs, dtype=float))
 
 
 def check_break_rate(break_rate: str) -> None:
@@ -100,7 +120,10 @@ def check_break_rate(break_rate: str) -> None:
 
 
 def find_breaks(
-    pairs: pd.DataFrame, predictions: pd.DataFrame, labels: Sequence[object] | None = None
+    pairs: pd.DataFrame,
+    predictions: pd.DataFrame,
+    labels: Sequence[object] | None = None,
+    unseen: pd.DataFrame | None = None,
 ) -> Breaks:
     """Apply the break rule to every pair and system.
 
@@ -108,6 +131,8 @@ def find_breaks(
     variant_label[, tags]. predictions: system, text, label[, lambda_max, probabilities], one row per
     system and distinct text of the pairs (rows for other texts are ignored; repeated rows
     must agree). labels: the task's label set, by default the gold labels of the pairs.
+    unseen: system, pair_id: pairs a system did not see (left out of its counts; it needs
+    no prediction for their texts).
 
     >>> pairs = pd.DataFrame({"pair_id": [1], "team": ["T"], "original_id": ["o1"],
     ...     "original_text": ["good"], "original_label": [1],
@@ -156,7 +181,13 @@ def find_breaks(
 
     flat = np.full(n_systems * n_texts, -1, dtype=np.int32)
     flat[cells["cell"].to_numpy()] = cells["label"].to_numpy()
-    _require_every_prediction(flat, systems, texts)
+    original_text, variant_text = text_codes[:n_pairs], text_codes[n_pairs:]
+    seen = clean_unseen(unseen, clean["pair_id"], systems)
+    # A text is needed from a system when a pair it saw holds it.
+    needed = (group_sums(seen, original_text, n_texts) > 0) | (
+        group_sums(seen, variant_text, n_texts) > 0
+    )
+    _require_every_prediction(flat, needed.ravel(), systems, texts)
     matrix = flat.reshape(n_systems, n_texts)
 
     def value_matrix(column: str) -> Floats | None:
@@ -172,7 +203,6 @@ def find_breaks(
     vocabulary_index = pd.Index(vocabulary)
     gold_original = vocabulary_index.get_indexer(clean["original_label"]).astype(np.int32)
     gold_variant = vocabulary_index.get_indexer(clean["variant_label"]).astype(np.int32)
-    original_text, variant_text = text_codes[:n_pairs], text_codes[n_pairs:]
     predicted_original = matrix[:, original_text]
     predicted_variant = matrix[:, variant_text]
     team_codes, teams = pd.factorize(clean["team"], sort=True)
@@ -189,12 +219,18 @@ def find_breaks(
         predicted_variant=predicted_variant,
         original_correct=predicted_original == gold_original,
         variant_correct=predicted_variant == gold_variant,
-        lambda_original=None if lambda_matrix is None else lambda_matrix[:, original_text],
-        lambda_variant=None if lambda_matrix is None else lambda_matrix[:, variant_text],
-        confidence_original=(
-            None if confidence_matrix is None else confidence_matrix[:, original_text]
-        ),
+        lambda_original=_seen_only(lambda_matrix, original_text, seen),
+        lambda_variant=_seen_only(lambda_matrix, variant_text, seen),
+        confidence_original=_seen_only(confidence_matrix, original_text, seen),
+        seen=seen,
     )
+
+
+def _seen_only(matrix: Floats | None, text_codes: np.ndarray, seen: Flags) -> Floats | None:
+    """λmax per (system, pair item), NaN where the system did not see the pair."""
+    if matrix is None:
+        return None
+    return np.where(seen, matrix[:, text_codes], np.nan)
 
 
 def _one_row_per_cell(
@@ -226,10 +262,10 @@ def _one_row_per_cell(
 
 
 def _require_every_prediction(
-    matrix: npt.NDArray[np.int32], systems: list[str], texts: pd.Index
+    matrix: npt.NDArray[np.int32], needed: Flags, systems: list[str], texts: pd.Index
 ) -> None:
     """A missing prediction is an error, never a silent zero."""
-    missing = np.flatnonzero(matrix < 0)
+    missing = np.flatnonzero((matrix < 0) & needed)
     if not len(missing):
         return
     n_texts = len(texts)

@@ -15,11 +15,12 @@ def builder_metrics(breaks: Breaks, break_rate: str = "pairs") -> tuple[pd.DataF
 
     Returns two frames:
     - overall, one row per system, best first (fewest broken, then highest F1): system, f1,
-      accuracy, broken_pct, breaks, pairs, both_wrong, outside_label_set (number of
+      accuracy, broken_pct, breaks, pairs, unseen, both_wrong, outside_label_set (number of
       sentences whose prediction is outside the label set);
-    - by team, one row per (system, team): system, team, pairs, f1, accuracy, breaks,
-      broken_pct, both_wrong.
-    A sentence counts once per pair it belongs to, as in the 2017 tables.
+    - by team, one row per (system, team): system, team, pairs, unseen, f1, accuracy,
+      breaks, broken_pct, both_wrong.
+    A sentence counts once per pair it belongs to, as in the 2017 tables. `pairs` are the
+    pairs the system saw; the `unseen` ones count nowhere.
 
     Example::
 
@@ -30,12 +31,14 @@ def builder_metrics(breaks: Breaks, break_rate: str = "pairs") -> tuple[pd.DataF
     gold = np.concatenate([breaks.gold_original, breaks.gold_variant])
     predicted = np.concatenate([breaks.predicted_original, breaks.predicted_variant], axis=1)
     groups = np.concatenate([breaks.team_codes, breaks.team_codes])
-    counts = confusion_counts(gold, predicted, groups, len(breaks.teams), n_labels)
+    counted = np.concatenate([breaks.seen, breaks.seen], axis=1)
+    counts = confusion_counts(gold, predicted, groups, len(breaks.teams), n_labels, counted)
     total_counts = counts.sum(axis=1)
 
     broken_by_team = breaks.by_team(breaks.broken)
     both_wrong_by_team = breaks.by_team(breaks.both_wrong)
-    pairs_per_team = breaks.pairs_per_team
+    seen_by_team = breaks.seen_by_team.astype(np.int64)
+    seen = seen_by_team.sum(axis=1)
     n_pairs = len(breaks.pairs)
 
     overall = pd.DataFrame(
@@ -43,11 +46,12 @@ def builder_metrics(breaks: Breaks, break_rate: str = "pairs") -> tuple[pd.DataF
             "system": breaks.systems,
             "f1": macro_f1(total_counts),
             "accuracy": accuracy(total_counts),
-            "broken_pct": broken_pct(broken_by_team.sum(axis=1), n_pairs, break_rate),
+            "broken_pct": broken_pct(broken_by_team.sum(axis=1), seen, break_rate),
             "breaks": broken_by_team.sum(axis=1).astype(np.int64),
-            "pairs": n_pairs,
+            "pairs": seen,
+            "unseen": n_pairs - seen,
             "both_wrong": both_wrong_by_team.sum(axis=1).astype(np.int64),
-            "outside_label_set": (predicted >= n_labels).sum(axis=1),
+            "outside_label_set": ((predicted >= n_labels) & counted).sum(axis=1),
         }
     )
     overall = overall.sort_values(
@@ -59,11 +63,12 @@ def builder_metrics(breaks: Breaks, break_rate: str = "pairs") -> tuple[pd.DataF
         {
             "system": np.repeat(breaks.systems, n_teams),
             "team": np.tile(breaks.teams, n_systems),
-            "pairs": np.tile(pairs_per_team, n_systems),
+            "pairs": seen_by_team.ravel(),
+            "unseen": (breaks.pairs_per_team[None, :] - seen_by_team).ravel(),
             "f1": macro_f1(counts).ravel(),
             "accuracy": accuracy(counts).ravel(),
             "breaks": broken_by_team.ravel().astype(np.int64),
-            "broken_pct": broken_pct(broken_by_team, pairs_per_team, break_rate).ravel(),
+            "broken_pct": broken_pct(broken_by_team, seen_by_team, break_rate).ravel(),
             "both_wrong": both_wrong_by_team.ravel().astype(np.int64),
         }
     )

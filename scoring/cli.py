@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from scoring._io import read_pairs, read_predictions, read_weights
+from scoring._io import read_pairs, read_predictions, read_table, read_weights
 from scoring.breakers import WEIGHT_MODES
 from scoring.breaks import BREAK_RATE_MODES
 from scoring.errors import ScoringInputError
@@ -44,6 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--weights",
         type=Path,
         help="system weights file (system, weight), needed with --weight dev_accuracy",
+    )
+    parser.add_argument(
+        "--unseen",
+        type=Path,
+        help="pairs a system did not see (system, pair_id), left out of its counts",
     )
     parser.add_argument(
         "--weight",
@@ -88,6 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             weight=options.weight,
             break_rate=options.break_rate,
             labels=options.labels.split(",") if options.labels else None,
+            unseen=read_table(options.unseen, "unseen") if options.unseen else None,
         )
     except ScoringInputError as error:
         print(f"python -m scoring: error: {error}", file=sys.stderr)

@@ -14,11 +14,13 @@ def confusion_counts(
     groups: npt.NDArray[np.integer],
     n_groups: int,
     n_labels: int,
+    counted: npt.NDArray[np.bool_] | None = None,
 ) -> npt.NDArray[np.int64]:
     """Count (gold, predicted) label pairs per system and group.
 
     gold: (N,) codes in [0, n_labels); predicted: (S, N) codes, where a code >= n_labels is a
-    prediction outside the label set; groups: (N,) codes in [0, n_groups).
+    prediction outside the label set; groups: (N,) codes in [0, n_groups); counted: (S, N),
+    False for items a system is not scored on (their code may then be anything).
     Returns (S, n_groups, n_labels, n_labels + 1): the last column counts the predictions
     outside the label set, which are wrong for every gold label.
 
@@ -31,7 +33,8 @@ def confusion_counts(
     clipped = np.minimum(predicted, n_labels).astype(np.int64)
     system = np.arange(n_systems, dtype=np.int64)[:, None]
     cell = ((system * n_groups + groups) * n_labels + gold) * width + clipped
-    counts = np.bincount(cell.ravel(), minlength=n_systems * n_groups * n_labels * width)
+    cells = cell.ravel() if counted is None else cell[counted]
+    counts = np.bincount(cells, minlength=n_systems * n_groups * n_labels * width)
     return counts.reshape(n_systems, n_groups, n_labels, width)
 
 

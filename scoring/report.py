@@ -82,8 +82,8 @@ class ScoreReport:
         tags, flips, both_wrong, broke_every_system, outside_label_set, and lambda when the
         predictions carried λmax. Builders carry by_team (team → % broken), f1_by_team and
         accuracy_by_team; breakers carry by_system (system → % broken) and weights; each
-        item carries predictions (system → [original, variant]), broken and both_wrong
-        (lists of systems).
+        item carries predictions (system → [original, variant], None for a prediction a
+        system did not give), broken, both_wrong and unseen (lists of systems).
         """
         by_team = self.builders_by_team
         builders = _records(self.builders)
@@ -155,7 +155,8 @@ class ScoreReport:
 
     def _build_item_records(self) -> list[dict[str, Any]]:
         breaks = self.breaks
-        vocabulary = np.asarray(breaks.vocabulary, dtype=object)
+        # The code -1 (no prediction, for a pair a system did not see) reads the last entry.
+        vocabulary = np.asarray([*breaks.vocabulary, None], dtype=object)
         systems = breaks.systems
         records = _records(self.items[PAIR_FIELDS])
         # Building one JSON object per pair is the serializer's job and is per pair by
@@ -167,12 +168,14 @@ class ScoreReport:
         ).tolist()
         broken = breaks.broken.T.tolist()
         both_wrong = breaks.both_wrong.T.tolist()
-        for record, predicted, broke, wrong in zip(
-            records, predictions, broken, both_wrong, strict=True
+        unseen = (~breaks.seen).T.tolist()
+        for record, predicted, broke, wrong, missed in zip(
+            records, predictions, broken, both_wrong, unseen, strict=True
         ):
             record["predictions"] = dict(zip(systems, predicted, strict=True))
             record["broken"] = list(compress(systems, broke))
             record["both_wrong"] = list(compress(systems, wrong))
+            record["unseen"] = list(compress(systems, missed))
         return records
 
     def to_markdown(self, max_items: int = 50) -> str:
@@ -242,7 +245,8 @@ class ScoreReport:
         if len(self.items) <= max_items:
             sections += [
                 "## Items",
-                "Predictions as original / variant; * marks a break.",
+                "Predictions as original / variant; * marks a break; unseen: the system did "
+                "not see the pair.",
                 markdown_table(self._item_grid()),
             ]
         else:
@@ -251,14 +255,16 @@ class ScoreReport:
 
     def _item_grid(self) -> pd.DataFrame:
         breaks = self.breaks
-        vocabulary = np.asarray(breaks.vocabulary, dtype=object)
+        vocabulary = np.asarray([*breaks.vocabulary, "-"], dtype=object)
         grid = self.items[["pair_id", "team", "original_label", "variant_label"]].copy()
         grid.columns = ["pair_id", "team", "gold original", "gold variant"]
-        cells = (
+        cells = np.where(
+            breaks.seen,
             vocabulary[breaks.predicted_original].astype(str)
             + " / "
             + vocabulary[breaks.predicted_variant].astype(str)
-            + np.where(breaks.broken, " *", "")
+            + np.where(breaks.broken, " *", ""),
+            "unseen",
         )
         for system, column in zip(breaks.systems, cells, strict=True):
             grid[system] = column
@@ -273,6 +279,7 @@ def score(
     weight: str = "dev_accuracy",
     break_rate: str = "pairs",
     labels: Sequence[object] | None = None,
+    unseen: pd.DataFrame | None = None,
 ) -> ScoreReport:
     """Score a shared task's pairs against every system's predictions.
 
@@ -281,7 +288,9 @@ def score(
     lambda_max], one per system and distinct pair text. weights: system, weight (in [0, 1];
     needed, and used, only with weight="dev_accuracy"). weight: dev_accuracy |
     original_accuracy | original_f1 | none. break_rate: pairs | sentences. labels: the
-    task's label set (default: the gold labels seen). Raises ScoringInputError on bad input.
+    task's label set (default: the gold labels seen). unseen: system, pair_id: pairs a
+    system did not see (e.g. both items identical after its truncation), left out of every
+    count of that system. Raises ScoringInputError on bad input.
 
     >>> pairs = pd.DataFrame({"pair_id": [1], "team": ["T"], "original_id": ["o1"],
     ...     "original_text": ["good"], "original_label": [1],
@@ -293,7 +302,7 @@ def score(
     """
     check_weight_mode(weight)
     check_break_rate(break_rate)
-    breaks = find_breaks(pairs, predictions, labels)
+    breaks = find_breaks(pairs, predictions, labels, unseen)
     builders, builders_by_team = builder_metrics(breaks, break_rate)
     breakers, breaker_systems = breaker_scores(breaks, weight, weights, break_rate)
     tags, tags_by_system = tag_table(breaks, break_rate)

@@ -15,13 +15,14 @@ PAIR_FIELDS = [*PAIR_COLUMNS, "tags", "flipped"]
 
 
 def break_matrix(breaks: Breaks, break_rate: str = "pairs") -> pd.DataFrame:
-    """% of each team's pairs that break each system: index team, one column per system.
+    """% of each team's pairs (that the system saw) that break each system: index team, one
+    column per system.
 
     Example::
 
         break_matrix(breaks).loc["OSU", "PCNN"]
     """
-    pct = broken_pct(breaks.by_team(breaks.broken), breaks.pairs_per_team, break_rate)
+    pct = broken_pct(breaks.by_team(breaks.broken), breaks.seen_by_team, break_rate)
     matrix = pd.DataFrame(pct.T, index=pd.Index(breaks.teams, name="team"), columns=breaks.systems)
     matrix.columns.name = "system"
     return matrix
@@ -30,7 +31,8 @@ def break_matrix(breaks: Breaks, break_rate: str = "pairs") -> pd.DataFrame:
 def item_table(breaks: Breaks) -> pd.DataFrame:
     """One row per pair, in canonical order: the pair's fields, then broken (systems it
     broke), both_wrong (systems wrong on both items), outside_label_set (systems with a
-    prediction outside the label set on either item) and broke_every_system.
+    prediction outside the label set on either item), unseen (systems that did not see
+    it) and broke_every_system (every system that saw it, and at least one did).
 
     Example::
 
@@ -39,17 +41,20 @@ def item_table(breaks: Breaks) -> pd.DataFrame:
     items = breaks.pairs[PAIR_FIELDS].copy()
     n_labels = len(breaks.labels)
     outside = (breaks.predicted_original >= n_labels) | (breaks.predicted_variant >= n_labels)
+    seen = breaks.seen.sum(axis=0)
     items["broken"] = breaks.broken.sum(axis=0)
     items["both_wrong"] = breaks.both_wrong.sum(axis=0)
-    items["outside_label_set"] = outside.sum(axis=0)
-    items["broke_every_system"] = items["broken"] == len(breaks.systems)
+    items["outside_label_set"] = (outside & breaks.seen).sum(axis=0)
+    items["unseen"] = len(breaks.systems) - seen
+    items["broke_every_system"] = (items["broken"] == seen) & (seen > 0)
     return items
 
 
 def item_predictions(breaks: Breaks) -> pd.DataFrame:
     """One row per (pair, system): pair_id, system, original_prediction,
-    variant_prediction, original_correct, variant_correct, broken, both_wrong.
-    Pairs in canonical order, systems sorted within each pair.
+    variant_prediction, original_correct, variant_correct, seen, broken, both_wrong.
+    Pairs in canonical order, systems sorted within each pair; a prediction the system did
+    not give (for a pair it did not see) is missing.
 
     Example::
 
@@ -75,6 +80,7 @@ def item_predictions(breaks: Breaks) -> pd.DataFrame:
             ),
             "original_correct": by_pair(breaks.original_correct),
             "variant_correct": by_pair(breaks.variant_correct),
+            "seen": by_pair(breaks.seen),
             "broken": by_pair(breaks.broken),
             "both_wrong": by_pair(breaks.both_wrong),
         }
@@ -91,19 +97,24 @@ def _rates_by_group(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Break rates of pairs grouped by a code; a pair may sit in several groups (tags).
 
-    Returns (summary: key, pairs, breaks, broken_pct = mean over systems;
-    by system: index key, one column per system, % broken).
+    Returns (summary: key, pairs, breaks, broken_pct = mean over the systems that saw a
+    pair of the group; by system: index key, one column per system, % broken of the
+    group's pairs the system saw).
     """
     n_groups = len(names)
     pairs = np.bincount(group_codes, minlength=n_groups)
     breaks_by_group = group_sums(breaks.broken[:, pair_index], group_codes, n_groups)
-    pct = broken_pct(breaks_by_group, pairs, break_rate)
+    seen_by_group = group_sums(breaks.seen[:, pair_index], group_codes, n_groups)
+    pct = broken_pct(breaks_by_group, seen_by_group, break_rate)
+    rated = np.isfinite(pct)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_pct = np.where(rated, pct, 0.0).sum(axis=0) / rated.sum(axis=0)
     summary = pd.DataFrame(
         {
             key: names,
             "pairs": pairs,
             "breaks": breaks_by_group.sum(axis=0).astype(np.int64),
-            "broken_pct": pct.mean(axis=0),
+            "broken_pct": mean_pct,
         }
     )
     by_system = pd.DataFrame(pct.T, index=pd.Index(names, name=key), columns=breaks.systems)
@@ -147,7 +158,7 @@ def flip_table(breaks: Breaks, break_rate: str = "pairs") -> tuple[pd.DataFrame,
 
 def both_wrong_table(breaks: Breaks) -> pd.DataFrame:
     """Pairs wrong on both items, per system and team (not breaks; reported apart):
-    system, team, pairs, both_wrong, both_wrong_pct (of the team's pairs).
+    system, team, pairs (that the system saw), both_wrong, both_wrong_pct (of those pairs).
 
     Example::
 
@@ -155,21 +166,24 @@ def both_wrong_table(breaks: Breaks) -> pd.DataFrame:
     """
     counts = breaks.by_team(breaks.both_wrong)
     n_systems, n_teams = counts.shape
-    pairs = np.tile(breaks.pairs_per_team, n_systems)
+    pairs = breaks.seen_by_team.ravel().astype(np.int64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pct = 100.0 * counts.ravel() / pairs
     return pd.DataFrame(
         {
             "system": np.repeat(breaks.systems, n_teams),
             "team": np.tile(breaks.teams, n_systems),
             "pairs": pairs,
             "both_wrong": counts.ravel().astype(np.int64),
-            "both_wrong_pct": 100.0 * counts.ravel() / pairs,
+            "both_wrong_pct": pct,
         }
     )
 
 
 def outside_label_table(breaks: Breaks) -> pd.DataFrame:
     """Predictions outside the task's label set (each one counted wrong), per system and
-    label: system, label, sentences (pair items that got it). Empty when there are none.
+    label: system, label, sentences (items of seen pairs that got it). Empty when there are
+    none.
 
     Example::
 
@@ -177,9 +191,10 @@ def outside_label_table(breaks: Breaks) -> pd.DataFrame:
     """
     n_labels, n_vocabulary = len(breaks.labels), len(breaks.vocabulary)
     predicted = np.concatenate([breaks.predicted_original, breaks.predicted_variant], axis=1)
+    counted = np.concatenate([breaks.seen, breaks.seen], axis=1)
     system = np.arange(len(breaks.systems))[:, None]
     counts = np.bincount(
-        (system * n_vocabulary + predicted).ravel(),
+        (system * n_vocabulary + predicted)[counted],
         minlength=len(breaks.systems) * n_vocabulary,
     ).reshape(len(breaks.systems), n_vocabulary)
     system_index, label_index = np.nonzero(counts[:, n_labels:])

@@ -84,6 +84,7 @@ def test_item_predictions_give_one_row_per_pair_and_system(report):
         "variant_prediction": "-1",
         "original_correct": False,
         "variant_correct": False,
+        "seen": True,
         "broken": False,
         "both_wrong": True,
     }

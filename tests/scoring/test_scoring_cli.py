@@ -176,3 +176,16 @@ def test_a_number_column_that_does_not_parse_is_read_as_text_for_the_scorer_to_n
 
     assert read_predictions(path).loc[0, "lambda_max"] == "steep"
     assert read_table(path).loc[0, "label"] == "1"
+
+
+def test_it_leaves_out_the_pairs_of_an_unseen_file(files, tmp_path, capsys):
+    unseen = tmp_path / "unseen.csv"
+    pd.DataFrame({"system": ["RNTN"], "pair_id": ["OSU 1"]}).to_csv(unseen, index=False)
+
+    assert main(arguments(files, "--weight", "none", "--unseen", str(unseen))) == 0
+
+    document = json.loads(capsys.readouterr().out)
+    rntn = next(row for row in document["builders"] if row["system"] == "RNTN")
+    assert rntn["unseen"] == 1
+    item = next(row for row in document["items"] if row["pair_id"] == "OSU 1")
+    assert item["unseen"] == ["RNTN"]
