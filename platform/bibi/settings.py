@@ -122,6 +122,7 @@ INSTALLED_APPS = [
     "bibi.sharedtasks",
     "bibi.systems",
     "bibi.pairs",
+    "bibi.evaluation",
     "bibi.web",
 ]
 
@@ -264,6 +265,7 @@ SPECTACULAR_SETTINGS = {
         "PhaseKindEnum": "bibi.sharedtasks.models.Phase.Kind",
         "TeamKindEnum": "bibi.sharedtasks.models.Team.Kind",
         "SystemKindEnum": "bibi.systems.models.System.Kind",
+        "ScoringRunStatusEnum": "bibi.evaluation.models.ScoringRun.Status",
     },
 }
 
@@ -331,6 +333,15 @@ SYSTEM_BATCH_SIZE = env_int("SYSTEM_BATCH_SIZE", 32)
 PAIR_PREDICTIONS_WINDOW_HOURS = env_int("PAIR_PREDICTIONS_WINDOW_HOURS", 48)
 # Models a worker process keeps loaded (least recently used dropped first).
 SYSTEM_MODEL_CACHE_SIZE = env_int("SYSTEM_MODEL_CACHE_SIZE", 2)
+
+# Evaluation: the prediction matrix of the pairs, filled in chunks on the gpu queue.
+# Missing cells of one version per gpu task.
+EVALUATION_CHUNK_SIZE = env_int("EVALUATION_CHUNK_SIZE", 256)
+EVALUATION_CHUNK_SOFT_TIME_LIMIT = env_int("EVALUATION_CHUNK_SOFT_TIME_LIMIT", 20 * 60)
+EVALUATION_CHUNK_TIME_LIMIT = env_int("EVALUATION_CHUNK_TIME_LIMIT", 25 * 60)
+# A chunk or a run with no progress for this long is sent again (its message was lost).
+EVALUATION_STALL_TIMEOUT = env_int("EVALUATION_STALL_TIMEOUT", 30 * 60)
+EVALUATION_TASK_MAX_RETRIES = env_int("EVALUATION_TASK_MAX_RETRIES", 8)
 
 LOGGING = {
     "version": 1,

@@ -14,6 +14,7 @@ api_v1 = [
     path("", include("bibi.sharedtasks.urls")),
     path("", include("bibi.systems.urls")),
     path("", include("bibi.pairs.urls")),
+    path("", include("bibi.evaluation.urls")),
 ]
 
 urlpatterns = [

@@ -31,6 +31,7 @@ from django.core.files import File
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from bibi.evaluation import services as evaluation_services
 from bibi.files import FileFormatError, FileRejected, RowError, RowErrors
 from bibi.pairs import selectors
 from bibi.pairs.checks import (
@@ -621,5 +622,8 @@ def contest_adjudicate(
             "effective_changed": effective_changed,
             "results_published": shared_task.results_published,
         },
+    )
+    evaluation_services.scoring_run_after_decision(
+        shared_task=shared_task, actor=actor, changed=effective_changed
     )
     return Adjudication(contest=contest, effective_changed=effective_changed, superseded=superseded)

@@ -323,6 +323,10 @@ class ExamplesImportOutput(serializers.Serializer):
     format = serializers.CharField(source="file_format")
     duplicate_count = serializers.SerializerMethodField()
     duplicates = serializers.SerializerMethodField()
+    cells_to_compute = serializers.IntegerField(
+        help_text="Predictions the ready hosted systems will now compute for the new starter "
+        "or blind-dev examples (their dev scores follow)."
+    )
 
     def get_duplicate_count(self, report: importing.ExamplesImportReport) -> int:
         return len(report.duplicates)

@@ -29,6 +29,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Max
 
+from bibi.evaluation import services as evaluation_services
 from bibi.files import (
     FORMATS,
     FileFormatError,
@@ -90,6 +91,9 @@ class ExamplesImportReport:
             f"and label of an earlier example and {'were' if count != 1 else 'was'} imported "
             f"all the same: {', '.join(named)}{f' and {more} more' if more > 0 else ''}."
         )
+
+    # Cells of ready hosted systems the new starter or blind-dev examples need (bibi.evaluation).
+    cells_to_compute: int = 0
 
 
 class ExamplesImportRejected(FileRejected):
@@ -236,8 +240,7 @@ def examples_import(
             raise rejected(errors)
 
         Example.objects.bulk_create(examples, batch_size=BATCH_SIZE)
-        # The evaluation app's half of issue 10.2 goes here, in this transaction: mark the
-        # ready systems' missing prediction cells for the examples just created.
+        cells = evaluation_services.dataset_cells_request(dataset=dataset, examples=examples)
         details = {
             "rows": len(examples),
             "encoding": decoded.encoding,
@@ -260,6 +263,7 @@ def examples_import(
         file_format=file_format,
         filename=filename,
         duplicates=tuple(duplicates),
+        cells_to_compute=cells,
     )
 
 

@@ -179,6 +179,12 @@ class Prediction(models.Model):
         help_text="[word, score] pairs: where an edit moves the prediction most.",
     )
     truncated = models.BooleanField(default=False)
+    input_sha256 = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="SHA-256 of the token ids the model saw (hosted systems): two texts that "
+        "truncation cut to the same input make a pair the system did not see.",
+    )
 
     class Meta:
         ordering = ["system_version", "id"]

@@ -14,15 +14,17 @@ evaluation app's worker code, never by a module the web process loads.
   worker running many chunks of one system loads it once.
 - ``soft_time_limit_in_process`` and ``heartbeat`` give in-process runs what a worker pool
   gives a task: a time limit, and a sign of life others can watch.
+- ``input_digests`` says what a truncated text looked like to the model.
 """
 
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -218,3 +220,19 @@ def heartbeat(beat: Callable[[], None], *, every: float) -> Iterator[None]:
     finally:
         stop.set()
         thread.join()
+
+
+def input_digests(system: fim_engine.System, texts: Sequence[str]) -> list[str]:
+    """SHA-256 of the token ids the model saw for each text, after its truncation.
+
+    Two texts with the same digest looked the same to the model: when truncation made them
+    so, a pair of them tells nothing about the model (``bibi.evaluation`` leaves it out).
+    """
+    if not texts:
+        return []
+    batch = system.encode(texts)
+    lengths = batch.attention_mask.sum(dim=1).tolist()
+    return [
+        hashlib.sha256(",".join(map(str, ids[: int(length)])).encode()).hexdigest()
+        for ids, length in zip(batch.input_ids.tolist(), lengths, strict=True)
+    ]

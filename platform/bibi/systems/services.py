@@ -38,6 +38,7 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 import scoring
+from bibi.evaluation import services as evaluation_services
 from bibi.files import (
     FileFormatError,
     FileRejected,
@@ -317,6 +318,7 @@ def version_finish(version: SystemVersion, status: str, reason: str = "", detail
     version.failure_detail = public_detail(detail, version)
     version.finished_at = timezone.now()
     version.save()
+    evaluation_services.scoring_run_after_version(version=version)
     if status == Status.FAILED:
         store = Path(settings.MODEL_STORE)
         shutil.rmtree(store / f".partial-{version.uuid}", ignore_errors=True)
@@ -699,6 +701,8 @@ def system_predictions_upload(
             )
             version.dev_count = len(cells)
             version.save()
+        if source == Prediction.Source.PAIRS:
+            evaluation_services.scoring_run_after_version(version=version)
     return version
 
 

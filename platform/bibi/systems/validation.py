@@ -32,6 +32,7 @@ from bibi.systems.archives import ArchiveLimits, ArchiveRejected, unpack_archive
 from bibi.systems.models import Prediction, System, SystemVersion, text_digest
 from bibi.systems.runner import (
     heartbeat,
+    input_digests,
     model_call,
     model_load,
     soft_time_limit_in_process,
@@ -171,9 +172,11 @@ def _run_validation(version: SystemVersion) -> _Outcome:
         label_names=loaded.labels,
         mapping=mapping,
     )
-    for row, result in zip(starter_rows, fisher, strict=True):
+    seen = input_digests(loaded, [row.text for row in starter_rows])
+    for row, result, digest in zip(starter_rows, fisher, seen, strict=True):
         row.lambda_max = result.lambda_max
         row.hints = [[word, score] for word, score in result.hints]
+        row.input_sha256 = digest
     accuracy, macro_f1 = (
         dev_scores(list(shared_task.labels), [e.label for e in dev], [r.label for r in rows])
         if dev

@@ -1,0 +1,230 @@
+"""Computing a chunk of cells: the half of the evaluation app that runs models.
+
+Only the worker imports this module (through ``bibi.evaluation.tasks``), so the web process
+never loads torch. ``cell_chunk_compute`` loads the version's model once per worker process
+(``bibi.systems.runner.version_system``), predicts the chunk's texts that still have no cell
+(label, probabilities, and for pair and starter texts λmax and word hints from one pass),
+records what each text looked like to the model after truncation, and upserts the cells on
+their unique key, so a chunk delivered twice writes the same rows once.
+
+A text the model fails on (it raises, or returns NaN or infinity: ``runner.model_call``
+refuses those) becomes a ``CellFailure``
+with the reason; a failing batch is split in halves until the failing texts are found, so
+the rest of the chunk is still written.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.db import transaction
+
+import fim_engine
+from bibi.evaluation.models import CellChunk, ScoringRun
+from bibi.evaluation.services import (
+    FailedCell,
+    cell_chunk_finish,
+    scoring_run_advance,
+    scoring_run_score,
+)
+from bibi.sharedtasks.models import Example
+from bibi.systems.models import Prediction, SystemVersion, text_digest
+from bibi.systems.runner import input_digests, model_call, version_system
+from bibi.systems.services import ValidationFailed
+
+logger = logging.getLogger(__name__)
+
+Source = Prediction.Source
+
+# Fields a recomputed cell may overwrite; the key (version, source, digest) stays.
+CELL_FIELDS = [
+    "example",
+    "text",
+    "label",
+    "probabilities",
+    "lambda_max",
+    "hints",
+    "truncated",
+    "input_sha256",
+]
+
+
+@dataclass(frozen=True)
+class Output:
+    """What the model said about one text, in its own label names."""
+
+    label: str
+    probabilities: list[float]
+    lambda_max: float | None
+    hints: list[list[Any]] | None
+    truncated: bool
+    input_sha256: str
+
+
+def _run(system: fim_engine.System, texts: list[str], *, fisher: bool) -> list[Output | str]:
+    """The model's output for each text, or the reason it failed on that text."""
+    try:
+        digests = model_call(input_digests, system, texts)
+        if fisher:
+            results = model_call(system.fisher, texts, hints=True)
+            outputs: list[Output | str] = [
+                Output(
+                    r.label,
+                    [float(p) for p in r.probabilities],
+                    r.lambda_max,
+                    [[word, score] for word, score in r.hints],
+                    r.truncated,
+                    digest,
+                )
+                for r, digest in zip(results, digests, strict=True)
+            ]
+        else:
+            batch = model_call(system.predict, texts)
+            outputs = [
+                Output(label, [float(p) for p in row], None, None, truncated, digest)
+                for label, row, truncated, digest in zip(
+                    batch.labels, batch.probabilities, batch.truncated, digests, strict=True
+                )
+            ]
+    except ValidationFailed as failure:
+        if len(texts) == 1:
+            return [failure.detail]
+        # One bad text must not sink its neighbours: find it by halves.
+        middle = len(texts) // 2
+        return _run(system, texts[:middle], fisher=fisher) + _run(
+            system, texts[middle:], fisher=fisher
+        )
+    return outputs
+
+
+def _entries(chunk: CellChunk) -> list[tuple[Example | None, str]]:
+    """(example, text) for each item of the chunk: pair texts, or starter/blind-dev examples."""
+    if chunk.source == Source.PAIRS:
+        return [(None, text) for text in chunk.items]
+    examples = Example.objects.in_bulk(chunk.items)
+    return [(examples[item], examples[item].text) for item in chunk.items if item in examples]
+
+
+def _already_there(version: SystemVersion, source: str, digests: list[str]) -> set[str]:
+    """Digests of the chunk's texts that have a cell by now (another chunk, validation)."""
+    cells = Prediction.objects.filter(system_version=version, text_sha256__in=digests)
+    if source == Source.PAIRS:
+        # A starter original's cell from validation serves the pairs too.
+        cells = cells.filter(lambda_max__isnull=False)
+    else:
+        cells = cells.filter(source=source)
+    return set(cells.values_list("text_sha256", flat=True))
+
+
+def cell_chunk_compute(*, chunk_id: int) -> int:
+    """Compute and store one chunk's missing cells; returns how many cells it wrote."""
+    chunk = (
+        CellChunk.objects.select_related("system_version__system__shared_task", "shared_task")
+        .filter(id=chunk_id)
+        .first()
+    )
+    if chunk is None or chunk.done_at is not None:
+        return 0
+    version = chunk.system_version
+    entries = _entries(chunk)
+    digests = [text_digest(text) for _, text in entries]
+    present = _already_there(version, chunk.source, digests)
+    todo = [
+        (example, text, digest)
+        for (example, text), digest in zip(entries, digests, strict=True)
+        if digest not in present
+    ]
+    outputs: list[Output | str] = []
+    model_labels: list[str] = []
+    if todo:
+        texts = [text for _, text, _ in todo]
+        try:
+            system = version_system(version)
+            model_labels = system.labels
+            outputs = _run(system, texts, fisher=chunk.source != Source.BLIND_DEV)
+        except ValidationFailed as failure:
+            outputs = [f"The model could not be loaded: {failure.detail}"] * len(todo)
+        except fim_engine.ModelFormatError as error:
+            outputs = [f"The model could not be loaded: {error}"] * len(todo)
+        except SoftTimeLimitExceeded:
+            limit = settings.EVALUATION_CHUNK_SOFT_TIME_LIMIT
+            outputs = [
+                f"The model took longer than {limit} seconds on a batch of {len(todo)} texts."
+            ] * len(todo)
+    mapping = version.label_mapping
+    names = [mapping[name] for name in model_labels]
+    rows: list[Prediction] = []
+    failures: list[FailedCell] = []
+    for (example, text, digest), output in zip(todo, outputs, strict=True):
+        if isinstance(output, str):
+            failures.append(FailedCell(text=text, text_sha256=digest, reason=output))
+            continue
+        rows.append(
+            Prediction(
+                system_version=version,
+                source=chunk.source,
+                example=example,
+                text=text,
+                text_sha256=digest,
+                label=mapping[output.label],
+                probabilities=dict(zip(names, output.probabilities, strict=True)),
+                lambda_max=output.lambda_max,
+                hints=output.hints,
+                truncated=output.truncated,
+                input_sha256=output.input_sha256,
+            )
+        )
+    with transaction.atomic():
+        chunk = (
+            CellChunk.objects.select_for_update().select_related("system_version").get(id=chunk.id)
+        )
+        if chunk.done_at is not None:
+            return 0
+        Prediction.objects.bulk_create(
+            rows,
+            batch_size=1000,
+            update_conflicts=True,
+            unique_fields=["system_version", "source", "text_sha256"],
+            update_fields=CELL_FIELDS,
+        )
+        cell_chunk_finish(chunk=chunk, computed=len(rows), failures=failures)
+    if failures:
+        logger.warning(
+            "system version %s failed on %d text(s) of chunk %s",
+            version.id,
+            len(failures),
+            chunk.id,
+        )
+    return len(rows)
+
+
+def scoring_run_complete(
+    *, run_id: int, on_chunk: Callable[[ScoringRun, CellChunk], None] | None = None
+) -> ScoringRun:
+    """Take a run to its end in this process: compute its missing cells, then score it.
+
+    What ``manage.py score`` does: no broker, no worker. ``on_chunk(run, chunk)`` is called
+    after each chunk (a progress bar; ``run`` as it was advanced). Chunks another process is
+    computing at the same time are computed here too; the upserts make that harmless.
+    """
+    # A round computes every chunk the run was missing; a second one only finds what changed
+    # meanwhile (a version that just became ready).
+    for _ in range(3):
+        run = scoring_run_advance(run_id=run_id, send=False)
+        if run.status == ScoringRun.Status.SCORING:
+            run = scoring_run_score(run_id=run_id, send=False)
+        if run.status != ScoringRun.Status.WAITING_FOR_CELLS:
+            return run
+        open_chunks = CellChunk.objects.filter(
+            shared_task_id=run.shared_task_id, source=Source.PAIRS, done_at__isnull=True
+        ).order_by("id")
+        for chunk in open_chunks:
+            cell_chunk_compute(chunk_id=chunk.id)
+            if on_chunk is not None:
+                on_chunk(run, chunk)
+    return scoring_run_advance(run_id=run_id, send=False)

@@ -1,0 +1,223 @@
+"""The prediction matrix a task's pairs need: which cells exist, which failed, which are missing.
+
+A cell is a ``bibi.systems.models.Prediction``: one system version on one text. Scoring
+needs, for each scored version and each distinct text of the effective pairs (originals and
+variants), one cell:
+
+- a **hosted** version (the active version of a hosted system, ready) has a cell for a text
+  when it has a prediction with λmax for that text from any source: a starter original
+  computed at validation is found by its text digest and reused, never recomputed. A text
+  its model failed on (``CellFailure``) is not missing either: the pairs holding it are left
+  out for that version. Every other text is *missing* and goes to the ``gpu`` queue;
+- a **self-reported** version brings its own cells: its uploaded pair predictions. Without
+  a prediction for every pair text it is left out of the run, with the reason.
+
+Texts are those of ``bibi.pairs.selectors.pairs_effective``, as stored on the pairs. The
+database is the only record of what is missing, so any process can ask again at any time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bibi.evaluation.models import CellFailure
+from bibi.pairs.selectors import pairs_effective
+from bibi.sharedtasks.models import SharedTask
+from bibi.systems.models import Prediction, System, SystemVersion, text_digest
+
+Source = Prediction.Source
+
+
+@dataclass(frozen=True)
+class ScoredVersion:
+    """A system as one run scores it: its active version."""
+
+    system_id: int
+    system_name: str
+    team_id: int
+    kind: str
+    version_id: int
+    version_number: int
+    dev_accuracy: float | None
+    dev_count: int | None
+
+    @property
+    def key(self) -> str:
+        """How scoring names the system: its id, so names are chosen when shown."""
+        return str(self.system_id)
+
+    @property
+    def hosted(self) -> bool:
+        return self.kind == System.Kind.HOSTED
+
+
+@dataclass(frozen=True)
+class Cell:
+    label: str
+    lambda_max: float | None
+    input_sha256: str
+    truncated: bool
+
+
+@dataclass
+class PairMatrix:
+    """The cells a task's pairs need, for the versions scored now."""
+
+    pairs: list[dict[str, Any]]
+    texts: dict[str, str]  # digest -> text
+    versions: list[ScoredVersion]
+    excluded: list[dict[str, Any]]
+    cells: dict[int, dict[str, Cell]] = field(default_factory=dict)  # version id -> digest ->
+    failures: dict[int, dict[str, str]] = field(default_factory=dict)  # version id -> digest ->
+    missing: dict[int, list[str]] = field(default_factory=dict)  # version id -> texts
+
+    @property
+    def hosted(self) -> list[ScoredVersion]:
+        return [version for version in self.versions if version.hosted]
+
+    @property
+    def cells_needed(self) -> int:
+        return len(self.hosted) * len(self.texts)
+
+    @property
+    def cells_missing(self) -> int:
+        return sum(len(texts) for texts in self.missing.values())
+
+
+def pair_texts_by_digest(pairs: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """Every distinct text of the pairs (originals and variants), by its digest, sorted."""
+    texts = {text for pair in pairs for text in (pair["original_text"], pair["variant_text"])}
+    return {text_digest(text): text for text in sorted(texts)}
+
+
+def active_versions(*, shared_task: SharedTask) -> list[ScoredVersion]:
+    """The ready active version of every system of the task, in system order."""
+    rows = (
+        System.objects.filter(
+            shared_task=shared_task, active_version__status=SystemVersion.Status.READY
+        )
+        .order_by("id")
+        .values_list(
+            "id",
+            "name",
+            "team_id",
+            "kind",
+            "active_version_id",
+            "active_version__number",
+            "active_version__dev_accuracy",
+            "active_version__dev_count",
+        )
+    )
+    return [ScoredVersion(*row) for row in rows]
+
+
+def pair_matrix(*, shared_task: SharedTask) -> PairMatrix:
+    """The pairs, the versions to score, and every cell they need: present, failed, missing.
+
+    Three queries whatever the size: pairs, versions, then the cells and failures of the
+    scored versions (one each).
+    """
+    pairs = pairs_effective(shared_task=shared_task)
+    texts = pair_texts_by_digest(pairs)
+    candidates = active_versions(shared_task=shared_task)
+    matrix = PairMatrix(pairs=pairs, texts=texts, versions=[], excluded=[])
+    if not candidates:
+        return matrix
+    ids = [version.version_id for version in candidates]
+    found: dict[int, dict[str, Cell]] = {version_id: {} for version_id in ids}
+    hosted = {version.version_id for version in candidates if version.hosted}
+    rows = (
+        Prediction.objects.filter(
+            system_version_id__in=ids, source__in=[Source.PAIRS, Source.STARTER]
+        )
+        .order_by("system_version_id", "source", "id")
+        .values_list(
+            "system_version_id",
+            "source",
+            "text_sha256",
+            "label",
+            "lambda_max",
+            "input_sha256",
+            "truncated",
+        )
+    )
+    for version_id, source, digest, label, lambda_max, input_sha256, truncated in rows.iterator(
+        chunk_size=20_000
+    ):
+        if digest not in texts:
+            continue
+        if version_id in hosted:
+            # A blind-dev row, or a λmax-less one, is not the cell scoring needs.
+            if lambda_max is None:
+                continue
+        elif source != Source.PAIRS:
+            continue
+        found[version_id].setdefault(digest, Cell(label, lambda_max, input_sha256, truncated))
+    failures: dict[int, dict[str, str]] = {version_id: {} for version_id in hosted}
+    for version_id, digest, reason in CellFailure.objects.filter(
+        system_version_id__in=hosted
+    ).values_list("system_version_id", "text_sha256", "reason"):
+        if digest in texts:
+            failures[version_id].setdefault(digest, reason)
+
+    for version in candidates:
+        cells = found[version.version_id]
+        if version.hosted:
+            failed = failures[version.version_id]
+            matrix.missing[version.version_id] = [
+                text
+                for digest, text in texts.items()
+                if digest not in cells and digest not in failed
+            ]
+            matrix.failures[version.version_id] = failed
+        elif len(cells) < len(texts):
+            matrix.excluded.append(
+                {
+                    "system_id": version.system_id,
+                    "name": version.system_name,
+                    "team_id": version.team_id,
+                    "reason": "no predictions for the pair texts yet"
+                    if not cells
+                    else f"predictions for {len(cells)} of the {len(texts)} pair texts: "
+                    "upload them again",
+                }
+            )
+            continue
+        matrix.versions.append(version)
+        matrix.cells[version.version_id] = cells
+    return matrix
+
+
+def dataset_missing(
+    *, versions: Iterable[SystemVersion], source: str, examples: list[tuple[int, str]]
+) -> dict[int, list[int]]:
+    """For a starter or blind-dev set: the example ids each hosted version needs a cell for.
+
+    ``examples`` are (id, text). An example the version's model failed on is not missing.
+    Two queries whatever the number of versions and examples.
+    """
+    ids = [version.id for version in versions]
+    digests = {example_id: text_digest(text) for example_id, text in examples}
+    example_ids = list(digests)
+    have: dict[int, set[int]] = {version_id: set() for version_id in ids}
+    for version_id, example_id in Prediction.objects.filter(
+        system_version_id__in=ids, source=source, example_id__in=example_ids
+    ).values_list("system_version_id", "example_id"):
+        have[version_id].add(example_id)
+    failed: dict[int, set[str]] = {version_id: set() for version_id in ids}
+    for version_id, digest in CellFailure.objects.filter(
+        system_version_id__in=ids, source=source
+    ).values_list("system_version_id", "text_sha256"):
+        failed[version_id].add(digest)
+    missing: dict[int, list[int]] = {}
+    for version_id in ids:
+        todo = [
+            example_id
+            for example_id, digest in digests.items()
+            if example_id not in have[version_id] and digest not in failed[version_id]
+        ]
+        if todo:
+            missing[version_id] = todo
+    return missing

@@ -1,0 +1,338 @@
+"""From the prediction matrix to ``scoring.score`` and back: a run's inputs and stored tables.
+
+``scoring_inputs`` turns a ``PairMatrix`` into the library's three inputs plus ``unseen``:
+systems and teams are named by their ids (names are chosen when a table is shown, so an
+anonymous team stays anonymous), and a pair is unseen by a version when
+
+- truncation made its two items the same input for the model (equal ``input_sha256`` and
+  at least one of them cut): the edit lies past the model's token limit (issue 10.7), or
+- the version's model failed on one of its texts (``CellFailure``).
+
+Weights (``weight_mode`` ``dev_accuracy``): each version's dev accuracy, from its blind-dev
+predictions. A version without any (a self-reported system that reported pair predictions
+only, as in 2017, or a task without a blind dev set) is weighted by its **accuracy on the
+distinct originals** of the pairs it saw, and the leaderboard says so (``weight_source``).
+
+``report_tables`` and ``report_items`` store a ``scoring.ScoreReport`` as JSON-ready rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import scoring
+from bibi.evaluation.matrix import Cell, PairMatrix, ScoredVersion
+
+WEIGHT_FROM_BLIND_DEV = "blind_dev"
+WEIGHT_FROM_ORIGINALS = "originals"
+
+UNSEEN_TRUNCATED = "unseen"
+UNSEEN_FAILED = "failed"
+
+
+@dataclass
+class ScoringInputs:
+    pairs: pd.DataFrame
+    predictions: pd.DataFrame
+    weights: pd.DataFrame
+    unseen: pd.DataFrame
+    weight_sources: dict[str, str]  # system key -> WEIGHT_FROM_*
+    unseen_reasons: dict[tuple[str, int], str]  # (system key, pair id) -> UNSEEN_*
+
+
+def scoring_inputs(matrix: PairMatrix) -> ScoringInputs:
+    """The library's inputs for every scored version of ``matrix`` (no cell may be missing)."""
+    if matrix.cells_missing:
+        raise ValueError("the matrix still has missing cells")
+    pairs = pd.DataFrame(
+        {
+            "pair_id": [pair["pair_id"] for pair in matrix.pairs],
+            "team": [str(pair["team_id"]) for pair in matrix.pairs],
+            "original_id": [pair["original_external_id"] for pair in matrix.pairs],
+            "original_text": [pair["original_text"] for pair in matrix.pairs],
+            "original_label": [pair["original_label"] for pair in matrix.pairs],
+            "variant_text": [pair["variant_text"] for pair in matrix.pairs],
+            "variant_label": [pair["variant_label"] for pair in matrix.pairs],
+            "tags": [";".join(pair["tags"]) for pair in matrix.pairs],
+        }
+    )
+    digest_of = {text: digest for digest, text in matrix.texts.items()}
+    systems: list[str] = []
+    texts: list[str] = []
+    labels: list[str] = []
+    lambdas: list[float] = []
+    unseen_reasons: dict[tuple[str, int], str] = {}
+    weights: list[float] = []
+    weight_sources: dict[str, str] = {}
+    for version in matrix.versions:
+        cells = matrix.cells[version.version_id]
+        failed = matrix.failures.get(version.version_id, {})
+        for digest, cell in cells.items():
+            systems.append(version.key)
+            texts.append(matrix.texts[digest])
+            labels.append(cell.label)
+            lambdas.append(np.nan if cell.lambda_max is None else cell.lambda_max)
+        for pair in matrix.pairs:
+            original = digest_of[pair["original_text"]]
+            variant = digest_of[pair["variant_text"]]
+            if original in failed or variant in failed:
+                unseen_reasons[(version.key, pair["pair_id"])] = UNSEEN_FAILED
+            elif _cut_alike(cells[original], cells[variant]):
+                unseen_reasons[(version.key, pair["pair_id"])] = UNSEEN_TRUNCATED
+        weight, source = _weight(version, matrix.pairs, cells, digest_of, unseen_reasons)
+        weights.append(weight)
+        weight_sources[version.key] = source
+    predictions = pd.DataFrame(
+        {"system": systems, "text": texts, "label": labels, "lambda_max": lambdas}
+    )
+    unseen = pd.DataFrame(
+        {
+            "system": [key for key, _ in unseen_reasons],
+            "pair_id": [pair_id for _, pair_id in unseen_reasons],
+        },
+        columns=["system", "pair_id"],
+    )
+    return ScoringInputs(
+        pairs=pairs,
+        predictions=predictions,
+        weights=pd.DataFrame(
+            {"system": [version.key for version in matrix.versions], "weight": weights}
+        ),
+        unseen=unseen,
+        weight_sources=weight_sources,
+        unseen_reasons=unseen_reasons,
+    )
+
+
+def _cut_alike(original: Cell, variant: Cell) -> bool:
+    """Truncation made the two items one input: same token ids, and at least one was cut."""
+    same = bool(original.input_sha256) and original.input_sha256 == variant.input_sha256
+    return same and (original.truncated or variant.truncated)
+
+
+def _weight(
+    version: ScoredVersion,
+    pairs: list[dict[str, Any]],
+    cells: dict[str, Cell],
+    digest_of: dict[str, str],
+    unseen: dict[tuple[str, int], str],
+) -> tuple[float, str]:
+    """The version's dev accuracy; without one, its accuracy on the originals it saw."""
+    if version.dev_accuracy is not None and version.dev_count:
+        return float(version.dev_accuracy), WEIGHT_FROM_BLIND_DEV
+    originals: dict[Any, bool] = {}
+    for pair in pairs:
+        if (version.key, pair["pair_id"]) in unseen:
+            continue
+        cell = cells[digest_of[pair["original_text"]]]
+        originals[pair["original_id"]] = cell.label == pair["original_label"]
+    accuracy = sum(originals.values()) / len(originals) if originals else 0.0
+    return float(accuracy), WEIGHT_FROM_ORIGINALS
+
+
+def score_inputs(
+    inputs: ScoringInputs, *, weight_mode: str, break_rate_mode: str, labels: list[str]
+) -> scoring.ScoreReport:
+    """``scoring.score`` on a run's inputs, with the task's modes and label set."""
+    return scoring.score(
+        inputs.pairs,
+        inputs.predictions,
+        weights=inputs.weights if weight_mode == "dev_accuracy" else None,
+        weight=weight_mode,
+        break_rate=break_rate_mode,
+        labels=labels,
+        unseen=inputs.unseen,
+    )
+
+
+# --- Storing a report -------------------------------------------------------------------
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
+
+
+def _rows(frame: pd.DataFrame, renames: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    renames = renames or {}
+    columns = [renames.get(column, column) for column in frame.columns]
+    return [
+        {column: _id_or_plain(column, value) for column, value in zip(columns, row, strict=True)}
+        for row in frame.itertuples(index=False, name=None)
+    ]
+
+
+def _id_or_plain(column: str, value: Any) -> Any:
+    if column in ("system_id", "team_id") and value is not None:
+        return int(value)
+    return _plain(value)
+
+
+IDS = {"system": "system_id", "team": "team_id"}
+
+
+def _by(
+    frame: pd.DataFrame, key: str, inner: str, columns: list[str]
+) -> dict[Any, list[dict[str, Any]]]:
+    """Rows of a long frame grouped under their ``key`` value, keyed by ``inner`` as an id."""
+    grouped: dict[Any, list[dict[str, Any]]] = {}
+    for row in _rows(frame[[key, inner, *columns]], IDS):
+        grouped.setdefault(row.pop(IDS.get(key, key)), []).append(row)
+    return grouped
+
+
+def report_tables(
+    report: scoring.ScoreReport, inputs: ScoringInputs, versions: list[ScoredVersion]
+) -> dict[str, Any]:
+    """Every table of ``report`` but the items, as JSON-ready rows keyed by system and team id."""
+    by_version = {version.key: version for version in versions}
+    weights = inputs.weights.set_index("system")["weight"]
+    builders = _rows(_ranked(report.builders, "broken_pct", ascending=True), IDS)
+    per_team = _by(
+        report.builders_by_team,
+        "system",
+        "team",
+        ["pairs", "unseen", "f1", "accuracy", "breaks", "broken_pct"],
+    )
+    for row in builders:
+        version = by_version[str(row["system_id"])]
+        row["team_id"] = version.team_id
+        row["kind"] = version.kind
+        row["version"] = version.version_number
+        row["dev_accuracy"] = version.dev_accuracy
+        row["weight"] = float(weights[version.key])
+        row["weight_source"] = inputs.weight_sources[version.key]
+        row["by_team"] = per_team[row["system_id"]]
+    breakers = _rows(_ranked(report.breakers, "score", ascending=False), IDS)
+    per_system = _by(
+        report.breaker_systems,
+        "team",
+        "system",
+        ["pairs", "breaks", "broken_pct", "weight", "weighted_pct"],
+    )
+    for row in breakers:
+        row["by_system"] = per_system[row["team_id"]]
+    tables: dict[str, Any] = {
+        "builders": builders,
+        "breakers": breakers,
+        "matrix": {
+            "team_ids": [int(team) for team in report.matrix.index],
+            "system_ids": [int(system) for system in report.matrix.columns],
+            "broken_pct": [
+                [_plain(value) for value in row] for row in report.matrix.to_numpy().tolist()
+            ],
+        },
+        "tags": _grouped_rates(report.tags, report.tags_by_system, "tag"),
+        "flips": _grouped_rates(report.flips, report.flips_by_system, "kind"),
+        "both_wrong": _rows(report.both_wrong, IDS),
+        "outside_label_set": _rows(report.outside_label_set, IDS),
+        "broke_every_system": _rows(
+            report.broke_every_system[["pair_id", "team", "original_text", "variant_text"]], IDS
+        ),
+    }
+    analysis = report.lambda_analysis
+    tables["lambda_delta"] = _rows(analysis.delta, IDS) if analysis else []
+    tables["lambda_correlation"] = _rows(analysis.correlation, IDS) if analysis else []
+    tables["lambda_quartiles"] = _rows(analysis.quartiles, IDS) if analysis else []
+    return tables
+
+
+def _ranked(frame: pd.DataFrame, column: str, *, ascending: bool) -> pd.DataFrame:
+    """The frame (already in leaderboard order) with a rank first; ties share the better one."""
+    ranked = frame.copy()
+    rank = frame[column].rank(method="min", ascending=ascending, na_option="bottom")
+    ranked.insert(0, "rank", rank.astype(int))
+    return ranked
+
+
+def _grouped_rates(
+    summary: pd.DataFrame, by_system: pd.DataFrame, key: str
+) -> list[dict[str, Any]]:
+    rows = _rows(summary)
+    matrix = by_system.to_numpy().tolist()
+    systems = [int(system) for system in by_system.columns]
+    for row, values in zip(rows, matrix, strict=True):
+        row["by_system"] = [
+            {"system_id": system, "broken_pct": _plain(value)}
+            for system, value in zip(systems, values, strict=True)
+        ]
+    return rows
+
+
+OUTCOMES = ("held", "broken", "both_wrong", "unseen", "failed")
+
+
+def report_items(report: scoring.ScoreReport, inputs: ScoringInputs) -> list[dict[str, Any]]:
+    """One dict per pair in canonical order: its fields, and per system id its predictions
+    and outcome (held, broken, both_wrong, unseen or failed)."""
+    breaks = report.breaks
+    vocabulary = np.asarray([*breaks.vocabulary, None], dtype=object)
+    systems = list(breaks.systems)
+    originals = vocabulary[breaks.predicted_original.T].tolist()
+    variants = vocabulary[breaks.predicted_variant.T].tolist()
+    outcome = np.select(
+        [~breaks.seen, breaks.broken, breaks.both_wrong], [3, 1, 2], default=0
+    ).T.tolist()
+    items = []
+    frame = breaks.pairs
+    tags = frame["tags"].tolist()
+    columns = zip(
+        frame["pair_id"].tolist(),
+        frame["team"].tolist(),
+        frame["original_id"].tolist(),
+        frame["original_text"].tolist(),
+        frame["original_label"].tolist(),
+        frame["variant_text"].tolist(),
+        frame["variant_label"].tolist(),
+        frame["flipped"].tolist(),
+        strict=True,
+    )
+    for index, (
+        pair_id,
+        team,
+        original_id,
+        original_text,
+        original_label,
+        variant_text,
+        variant_label,
+        flipped,
+    ) in enumerate(columns):
+        predictions = {}
+        broken = unseen = 0
+        for column, system in enumerate(systems):
+            code = outcome[index][column]
+            name = OUTCOMES[code]
+            if code == 3:
+                name = inputs.unseen_reasons.get((system, pair_id), UNSEEN_TRUNCATED)
+                unseen += 1
+            broken += code == 1
+            predictions[system] = {
+                "original": originals[index][column],
+                "variant": variants[index][column],
+                "outcome": name,
+            }
+        items.append(
+            {
+                "position": index,
+                "pair_id": int(pair_id),
+                "team_id": int(team),
+                "original_id": str(original_id),
+                "original_text": original_text,
+                "original_label": original_label,
+                "variant_text": variant_text,
+                "variant_label": variant_label,
+                "tags": [tag for tag in tags[index].split(";") if tag],
+                "flipped": bool(flipped),
+                "broken": broken,
+                "unseen": unseen,
+                "predictions": predictions,
+            }
+        )
+    return items

@@ -1,0 +1,551 @@
+"""Writes of the evaluation app: scoring runs, the cells they wait for, snapshots, publication.
+
+A run's life, each step a task that takes ids (``tasks.py``), sent after commit:
+
+1. ``scoring_run_request`` records a run ``waiting_for_cells`` (a run still waiting serves
+   any further request for the task) and sends ``default.scoring_run_advance``;
+2. ``scoring_run_advance`` reads the prediction matrix from the database
+   (``matrix.pair_matrix``), cuts the missing cells that no open chunk covers into
+   ``CellChunk`` rows and sends one ``gpu.cells_compute`` per chunk; with no cell missing it
+   moves the run to ``scoring`` and sends ``default.scoring_run_score`` (so a re-score with
+   every cell known never touches the ``gpu`` queue);
+3. the worker writes a chunk's cells and calls ``cell_chunk_finish``, which counts progress
+   and, when the task has no open chunk left, advances its waiting runs again;
+4. ``scoring_run_score`` runs ``scoring.score`` and stores the ``Snapshot``: ``done``, or
+   ``failed`` with the reason.
+
+Chunks are created under a lock on the task's row, and a chunk covers its cells until it is
+done, so two runs asked for at once never compute the same cell. Every step reads what is
+owed from the database, so a lost or repeated message costs a delay at most:
+``evaluation_housekeep`` (a beat task) resends chunks and steps that made no progress for
+``EVALUATION_STALL_TIMEOUT`` seconds.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import logging
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import F, Q, Sum
+from django.db.models.functions import Coalesce, Least
+from django.utils import timezone
+
+import scoring
+from bibi.evaluation.matrix import PairMatrix, dataset_missing, pair_matrix
+from bibi.evaluation.models import CellChunk, CellFailure, ScoringRun, Snapshot, SnapshotItem
+from bibi.evaluation.reports import report_items, report_tables, score_inputs, scoring_inputs
+from bibi.queue import enqueue_on_commit
+from bibi.sharedtasks import selectors as task_selectors
+from bibi.sharedtasks.models import Dataset, Example, Phase, SharedTask
+from bibi.sharedtasks.services import audit_record
+from bibi.systems.models import Prediction, System, SystemVersion
+
+logger = logging.getLogger(__name__)
+
+Status = ScoringRun.Status
+Trigger = ScoringRun.Trigger
+Source = Prediction.Source
+
+
+def _lock_task(shared_task: SharedTask) -> SharedTask:
+    """Serialize the work bookkeeping of one task: chunk creation and completion."""
+    return SharedTask.objects.select_for_update().get(id=shared_task.id)
+
+
+def _send(task_name: str, *args: Any) -> None:
+    # Imported here: tasks.py imports this module.
+    from bibi.evaluation import tasks
+
+    enqueue_on_commit(getattr(tasks, task_name), *args)
+
+
+# --- Asking for a run ---------------------------------------------------------------------
+
+
+def scoring_run_request(
+    *,
+    shared_task: SharedTask,
+    trigger: str,
+    actor: AbstractBaseUser | None = None,
+    send: bool = True,
+) -> ScoringRun:
+    """A run of the task that has yet to read its cells: a new one, or the one still waiting.
+
+    ``send=False`` leaves the run to the caller (``manage.py score`` works in-process).
+    """
+    with transaction.atomic():
+        _lock_task(shared_task)
+        waiting = (
+            ScoringRun.objects.filter(shared_task=shared_task, status=Status.WAITING_FOR_CELLS)
+            .order_by("id")
+            .first()
+        )
+        if waiting is not None:
+            return waiting
+        run = ScoringRun.objects.create(
+            shared_task=shared_task,
+            trigger=trigger,
+            requested_by=actor,
+            progress_at=timezone.now(),
+        )
+        if send:
+            _send("scoring_run_advance_task", run.id)
+    return run
+
+
+def scoring_run_request_by_organizer(
+    *, shared_task: SharedTask, actor: AbstractBaseUser
+) -> ScoringRun:
+    if not task_selectors.is_organizer(user=actor, shared_task=shared_task):
+        raise PermissionDenied("Only the organizers of this shared task may ask for a scoring run.")
+    return scoring_run_request(shared_task=shared_task, trigger=Trigger.ORGANIZER, actor=actor)
+
+
+def _break_phase_over(shared_task: SharedTask, now: datetime | None = None) -> bool:
+    phase = shared_task.phases.filter(kind=Phase.Kind.BREAK).first()
+    return phase is not None and phase.ends_at <= (now or timezone.now())
+
+
+def scoring_run_after_decision(
+    *, shared_task: SharedTask, actor: AbstractBaseUser, changed: bool
+) -> None:
+    """After an adjudication that ``changed`` a pair's effective label or exclusion: score
+    again.
+
+    Called inside the adjudication's transaction; the run is sent once it commits.
+    """
+    if changed and _break_phase_over(shared_task):
+        scoring_run_request(shared_task=shared_task, trigger=Trigger.ADJUDICATION, actor=actor)
+
+
+def scoring_run_after_version(*, version: SystemVersion) -> None:
+    """A version that becomes ready (or brings its pair predictions) after the break phase
+    changes the leaderboard: score again."""
+    shared_task = version.system.shared_task
+    if version.status == SystemVersion.Status.READY and _break_phase_over(shared_task):
+        scoring_run_request(shared_task=shared_task, trigger=Trigger.VERSION_READY)
+
+
+# --- Missing cells, in chunks ---------------------------------------------------------------
+
+
+def _chunk_keys(chunk_items: Iterable[Any]) -> set[Any]:
+    return set(chunk_items)
+
+
+def _chunks_create(
+    *,
+    shared_task: SharedTask,
+    missing: dict[int, list[Any]],
+    source: str,
+    run: ScoringRun | None,
+    send: bool,
+) -> list[CellChunk]:
+    """Chunks for the missing items (texts or example ids) no open chunk covers yet.
+
+    The caller holds the task's lock. Chunks are sent after commit when ``send``.
+    """
+    covered: dict[int, set[Any]] = {}
+    for version_id, items in CellChunk.objects.filter(
+        shared_task=shared_task, source=source, done_at__isnull=True
+    ).values_list("system_version_id", "items"):
+        covered.setdefault(version_id, set()).update(items)
+    size = max(settings.EVALUATION_CHUNK_SIZE, 1)
+    now = timezone.now()
+    chunks: list[CellChunk] = []
+    for version_id, items in missing.items():
+        todo = [item for item in items if item not in covered.get(version_id, ())]
+        for start in range(0, len(todo), size):
+            part = todo[start : start + size]
+            chunks.append(
+                CellChunk(
+                    shared_task=shared_task,
+                    system_version_id=version_id,
+                    run=run,
+                    source=source,
+                    items=part,
+                    size=len(part),
+                    sent_at=now if send else None,
+                    sends=1 if send else 0,
+                )
+            )
+    created = CellChunk.objects.bulk_create(chunks)
+    if send:
+        for chunk in created:
+            _send("cells_compute_task", chunk.id)
+    return created
+
+
+def _open_cells(shared_task: SharedTask, source: str = Source.PAIRS) -> int:
+    return (
+        CellChunk.objects.filter(
+            shared_task=shared_task, source=source, done_at__isnull=True
+        ).aggregate(total=Sum("size"))["total"]
+        or 0
+    )
+
+
+def scoring_run_advance(*, run_id: int, send: bool = True) -> ScoringRun:
+    """Send a waiting run's missing cells to the ``gpu`` queue, or score it if none is missing."""
+    with transaction.atomic():
+        run = ScoringRun.objects.select_for_update().select_related("shared_task").get(id=run_id)
+        if run.status != Status.WAITING_FOR_CELLS:
+            return run
+        shared_task = _lock_task(run.shared_task)
+        matrix = pair_matrix(shared_task=shared_task)
+        now = timezone.now()
+        if matrix.cells_missing:
+            _chunks_create(
+                shared_task=shared_task,
+                missing={
+                    version_id: texts for version_id, texts in matrix.missing.items() if texts
+                },
+                source=Source.PAIRS,
+                run=run,
+                send=send,
+            )
+        run.cells_needed = matrix.cells_needed
+        run.cells_done = matrix.cells_needed - matrix.cells_missing
+        run.progress_at = now
+        if not matrix.cells_missing:
+            run.status = Status.SCORING
+            run.scoring_started_at = now
+            if send:
+                _send("scoring_run_score_task", run.id)
+        run.save()
+    return run
+
+
+def dataset_cells_request(*, dataset: Dataset, examples: Sequence[Example]) -> int:
+    """New starter or blind-dev examples: compute every ready hosted version's cells for them.
+
+    Called inside the import's transaction; the chunks are sent once it commits. Returns
+    how many cells will be computed (0 for a training set, or with no ready hosted version).
+    """
+    if dataset.split not in (Dataset.Split.STARTER, Dataset.Split.BLIND_DEV) or not examples:
+        return 0
+    versions = SystemVersion.objects.filter(
+        system__shared_task_id=dataset.shared_task_id,
+        system__kind=System.Kind.HOSTED,
+        status=SystemVersion.Status.READY,
+    ).order_by("id")
+    shared_task = _lock_task(dataset.shared_task)
+    missing = dataset_missing(
+        versions=versions,
+        source=dataset.split,
+        examples=[(example.id, example.text) for example in examples],
+    )
+    chunks = _chunks_create(
+        shared_task=shared_task, missing=missing, source=dataset.split, run=None, send=True
+    )
+    return sum(chunk.size for chunk in chunks)
+
+
+@dataclass(frozen=True)
+class FailedCell:
+    text: str
+    text_sha256: str
+    reason: str
+
+
+def cell_chunk_finish(
+    *, chunk: CellChunk, computed: int, failures: Sequence[FailedCell]
+) -> CellChunk:
+    """Record a computed chunk (its cells are written in the same transaction).
+
+    Counts the runs' progress, updates the version's dev scores when its blind-dev cells
+    are complete, and advances the task's waiting runs when no pair chunk is left open.
+    """
+    now = timezone.now()
+    shared_task = _lock_task(chunk.shared_task)
+    if failures:
+        CellFailure.objects.bulk_create(
+            [
+                CellFailure(
+                    system_version_id=chunk.system_version_id,
+                    source=chunk.source,
+                    text=failure.text,
+                    text_sha256=failure.text_sha256,
+                    reason=failure.reason,
+                    run_id=chunk.run_id,
+                )
+                for failure in failures
+            ],
+            ignore_conflicts=True,
+        )
+    chunk.done_at = now
+    chunk.computed = computed
+    chunk.save(update_fields=["done_at", "computed"])
+    if chunk.source == Source.BLIND_DEV:
+        still_open = CellChunk.objects.filter(
+            system_version_id=chunk.system_version_id,
+            source=Source.BLIND_DEV,
+            done_at__isnull=True,
+        ).exists()
+        if not still_open:
+            version_dev_scores_update(version=chunk.system_version)
+        return chunk
+    if chunk.source != Source.PAIRS:
+        return chunk
+    waiting = ScoringRun.objects.filter(
+        shared_task=shared_task, status=Status.WAITING_FOR_CELLS
+    ).order_by("id")
+    waiting.update(
+        cells_done=Least(F("cells_done") + chunk.size, F("cells_needed")), progress_at=now
+    )
+    if not _open_cells(shared_task):
+        for run_id in waiting.values_list("id", flat=True):
+            _send("scoring_run_advance_task", run_id)
+    return chunk
+
+
+def version_dev_scores_update(*, version: SystemVersion) -> SystemVersion:
+    """Dev accuracy and macro-F1 again, from every blind-dev cell the version has."""
+    from bibi.systems.services import dev_scores
+
+    rows = list(
+        Prediction.objects.filter(
+            system_version=version, source=Source.BLIND_DEV, example__isnull=False
+        ).values_list("example__label", "label")
+    )
+    labels = list(version.system.shared_task.labels)
+    if rows:
+        gold, predicted = zip(*rows, strict=True)
+        version.dev_accuracy, version.dev_macro_f1 = dev_scores(labels, list(gold), list(predicted))
+    version.dev_count = len(rows)
+    version.save(update_fields=["dev_accuracy", "dev_macro_f1", "dev_count"])
+    return version
+
+
+# --- Scoring --------------------------------------------------------------------------------
+
+
+def _run_fail(run: ScoringRun, reason: str) -> ScoringRun:
+    with transaction.atomic():
+        run = ScoringRun.objects.select_for_update().get(id=run.id)
+        if run.status in (Status.DONE, Status.FAILED):
+            return run
+        run.status = Status.FAILED
+        run.failure_reason = reason
+        run.finished_at = timezone.now()
+        run.save(update_fields=["status", "failure_reason", "finished_at"])
+    return run
+
+
+@functools.cache
+def code_version() -> str:
+    """What code scored: ``git describe`` of the checkout, else the installed package version."""
+    try:
+        described = subprocess.run(
+            ["git", "describe", "--always", "--dirty", "--tags"],
+            cwd=settings.BASE_DIR,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        described = ""
+    if described:
+        return f"git {described}"
+    try:
+        return f"bibi {importlib.metadata.version('bibi')}"
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def scoring_run_score(*, run_id: int, send: bool = True) -> ScoringRun:
+    """Score a run whose cells are all known and store its snapshot; ``done`` or ``failed``."""
+    run = ScoringRun.objects.select_related("shared_task").get(id=run_id)
+    if run.status != Status.SCORING:
+        return run
+    shared_task = run.shared_task
+    matrix = pair_matrix(shared_task=shared_task)
+    if matrix.cells_missing:
+        # Something changed since the run was advanced (a new system, a new version).
+        ScoringRun.objects.filter(id=run.id, status=Status.SCORING).update(
+            status=Status.WAITING_FOR_CELLS, progress_at=timezone.now()
+        )
+        return scoring_run_advance(run_id=run.id, send=send)
+    if not matrix.pairs:
+        return _run_fail(run, "There are no pairs to score: no breaker team has an entry.")
+    if not matrix.versions:
+        return _run_fail(run, "There is no system to score: no system has a ready version.")
+    try:
+        inputs = scoring_inputs(matrix)
+        report = score_inputs(
+            inputs,
+            weight_mode=shared_task.weight_mode,
+            break_rate_mode=shared_task.break_rate_mode,
+            labels=list(shared_task.labels),
+        )
+    except scoring.ScoringInputError as error:
+        return _run_fail(run, f"Scoring refused the inputs: {error}")
+    tables = report_tables(report, inputs, matrix.versions)
+    items = report_items(report, inputs)
+    with transaction.atomic():
+        run = ScoringRun.objects.select_for_update().get(id=run.id)
+        if run.status != Status.SCORING:
+            return run
+        snapshot = Snapshot.objects.create(
+            run=run,
+            shared_task=shared_task,
+            code_version=code_version(),
+            settings_used={
+                "weight_mode": shared_task.weight_mode,
+                "break_rate_mode": shared_task.break_rate_mode,
+                "labels": list(shared_task.labels),
+                "max_sequence_length": settings.SYSTEM_MAX_SEQUENCE_LENGTH,
+            },
+            pair_set_ids=sorted({pair["pair_set_id"] for pair in matrix.pairs}),
+            systems=_systems_scored(matrix, tables),
+            excluded_systems=matrix.excluded,
+            tables=tables,
+            counts=_counts(matrix, run),
+            failures=_failures(matrix),
+        )
+        SnapshotItem.objects.bulk_create(
+            [SnapshotItem(snapshot=snapshot, **item) for item in items], batch_size=2000
+        )
+        run.status = Status.DONE
+        run.finished_at = timezone.now()
+        run.save(update_fields=["status", "finished_at"])
+    return run
+
+
+def _systems_scored(matrix: PairMatrix, tables: dict[str, Any]) -> list[dict[str, Any]]:
+    weights = {row["system_id"]: row for row in tables["builders"]}
+    return [
+        {
+            "system_id": version.system_id,
+            "name": version.system_name,
+            "team_id": version.team_id,
+            "kind": version.kind,
+            "version_id": version.version_id,
+            "version": version.version_number,
+            "dev_accuracy": version.dev_accuracy,
+            "weight": weights[version.system_id]["weight"],
+            "weight_source": weights[version.system_id]["weight_source"],
+        }
+        for version in matrix.versions
+    ]
+
+
+def _counts(matrix: PairMatrix, run: ScoringRun) -> dict[str, int]:
+    return {
+        "pairs": len(matrix.pairs),
+        "teams": len({pair["team_id"] for pair in matrix.pairs}),
+        "systems": len(matrix.versions),
+        "texts": len(matrix.texts),
+        "cells": len(matrix.versions) * len(matrix.texts),
+        "cells_computed": CellChunk.objects.filter(run=run).aggregate(
+            total=Coalesce(Sum("computed"), 0)
+        )["total"],
+        "failures": sum(len(failed) for failed in matrix.failures.values()),
+    }
+
+
+def _failures(matrix: PairMatrix) -> list[dict[str, Any]]:
+    by_version = {version.version_id: version for version in matrix.versions}
+    reasons = []
+    for version_id, failed in matrix.failures.items():
+        version = by_version[version_id]
+        for digest, reason in failed.items():
+            reasons.append(
+                {"system_id": version.system_id, "text": matrix.texts[digest], "reason": reason}
+            )
+    return reasons
+
+
+# --- Publication ----------------------------------------------------------------------------
+
+
+def snapshot_publish(*, snapshot: Snapshot, actor: AbstractBaseUser | None) -> Snapshot:
+    """Make a snapshot the task's leaderboard (the latest published one is).
+
+    ``actor`` must organize the task; None is the operator (``manage.py score --publish``).
+    """
+    shared_task = snapshot.shared_task
+    if actor is not None and not task_selectors.is_organizer(user=actor, shared_task=shared_task):
+        raise PermissionDenied("Only the organizers of this shared task may publish results.")
+    with transaction.atomic():
+        snapshot = Snapshot.objects.select_for_update().get(id=snapshot.id)
+        if snapshot.published_at is None:
+            snapshot.published_at = timezone.now()
+            snapshot.published_by = actor
+            snapshot.save(update_fields=["published_at", "published_by"])
+            audit_record(
+                shared_task=shared_task,
+                actor=actor,
+                action="snapshot.publish",
+                target=f"snapshot:{snapshot.id}",
+                details={"run": snapshot.run_id, "code_version": snapshot.code_version},
+            )
+    return snapshot
+
+
+# --- Housekeeping ---------------------------------------------------------------------------
+
+
+def evaluation_housekeep(*, now: datetime | None = None) -> dict[str, int]:
+    """What the beat task does: start the runs of closed break phases, and wake what stalled.
+
+    - a task whose break phase has closed and has no run for it gets one;
+    - an open chunk sent (or created) more than ``EVALUATION_STALL_TIMEOUT`` ago is sent
+      again: its message was lost with a worker or a broker;
+    - a waiting run with no open pair chunk, or without progress for the time-out, is
+      advanced again; a run ``scoring`` for longer is sent to scoring again.
+    """
+    now = now or timezone.now()
+    stale = now - timedelta(seconds=settings.EVALUATION_STALL_TIMEOUT)
+    started = 0
+    closed = (
+        SharedTask.objects.filter(phases__kind=Phase.Kind.BREAK, phases__ends_at__lte=now)
+        .exclude(scoring_runs__trigger=Trigger.BREAK_CLOSED)
+        .distinct()
+    )
+    for shared_task in closed:
+        scoring_run_request(shared_task=shared_task, trigger=Trigger.BREAK_CLOSED)
+        started += 1
+
+    resent = 0
+    with transaction.atomic():
+        chunks = list(
+            CellChunk.objects.select_for_update(skip_locked=True)
+            .filter(done_at__isnull=True)
+            .filter(Q(sent_at__lt=stale) | Q(sent_at__isnull=True, created_at__lt=stale))
+        )
+        for chunk in chunks:
+            chunk.sent_at = now
+            chunk.sends += 1
+            chunk.save(update_fields=["sent_at", "sends"])
+            _send("cells_compute_task", chunk.id)
+            resent += 1
+
+    woken = 0
+    open_tasks = set(
+        CellChunk.objects.filter(source=Source.PAIRS, done_at__isnull=True).values_list(
+            "shared_task_id", flat=True
+        )
+    )
+    for run in ScoringRun.objects.filter(status=Status.WAITING_FOR_CELLS):
+        if run.shared_task_id not in open_tasks or (run.progress_at or run.created_at) < stale:
+            with transaction.atomic():
+                _send("scoring_run_advance_task", run.id)
+            woken += 1
+    for run in ScoringRun.objects.filter(status=Status.SCORING, scoring_started_at__lt=stale):
+        with transaction.atomic():
+            ScoringRun.objects.filter(id=run.id).update(scoring_started_at=now)
+            _send("scoring_run_score_task", run.id)
+        woken += 1
+    return {"runs_started": started, "chunks_resent": resent, "runs_woken": woken}

@@ -1,0 +1,123 @@
+"""A task ready to score, built the way people build one: through the services.
+
+``build_scored_task`` gives the cast's task after its break phase, with two builder teams
+(Strawman: hosted ``cnn`` on tiny-cnn and self-reported ``by hand``; Melbourne: hosted
+``bow`` on tiny-bow), each hosted version validated, and two breaker teams whose entries
+share originals (Utrecht: the four BACKGROUND.md pairs; OSU: three more edits of s1, s3, s4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from bibi.pairs import services as pair_services
+from bibi.sharedtasks import services as task_services
+from bibi.sharedtasks.models import Team
+from bibi.systems import services as system_services
+from bibi.systems import validation
+from bibi.systems.models import System, SystemVersion
+
+from ..conftest import BLIND_DEV, Cast, build_cast
+from ..pairs.conftest import GOOD_PAIRS, pair_inputs, start_phase_now
+from ..systems.conftest import TINY_MODELS, archive_upload
+
+OSU_PAIRS = [
+    {"original_id": "s1", "variant_text": "I loved this movie!", "variant_label": "positive",
+     "tags": "morphosyntax"},
+    {"original_id": "s3", "variant_text": "It's harmless, sure, and it's also charming.",
+     "variant_label": "positive", "tags": "semantics"},
+    {"original_id": "s4", "variant_text": "Russell is terrible as coach Herb Brooks.",
+     "variant_label": "negative", "tags": "semantics"},
+]  # fmt: skip
+
+# What the self-reported system says: right on every original, "positive" on every variant.
+SELF_REPORTED_DEV = {"d1": "positive", "d2": "positive", "d3": "positive"}
+
+
+@dataclass
+class ScoredTask:
+    cast: Cast
+    melbourne: Team
+    melbourne_builder: object
+    osu: Team
+    osu_breaker: object
+    cnn: System
+    bow: System
+    by_hand: System
+
+    @property
+    def shared_task(self):
+        return self.cast.shared_task
+
+    @property
+    def hosted_versions(self) -> list[SystemVersion]:
+        return [self.cnn.versions.get(), self.bow.versions.get()]
+
+
+def hosted_version(cast: Cast, team: Team, user, name: str, model: str) -> System:
+    system = system_services.system_create(team=team, actor=user, name=name, kind="hosted")
+    version = system_services.system_version_upload(
+        system=system, actor=user, archive=archive_upload(TINY_MODELS / model)
+    )
+    version = validation.system_version_validate(version_id=version.id)
+    assert version.status == "ready", version.failure_detail
+    system.refresh_from_db()
+    return system
+
+
+def build_scored_task(*, validate=hosted_version) -> ScoredTask:
+    cast = build_cast(current_phase="build")
+    users = get_user_model().objects
+    melbourne_builder = users.create_user("mel", password="pw-mel-123")
+    osu_breaker = users.create_user("olivia", password="pw-olivia-123")
+    melbourne = task_services.team_create(
+        shared_task=cast.shared_task, owner=melbourne_builder, kind="builder", name="Melbourne"
+    )
+    osu = task_services.team_create(
+        shared_task=cast.shared_task, owner=osu_breaker, kind="breaker", name="OSU"
+    )
+    cnn = validate(cast, cast.builder_team, cast.builder, "cnn", "tiny-cnn")
+    bow = validate(cast, melbourne, melbourne_builder, "bow", "tiny-bow")
+    by_hand = system_services.system_create(
+        team=cast.builder_team, actor=cast.builder, name="by hand", kind="self_reported"
+    )
+    rows = "id,label\n" + "".join(f"{eid},{SELF_REPORTED_DEV[eid]}\n" for eid, _, _ in BLIND_DEV)
+    system_services.system_predictions_upload(
+        system=by_hand, actor=cast.builder, data=rows.encode(), filename="dev.csv", source="blind_dev"
+    )
+    by_hand.refresh_from_db()
+
+    start_phase_now(cast.shared_task, "break")
+    pair_services.pair_set_submit(
+        team=cast.breaker_team, user=cast.breaker, pairs=pair_inputs(GOOD_PAIRS)
+    )
+    pair_services.pair_set_submit(team=osu, user=osu_breaker, pairs=pair_inputs(OSU_PAIRS))
+    start_phase_now(cast.shared_task, "contest")
+    return ScoredTask(cast, melbourne, melbourne_builder, osu, osu_breaker, cnn, bow, by_hand)
+
+
+def upload_self_reported_pairs(task: ScoredTask) -> None:
+    """The self-reported system's pair predictions: right on originals, positive on variants."""
+    from bibi.pairs.selectors import pairs_effective
+
+    pairs = pairs_effective(shared_task=task.shared_task)
+    labels = {pair["variant_text"]: "positive" for pair in pairs}
+    labels |= {pair["original_text"]: pair["original_label"] for pair in pairs}
+    rows = "text,label\n" + "".join(
+        f'"{text.replace(chr(34), chr(34) * 2)}",{label}\n' for text, label in sorted(labels.items())
+    )
+    system_services.system_predictions_upload(
+        system=task.by_hand,
+        actor=task.cast.builder,
+        data=rows.encode(),
+        filename="pairs.csv",
+        source="pairs",
+    )
+
+
+@pytest.fixture
+def scored_task(db) -> ScoredTask:
+    return build_scored_task()
