@@ -9,6 +9,7 @@ share originals (Utrecht: the four BACKGROUND.md pairs; OSU: three more edits of
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -57,10 +58,13 @@ class ScoredTask:
         return [self.cnn.versions.get(), self.bow.versions.get()]
 
 
-def hosted_version(cast: Cast, team: Team, user, name: str, model: str) -> System:
+def hosted_version(cast: Cast, team: Team, user, name: str, model: str | Path) -> System:
+    """A hosted system with one validated version of ``model`` (a tiny model's name, or a
+    model directory)."""
     system = system_services.system_create(team=team, actor=user, name=name, kind="hosted")
+    directory = model if isinstance(model, Path) else TINY_MODELS / model
     version = system_services.system_version_upload(
-        system=system, actor=user, archive=archive_upload(TINY_MODELS / model)
+        system=system, actor=user, archive=archive_upload(directory)
     )
     version = validation.system_version_validate(version_id=version.id)
     assert version.status == "ready", version.failure_detail
@@ -86,7 +90,11 @@ def build_scored_task(*, validate=hosted_version) -> ScoredTask:
     )
     rows = "id,label\n" + "".join(f"{eid},{SELF_REPORTED_DEV[eid]}\n" for eid, _, _ in BLIND_DEV)
     system_services.system_predictions_upload(
-        system=by_hand, actor=cast.builder, data=rows.encode(), filename="dev.csv", source="blind_dev"
+        system=by_hand,
+        actor=cast.builder,
+        data=rows.encode(),
+        filename="dev.csv",
+        source="blind_dev",
     )
     by_hand.refresh_from_db()
 
@@ -99,6 +107,15 @@ def build_scored_task(*, validate=hosted_version) -> ScoredTask:
     return ScoredTask(cast, melbourne, melbourne_builder, osu, osu_breaker, cnn, bow, by_hand)
 
 
+def resubmit_osu(task: ScoredTask, extra: list[dict]) -> None:
+    """OSU's entry again, with ``extra`` pairs after its own (during a reopened break)."""
+    start_phase_now(task.shared_task, "break")
+    pair_services.pair_set_submit(
+        team=task.osu, user=task.osu_breaker, pairs=pair_inputs([*OSU_PAIRS, *extra])
+    )
+    start_phase_now(task.shared_task, "contest")
+
+
 def upload_self_reported_pairs(task: ScoredTask) -> None:
     """The self-reported system's pair predictions: right on originals, positive on variants."""
     from bibi.pairs.selectors import pairs_effective
@@ -107,7 +124,8 @@ def upload_self_reported_pairs(task: ScoredTask) -> None:
     labels = {pair["variant_text"]: "positive" for pair in pairs}
     labels |= {pair["original_text"]: pair["original_label"] for pair in pairs}
     rows = "text,label\n" + "".join(
-        f'"{text.replace(chr(34), chr(34) * 2)}",{label}\n' for text, label in sorted(labels.items())
+        f'"{text.replace(chr(34), chr(34) * 2)}",{label}\n'
+        for text, label in sorted(labels.items())
     )
     system_services.system_predictions_upload(
         system=task.by_hand,

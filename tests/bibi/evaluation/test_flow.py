@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bibi.evaluation import compute, services
-from bibi.evaluation.models import CellChunk, ScoringRun
-from bibi.systems.models import Prediction
+from bibi.evaluation.models import CellChunk
 
 from .conftest import upload_self_reported_pairs
 
@@ -29,4 +28,3 @@ def test_a_run_computes_the_missing_cells_and_stores_a_snapshot(scored_task):
     assert snapshot.counts["cells_computed"] == 14
     assert sum(chunk.computed for chunk in CellChunk.objects.all()) == 14
     assert snapshot.items.count() == 7
-
