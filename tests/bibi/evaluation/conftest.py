@@ -72,7 +72,7 @@ def hosted_version(cast: Cast, team: Team, user, name: str, model: str | Path) -
     return system
 
 
-def build_scored_task(*, validate=hosted_version) -> ScoredTask:
+def build_scored_task(*, validate=hosted_version, self_reported_dev: bool = True) -> ScoredTask:
     cast = build_cast(current_phase="build")
     users = get_user_model().objects
     melbourne_builder = users.create_user("mel", password="pw-mel-123")
@@ -88,15 +88,18 @@ def build_scored_task(*, validate=hosted_version) -> ScoredTask:
     by_hand = system_services.system_create(
         team=cast.builder_team, actor=cast.builder, name="by hand", kind="self_reported"
     )
-    rows = "id,label\n" + "".join(f"{eid},{SELF_REPORTED_DEV[eid]}\n" for eid, _, _ in BLIND_DEV)
-    system_services.system_predictions_upload(
-        system=by_hand,
-        actor=cast.builder,
-        data=rows.encode(),
-        filename="dev.csv",
-        source="blind_dev",
-    )
-    by_hand.refresh_from_db()
+    if self_reported_dev:
+        rows = "id,label\n" + "".join(
+            f"{eid},{SELF_REPORTED_DEV[eid]}\n" for eid, _, _ in BLIND_DEV
+        )
+        system_services.system_predictions_upload(
+            system=by_hand,
+            actor=cast.builder,
+            data=rows.encode(),
+            filename="dev.csv",
+            source="blind_dev",
+        )
+        by_hand.refresh_from_db()
 
     start_phase_now(cast.shared_task, "break")
     pair_services.pair_set_submit(
@@ -139,3 +142,83 @@ def upload_self_reported_pairs(task: ScoredTask) -> None:
 @pytest.fixture
 def scored_task(db) -> ScoredTask:
     return build_scored_task()
+
+
+def direct_report(task: ScoredTask, *, models: dict[str, Path] | None = None):
+    """What ``scoring.score`` says when every input is made here, without the platform's cells:
+    the pairs as the database holds them, the tiny models run directly on every text, the
+    self-reported labels as uploaded, and dev accuracies counted on the blind dev set.
+
+    Systems and teams are named by their ids, as in the snapshot.
+    """
+    import pandas as pd
+
+    import fim_engine
+    import scoring
+    from bibi.pairs.selectors import pairs_effective
+
+    shared_task = task.shared_task
+    shared_task.refresh_from_db()
+    pairs = pairs_effective(shared_task=shared_task)
+    texts = sorted({p["original_text"] for p in pairs} | {p["variant_text"] for p in pairs})
+    frame = pd.DataFrame(
+        {
+            "pair_id": [p["pair_id"] for p in pairs],
+            "team": [str(p["team_id"]) for p in pairs],
+            "original_id": [p["original_external_id"] for p in pairs],
+            "original_text": [p["original_text"] for p in pairs],
+            "original_label": [p["original_label"] for p in pairs],
+            "variant_text": [p["variant_text"] for p in pairs],
+            "variant_label": [p["variant_label"] for p in pairs],
+            "tags": [";".join(p["tags"]) for p in pairs],
+        }
+    )
+    models = models or {"cnn": TINY_MODELS / "tiny-cnn", "bow": TINY_MODELS / "tiny-bow"}
+    rows, weights = [], []
+    dev_texts = [text for _, text, _ in BLIND_DEV]
+    dev_gold = [label for _, _, label in BLIND_DEV]
+    for system in (task.cnn, task.bow):
+        loaded = fim_engine.load_system(models[system.name])
+        rows += [
+            {"system": str(system.id), "text": text, "label": label}
+            for text, label in zip(texts, loaded.predict(texts).labels, strict=True)
+        ]
+        dev = loaded.predict(dev_texts).labels
+        weights.append(sum(p == g for p, g in zip(dev, dev_gold, strict=True)) / len(dev_gold))
+    originals = {p["original_text"]: p["original_label"] for p in pairs}
+    rows += [
+        {"system": str(task.by_hand.id), "text": text, "label": originals.get(text, "positive")}
+        for text in texts
+    ]
+    by_hand_dev = [SELF_REPORTED_DEV[eid] for eid, _, _ in BLIND_DEV]
+    weights.append(sum(p == g for p, g in zip(by_hand_dev, dev_gold, strict=True)) / len(dev_gold))
+    return scoring.score(
+        frame,
+        pd.DataFrame(rows),
+        weights=pd.DataFrame(
+            {"system": [str(s.id) for s in (task.cnn, task.bow, task.by_hand)], "weight": weights}
+        ),
+        weight=shared_task.weight_mode,
+        break_rate=shared_task.break_rate_mode,
+        labels=list(shared_task.labels),
+    )
+
+
+def assert_leaderboards_match(published: dict, expected) -> None:
+    """The published builder and breaker leaderboards (API JSON) against a direct report."""
+    import pytest
+
+    builders = {row["system_id"]: row for row in published["builders"]}
+    assert len(builders) == len(expected.builders)
+    for row in expected.builders.to_dict("records"):
+        mine = builders[int(row["system"])]
+        for column in ("f1", "accuracy", "broken_pct", "breaks", "pairs", "both_wrong"):
+            assert mine[column] == pytest.approx(row[column]), (row["system"], column)
+    breakers = {row["team_id"]: row for row in published["breakers"]}
+    assert len(breakers) == len(expected.breakers)
+    for row in expected.breakers.to_dict("records"):
+        assert breakers[int(row["team"])]["score"] == pytest.approx(row["score"]), row["team"]
+        assert breakers[int(row["team"])]["pairs"] == row["pairs"]
+    assert [row["team_id"] for row in published["breakers"]] == [
+        int(team) for team in expected.breakers["team"]
+    ]

@@ -1,0 +1,351 @@
+"""Scoring runs: what starts one, what it records, and that it scores what scoring says."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from bibi.evaluation import compute, services
+from bibi.evaluation.models import CellChunk, ScoringRun
+from bibi.pairs import services as pair_services
+from bibi.pairs.models import Contest, Pair
+from bibi.sharedtasks.models import Dataset, Phase
+from bibi.systems import services as system_services
+from bibi.systems import validation
+from bibi.systems.models import System
+
+from ..pairs.conftest import start_phase_now
+from ..systems.conftest import TINY_MODELS, archive_upload
+from .conftest import (
+    assert_leaderboards_match,
+    build_scored_task,
+    direct_report,
+    hosted_version,
+    upload_self_reported_pairs,
+)
+
+pytestmark = [pytest.mark.embedded, pytest.mark.django_db]
+
+
+def score_now(task, trigger: str = "organizer") -> ScoringRun:
+    run = services.scoring_run_request(shared_task=task.shared_task, trigger=trigger, send=False)
+    return compute.scoring_run_complete(run_id=run.id)
+
+
+@pytest.fixture
+def ready_task(scored_task):
+    upload_self_reported_pairs(scored_task)
+    return scored_task
+
+
+def test_a_run_waits_for_its_cells_then_scores_and_is_done(ready_task):
+    run = services.scoring_run_request(
+        shared_task=ready_task.shared_task, trigger="organizer", send=False
+    )
+    assert (run.status, run.cells_needed, run.cells_done) == ("waiting_for_cells", 0, 0)
+
+    run = services.scoring_run_advance(run_id=run.id, send=False)
+    assert (run.status, run.cells_needed, run.cells_done) == ("waiting_for_cells", 22, 8)
+
+    run = compute.scoring_run_complete(run_id=run.id)
+    assert run.status == "done"
+    assert run.cells_done == run.cells_needed == 22
+    assert run.scoring_started_at <= run.finished_at
+
+
+def test_the_snapshot_is_what_scoring_computes_directly_from_the_same_inputs(ready_task):
+    run = score_now(ready_task)
+
+    assert_leaderboards_match(run.snapshot.tables, direct_report(ready_task))
+
+
+@pytest.mark.parametrize(("weight", "rate"), [("none", "sentences"), ("original_f1", "pairs")])
+def test_the_tasks_weight_and_break_rate_modes_are_the_ones_used(ready_task, weight, rate):
+    shared_task = ready_task.shared_task
+    shared_task.weight_mode, shared_task.break_rate_mode = weight, rate
+    shared_task.save()
+
+    snapshot = score_now(ready_task).snapshot
+
+    assert snapshot.settings_used["weight_mode"] == weight
+    assert snapshot.settings_used["break_rate_mode"] == rate
+    assert_leaderboards_match(snapshot.tables, direct_report(ready_task))
+
+
+def test_the_snapshot_says_what_was_scored_with_what(ready_task):
+    snapshot = score_now(ready_task).snapshot
+
+    assert snapshot.code_version.startswith(("git ", "bibi "))
+    assert snapshot.settings_used == {
+        "weight_mode": "dev_accuracy",
+        "break_rate_mode": "pairs",
+        "labels": ["negative", "positive"],
+        "max_sequence_length": 128,
+    }
+    assert len(snapshot.pair_set_ids) == 2
+    versions = {entry["system_id"]: entry for entry in snapshot.systems}
+    assert set(versions) == {ready_task.cnn.id, ready_task.bow.id, ready_task.by_hand.id}
+    assert versions[ready_task.cnn.id]["version_id"] == ready_task.cnn.active_version_id
+    assert versions[ready_task.by_hand.id]["weight_source"] == "blind_dev"
+    assert snapshot.counts == {
+        "pairs": 7,
+        "teams": 2,
+        "systems": 3,
+        "texts": 11,
+        "cells": 33,
+        "cells_computed": 14,
+        "failures": 0,
+    }
+
+
+def test_scoring_again_with_every_cell_known_sends_no_cell_to_compute(ready_task):
+    first = score_now(ready_task)
+    chunks = CellChunk.objects.count()
+
+    run = services.scoring_run_request(
+        shared_task=ready_task.shared_task, trigger="organizer", send=False
+    )
+    run = services.scoring_run_advance(run_id=run.id, send=False)
+
+    assert run.status == "scoring"
+    assert CellChunk.objects.count() == chunks
+    run = services.scoring_run_score(run_id=run.id, send=False)
+    assert run.snapshot.tables == first.snapshot.tables
+
+
+def test_a_relabel_after_the_break_phase_asks_for_a_run_that_needs_no_new_cell(
+    ready_task, django_capture_on_commit_callbacks
+):
+    before = score_now(ready_task)
+    chunks = CellChunk.objects.count()
+    pair = Pair.objects.get(variant_text="I loved this movie!")
+    contest = Contest.objects.create(
+        pair=pair, team=ready_task.cast.breaker_team, created_by=ready_task.cast.breaker, reason="x"
+    )
+
+    pair_services.contest_adjudicate(
+        contest=contest,
+        actor=ready_task.cast.organizer,
+        decision="relabel",
+        note="Loved is past, the label stands... no: it is negative here.",
+        new_label="negative",
+    )
+
+    run = ScoringRun.objects.get(trigger="adjudication")
+    run = compute.scoring_run_complete(run_id=run.id)
+    assert CellChunk.objects.count() == chunks
+    item = run.snapshot.items.get(pair_id=pair.id)
+    assert item.variant_label == "negative"
+    assert before.snapshot.items.get(pair_id=pair.id).variant_label == "positive"
+    assert_leaderboards_match(run.snapshot.tables, direct_report(ready_task))
+
+
+def test_a_version_ready_after_the_break_phase_asks_for_a_run(db):
+    task = build_scored_task()
+    start_phase_now(task.shared_task, "build")
+    system = system_services.system_create(
+        team=task.melbourne, actor=task.melbourne_builder, name="late", kind="hosted"
+    )
+    version = system_services.system_version_upload(
+        system=system,
+        actor=task.melbourne_builder,
+        archive=archive_upload(TINY_MODELS / "tiny-cnn"),
+    )
+    assert not ScoringRun.objects.exists()
+
+    start_phase_now(task.shared_task, "contest")
+    validation.system_version_validate(version_id=version.id)
+
+    assert ScoringRun.objects.get().trigger == "version_ready"
+
+
+def test_pair_predictions_of_a_self_reported_system_ask_for_a_run(scored_task):
+    upload_self_reported_pairs(scored_task)
+
+    assert ScoringRun.objects.get().trigger == "version_ready"
+
+
+def test_a_version_ready_during_the_build_phase_asks_for_nothing(db):
+    build_scored_task()
+
+    assert not ScoringRun.objects.exists()
+
+
+def test_housekeeping_starts_one_run_when_the_break_phase_has_closed(scored_task):
+    first = services.evaluation_housekeep()
+    second = services.evaluation_housekeep()
+
+    assert first["runs_started"] == 1 and second["runs_started"] == 0
+    assert ScoringRun.objects.get().trigger == "break_closed"
+
+
+def test_housekeeping_leaves_a_task_whose_break_phase_is_running(scored_task):
+    start_phase_now(scored_task.shared_task, "break")
+
+    assert services.evaluation_housekeep()["runs_started"] == 0
+
+
+def test_housekeeping_sends_again_a_chunk_that_made_no_progress(ready_task, settings):
+    settings.EVALUATION_STALL_TIMEOUT = 60
+    run = services.scoring_run_request(
+        shared_task=ready_task.shared_task, trigger="organizer", send=True
+    )
+    services.scoring_run_advance(run_id=run.id)
+    chunk = CellChunk.objects.first()
+    assert chunk.sends == 1
+
+    assert services.evaluation_housekeep()["chunks_resent"] == 0
+    CellChunk.objects.filter(id=chunk.id).update(sent_at=timezone.now() - timedelta(minutes=5))
+    assert services.evaluation_housekeep()["chunks_resent"] == 1
+    chunk.refresh_from_db()
+    assert chunk.sends == 2 and chunk.sent_at > timezone.now() - timedelta(minutes=1)
+
+
+def test_housekeeping_wakes_a_waiting_run_that_has_no_chunk_at_work(ready_task):
+    services.scoring_run_request(shared_task=ready_task.shared_task, trigger="organizer", send=True)
+
+    assert services.evaluation_housekeep()["runs_woken"] == 1
+
+
+def test_a_run_without_pairs_fails_and_says_why(db):
+    task = build_scored_task()
+    Pair.objects.all().delete()
+
+    run = score_now(task)
+
+    assert run.status == "failed"
+    assert run.failure_reason == "There are no pairs to score: no breaker team has an entry."
+
+
+def test_a_run_without_systems_fails_and_says_why(db):
+    task = build_scored_task()
+    System.objects.update(active_version=None)
+
+    run = score_now(task)
+
+    assert (run.status, run.failure_reason) == (
+        "failed",
+        "There is no system to score: no system has a ready version.",
+    )
+
+
+def test_a_self_reported_system_without_pair_predictions_is_left_out_and_says_why(scored_task):
+    run = score_now(scored_task)
+
+    assert run.status == "done"
+    assert [entry["system_id"] for entry in run.snapshot.systems] == [
+        scored_task.cnn.id,
+        scored_task.bow.id,
+    ]
+    assert run.snapshot.excluded_systems == [
+        {
+            "system_id": scored_task.by_hand.id,
+            "name": "by hand",
+            "team_id": scored_task.cast.builder_team.id,
+            "reason": "no predictions for the pair texts yet",
+        }
+    ]
+
+
+def test_a_system_without_blind_dev_predictions_is_weighted_by_its_accuracy_on_the_originals(db):
+    def validate_without_blind_dev(cast, team, user, name, model):
+        Dataset.objects.filter(shared_task=cast.shared_task, split="blind_dev").delete()
+        return hosted_version(cast, team, user, name, model)
+
+    task = build_scored_task(validate=validate_without_blind_dev, self_reported_dev=False)
+
+    run = score_now(task)
+
+    builders = {row["system_id"]: row for row in run.snapshot.tables["builders"]}
+    cnn = builders[task.cnn.id]
+    assert cnn["dev_accuracy"] is None
+    assert cnn["weight_source"] == "originals"
+    originals = {
+        item.original_id: item.predictions[str(task.cnn.id)]["original"] == item.original_label
+        for item in run.snapshot.items.all()
+    }
+    assert cnn["weight"] == pytest.approx(sum(originals.values()) / len(originals))
+    detail = {
+        cell["system_id"]: cell
+        for row in run.snapshot.tables["breakers"]
+        for cell in row["by_system"]
+    }
+    assert detail[task.cnn.id]["weight"] == pytest.approx(cnn["weight"])
+
+
+def test_a_starter_import_before_the_break_phase_computes_the_ready_systems_new_cells(db):
+    from ..conftest import build_cast
+
+    cast = build_cast(current_phase="build")
+    system = hosted_version(cast, cast.builder_team, cast.builder, "cnn", "tiny-cnn")
+    version = system.active_version
+    client = cast.client("organizer")
+    rows = "id,text,label\ns9,A long and dull movie .,negative\ns10,A witty film .,positive\n"
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    response = client.post(
+        "/api/v1/shared-tasks/sst/datasets/starter/import/",
+        {"file": SimpleUploadedFile("more.csv", rows.encode())},
+        format="multipart",
+    )
+
+    assert response.status_code == 201, response.json()
+    assert response.json()["cells_to_compute"] == 2
+    (chunk,) = CellChunk.objects.all()
+    assert chunk.run is None and chunk.source == "starter"
+    compute.cell_chunk_compute(chunk_id=chunk.id)
+    added = version.predictions.filter(source="starter", example__external_id__in=["s9", "s10"])
+    assert added.count() == 2 and all(p.lambda_max is not None and p.hints for p in added)
+
+
+def test_a_blind_dev_import_recomputes_the_dev_scores_of_ready_systems(db):
+    from ..conftest import build_cast
+
+    cast = build_cast(current_phase="build")
+    system = hosted_version(cast, cast.builder_team, cast.builder, "cnn", "tiny-cnn")
+    from bibi.sharedtasks.importing import examples_import
+
+    report = examples_import(
+        shared_task=cast.shared_task,
+        split="blind_dev",
+        actor=cast.organizer,
+        data=b"id,text,label\nd4,a gorgeous film .,positive\nd5,flat and tedious .,negative\n",
+        filename="more.csv",
+    )
+
+    assert report.cells_to_compute == 2
+    for chunk in CellChunk.objects.all():
+        compute.cell_chunk_compute(chunk_id=chunk.id)
+    version = system.versions.get()
+    rows = list(
+        version.predictions.filter(source="blind_dev").values_list("example__label", "label")
+    )
+    assert version.dev_count == len(rows) == 5
+    assert version.dev_accuracy == pytest.approx(sum(g == p for g, p in rows) / 5)
+
+
+def test_a_training_import_computes_nothing(db):
+    from bibi.sharedtasks.importing import examples_import
+
+    from ..conftest import build_cast
+
+    cast = build_cast(current_phase="build")
+    hosted_version(cast, cast.builder_team, cast.builder, "cnn", "tiny-cnn")
+
+    report = examples_import(
+        shared_task=cast.shared_task,
+        split="train",
+        actor=cast.organizer,
+        data=b"id,text,label\nt9,fine .,positive\n",
+        filename="train.csv",
+    )
+
+    assert report.cells_to_compute == 0 and not CellChunk.objects.exists()
+
+
+def test_phases_without_a_break_phase_never_start_a_run(scored_task):
+    Phase.objects.filter(kind="break").delete()
+
+    assert services.evaluation_housekeep()["runs_started"] == 0
