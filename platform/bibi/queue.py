@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from amqp.exceptions import ChannelError
 from celery import Task
 from django.db import transaction
 from kombu.exceptions import OperationalError
@@ -58,3 +59,24 @@ def enqueue_on_commit(task: Task, *args: Any, **kwargs: Any) -> Sending:
 
     transaction.on_commit(send)
     return sending
+
+
+def waiting(queue: str) -> int | None:
+    """How many messages wait in ``queue`` on the broker; None when the broker cannot say.
+
+    Housekeeping asks before sending work again: messages still queued are not lost, only
+    waiting for a worker, and sending them again would only pile up copies.
+    """
+    from bibi.celery import app
+
+    try:
+        with app.connection_for_read() as connection:
+            connection.ensure_connection(max_retries=1)
+            declared = connection.default_channel.queue_declare(queue=queue, passive=True)
+    except ChannelError:
+        # Never declared: nothing was ever sent to it.
+        return 0
+    except OperationalError as error:
+        logger.warning("broker unreachable: cannot count the messages in %s (%s)", queue, error)
+        return None
+    return int(declared.message_count)

@@ -23,6 +23,7 @@ from typing import Any
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 import fim_engine
 from bibi.evaluation.models import CellChunk, ScoringRun
@@ -130,6 +131,8 @@ def cell_chunk_compute(*, chunk_id: int) -> int:
     )
     if chunk is None or chunk.done_at is not None:
         return 0
+    # Housekeeping reads this as a sign of life: a chunk at work is not sent again.
+    CellChunk.objects.filter(id=chunk.id).update(started_at=timezone.now())
     version = chunk.system_version
     entries = _entries(chunk)
     digests = [text_digest(text) for _, text in entries]

@@ -89,6 +89,9 @@ class CellChunk(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     sent_at = models.DateTimeField(null=True, blank=True)
     sends = models.PositiveIntegerField(default=0, help_text="Messages sent for it (resends too).")
+    started_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a worker last began computing it."
+    )
     done_at = models.DateTimeField(null=True, blank=True)
     computed = models.PositiveIntegerField(
         default=0, help_text="Cells the worker wrote (those already there are skipped)."

@@ -36,15 +36,16 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import F, Q, Sum
+from django.db.models import F, Max, Q, Sum
 from django.db.models.functions import Coalesce, Least
 from django.utils import timezone
 
 import scoring
+from bibi.celery import GPU_QUEUE
 from bibi.evaluation.matrix import PairMatrix, dataset_missing, pair_matrix
 from bibi.evaluation.models import CellChunk, CellFailure, ScoringRun, Snapshot, SnapshotItem
 from bibi.evaluation.reports import report_items, report_tables, score_inputs, scoring_inputs
-from bibi.queue import enqueue_on_commit
+from bibi.queue import enqueue_on_commit, waiting
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import Dataset, Example, Phase, SharedTask
 from bibi.sharedtasks.services import audit_record
@@ -497,32 +498,52 @@ def snapshot_publish(*, snapshot: Snapshot, actor: AbstractBaseUser | None) -> S
 # --- Housekeeping ---------------------------------------------------------------------------
 
 
+def _last_sign_of_life(*moments: datetime | None) -> datetime | None:
+    return max((moment for moment in moments if moment is not None), default=None)
+
+
 def evaluation_housekeep(*, now: datetime | None = None) -> dict[str, int]:
     """What the beat task does: start the runs of closed break phases, and wake what stalled.
 
-    - a task whose break phase has closed and has no run for it gets one;
-    - an open chunk sent (or created) more than ``EVALUATION_STALL_TIMEOUT`` ago is sent
-      again: its message was lost with a worker or a broker;
+    - a task whose break phase has closed gets a run, unless one was asked for since;
+    - when no chunk of a task has started or finished for ``EVALUATION_STALL_TIMEOUT``
+      seconds and the ``gpu`` queue holds no message, its open chunks sent longer ago than
+      that are sent again: their messages were lost with a worker or a broker (a chunk at
+      work, or messages waiting for a worker, are left alone);
     - a waiting run with no open pair chunk, or without progress for the time-out, is
       advanced again; a run ``scoring`` for longer is sent to scoring again.
     """
     now = now or timezone.now()
     stale = now - timedelta(seconds=settings.EVALUATION_STALL_TIMEOUT)
     started = 0
-    closed = (
-        SharedTask.objects.filter(phases__kind=Phase.Kind.BREAK, phases__ends_at__lte=now)
-        .exclude(scoring_runs__trigger=Trigger.BREAK_CLOSED)
-        .distinct()
+    closed = Phase.objects.filter(kind=Phase.Kind.BREAK, ends_at__lte=now).select_related(
+        "shared_task"
     )
-    for shared_task in closed:
-        scoring_run_request(shared_task=shared_task, trigger=Trigger.BREAK_CLOSED)
-        started += 1
+    for phase in closed:
+        if not ScoringRun.objects.filter(
+            shared_task_id=phase.shared_task_id, created_at__gte=phase.ends_at
+        ).exists():
+            scoring_run_request(shared_task=phase.shared_task, trigger=Trigger.BREAK_CLOSED)
+            started += 1
 
     resent = 0
+    open_tasks = CellChunk.objects.filter(done_at__isnull=True).values("shared_task_id")
+    lively = (
+        CellChunk.objects.filter(shared_task_id__in=open_tasks)
+        .values("shared_task_id")
+        .annotate(started=Max("started_at"), done=Max("done_at"))
+    )
+    stalled = [
+        row["shared_task_id"]
+        for row in lively
+        if (last := _last_sign_of_life(row["started"], row["done"])) is None or last < stale
+    ]
+    if stalled and waiting(GPU_QUEUE) != 0:
+        stalled = []
     with transaction.atomic():
         chunks = list(
             CellChunk.objects.select_for_update(skip_locked=True)
-            .filter(done_at__isnull=True)
+            .filter(shared_task_id__in=stalled, done_at__isnull=True)
             .filter(Q(sent_at__lt=stale) | Q(sent_at__isnull=True, created_at__lt=stale))
         )
         for chunk in chunks:
@@ -533,13 +554,13 @@ def evaluation_housekeep(*, now: datetime | None = None) -> dict[str, int]:
             resent += 1
 
     woken = 0
-    open_tasks = set(
+    working = set(
         CellChunk.objects.filter(source=Source.PAIRS, done_at__isnull=True).values_list(
             "shared_task_id", flat=True
         )
     )
     for run in ScoringRun.objects.filter(status=Status.WAITING_FOR_CELLS):
-        if run.shared_task_id not in open_tasks or (run.progress_at or run.created_at) < stale:
+        if run.shared_task_id not in working or (run.progress_at or run.created_at) < stale:
             with transaction.atomic():
                 _send("scoring_run_advance_task", run.id)
             woken += 1

@@ -222,3 +222,189 @@ def assert_leaderboards_match(published: dict, expected) -> None:
     assert [row["team_id"] for row in published["breakers"]] == [
         int(team) for team in expected.breakers["team"]
     ]
+
+
+# --- Real processes: a broker of its own, and separate gpu and default workers ---------------
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class RedisServer:
+    """A redis-server of the test's own, without persistence: stopping it loses every message."""
+
+    def __init__(self, directory: Path) -> None:
+        self.port = free_port()
+        self.directory = directory
+        self.process = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        import subprocess
+        import time
+
+        import redis
+
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", str(self.directory)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                redis.Redis.from_url(self.url).ping()
+                return
+            except redis.ConnectionError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.process = None
+
+
+class Worker:
+    """One ``celery worker`` process (in its own process group) and its log."""
+
+    def __init__(self, name: str, process, log_path: Path) -> None:
+        self.name = name
+        self.process = process
+        self.log_path = log_path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def received(self, task_name: str) -> int:
+        return self.log().count(f"Task {task_name}[")
+
+    def kill(self) -> None:
+        """``kill -9`` the worker and its pool children at once."""
+        import os
+        import signal
+
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self) -> None:
+        import os
+        import signal
+        import subprocess
+
+        if self.process.poll() is not None:
+            return
+        os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+
+class Stack:
+    """Workers on the test database and a broker of the test's own; this process sends there too.
+
+    ``env`` adds settings for the workers (they read them from the environment at start).
+    """
+
+    def __init__(self, directory: Path, broker: RedisServer, env: dict[str, str]) -> None:
+        self.directory = directory
+        self.broker = broker
+        self.env = env
+        self.workers: list[Worker] = []
+
+    def start(self, name: str, queue: str, *, beat: bool = False) -> Worker:
+        import os
+        import subprocess
+        import sys
+        import time
+        import uuid
+
+        from django.conf import settings
+        from django.db import connection
+
+        from bibi.celery import app
+
+        from ...conftest import _database_url
+
+        hostname = f"{name}-{uuid.uuid4().hex[:6]}@localhost"
+        log_path = self.directory / f"{name}-{len(self.workers)}.log"
+        env = dict(os.environ)
+        env.update(
+            DJANGO_SETTINGS_MODULE="bibi.settings_test",
+            BIBI_TEST_BACKEND="services",
+            DATABASE_URL=_database_url(connection.settings_dict),
+            REDIS_URL=self.broker.url,
+            VAR_DIR=str(settings.VAR_DIR),
+            **self.env,
+        )
+        command = [
+            sys.executable, "-m", "celery", "-A", "bibi", "worker", "-Q", queue,
+            "--concurrency", "1", "--pool", "prefork", "--hostname", hostname,
+            "--without-gossip", "--without-mingle", "-l", "info",
+        ]  # fmt: skip
+        if beat:
+            command += ["--beat", "--schedule", str(self.directory / f"beat-{uuid.uuid4().hex}")]
+        with log_path.open("w") as log:
+            process = subprocess.Popen(
+                command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        worker = Worker(name, process, log_path)
+        self.workers.append(worker)
+        deadline = time.monotonic() + 60
+        while not app.control.ping(destination=[hostname], timeout=0.5):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"worker {name} did not start:\n{worker.log()[-3000:]}")
+        return worker
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.stop()
+
+
+def point_celery_at(url: str | None):
+    """Make this process's Celery app send to ``url`` (None: back to the settings' broker)."""
+    from django.conf import settings
+
+    from bibi.celery import app
+
+    if app._pool is not None:
+        app._pool.force_close_all()
+        app._pool = None
+    app.amqp._producer_pool = None
+    app.conf.broker_url = url or settings.CELERY_BROKER_URL
+
+
+@pytest.fixture
+def stack_factory(transactional_db, tmp_path):
+    """``stack_factory(**env)`` → a ``Stack`` on a fresh redis-server; all stopped after."""
+    from django.conf import settings
+
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("the embedded default runs tasks in-process: there are no workers")
+    made: list[tuple[Stack, RedisServer]] = []
+
+    def make(**env: str) -> Stack:
+        broker = RedisServer(tmp_path)
+        broker.start()
+        point_celery_at(broker.url)
+        stack = Stack(tmp_path, broker, {key: str(value) for key, value in env.items()})
+        made.append((stack, broker))
+        return stack
+
+    yield make
+    for stack, broker in made:
+        stack.close()
+        broker.stop()
+    point_celery_at(None)

@@ -187,7 +187,18 @@ def test_housekeeping_leaves_a_task_whose_break_phase_is_running(scored_task):
     assert services.evaluation_housekeep()["runs_started"] == 0
 
 
-def test_housekeeping_sends_again_a_chunk_that_made_no_progress(ready_task, settings):
+@pytest.fixture
+def empty_gpu_queue():
+    from bibi.celery import app
+
+    app.control.purge()
+    yield
+    app.control.purge()
+
+
+def test_housekeeping_sends_again_a_chunk_that_made_no_progress(
+    ready_task, settings, empty_gpu_queue
+):
     settings.EVALUATION_STALL_TIMEOUT = 60
     run = services.scoring_run_request(
         shared_task=ready_task.shared_task, trigger="organizer", send=True
@@ -349,3 +360,45 @@ def test_phases_without_a_break_phase_never_start_a_run(scored_task):
     Phase.objects.filter(kind="break").delete()
 
     assert services.evaluation_housekeep()["runs_started"] == 0
+
+
+def test_housekeeping_leaves_chunks_queued_behind_others_of_their_task_that_move(
+    ready_task, settings, empty_gpu_queue
+):
+    settings.EVALUATION_STALL_TIMEOUT = 60
+    settings.EVALUATION_CHUNK_SIZE = 1
+    run = services.scoring_run_request(
+        shared_task=ready_task.shared_task, trigger="organizer", send=True
+    )
+    services.scoring_run_advance(run_id=run.id)
+    long_ago = timezone.now() - timedelta(minutes=5)
+    CellChunk.objects.update(sent_at=long_ago)
+    first = CellChunk.objects.order_by("id").first()
+    # A worker is at work on one chunk of the task: the queue moves, nothing is lost.
+    CellChunk.objects.filter(id=first.id).update(started_at=timezone.now())
+
+    assert services.evaluation_housekeep()["chunks_resent"] == 0
+
+    CellChunk.objects.filter(id=first.id).update(started_at=long_ago)
+    assert services.evaluation_housekeep()["chunks_resent"] == CellChunk.objects.count()
+
+
+def test_housekeeping_sends_nothing_again_while_messages_wait_for_a_gpu_worker(
+    ready_task, settings, empty_gpu_queue
+):
+    from django.conf import settings as live
+
+    from bibi.evaluation.tasks import cells_compute_task
+    from bibi.queue import enqueue, waiting
+
+    if live.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("in-process tasks never wait in a queue")
+    settings.EVALUATION_STALL_TIMEOUT = 60
+    run = services.scoring_run_request(shared_task=ready_task.shared_task, trigger="organizer")
+    services.scoring_run_advance(run_id=run.id)
+    CellChunk.objects.update(sent_at=timezone.now() - timedelta(minutes=5))
+    # A message no worker has taken yet (no worker consumes the test broker's gpu queue).
+    assert enqueue(cells_compute_task, CellChunk.objects.first().id)
+    assert waiting("gpu") == 1
+
+    assert services.evaluation_housekeep()["chunks_resent"] == 0
