@@ -186,7 +186,9 @@ class SnapshotItemOutput(serializers.Serializer):
     predictions = SnapshotPrediction(many=True)
 
     def to_representation(self, item: SnapshotItem) -> dict[str, Any]:
-        return exports.item_json(item, self.context["names"])
+        return exports.item_json(
+            item, self.context["names"], self.context["vocabulary"], self.context["systems"]
+        )
 
 
 class _SnapshotView(APIView):
@@ -233,6 +235,8 @@ class _SnapshotView(APIView):
                 selectors.snapshot_items(snapshot=snapshot),
                 SnapshotItemOutput,
                 names=names,
+                vocabulary=snapshot.tables["vocabulary"],
+                systems=snapshot.tables["item_systems"],
             )
         return Response({"table": table, "rows": spec.as_json(snapshot, names)})
 

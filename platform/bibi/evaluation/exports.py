@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bibi.evaluation.models import Snapshot, SnapshotItem
+from bibi.evaluation.reports import OUTCOMES
 from bibi.evaluation.selectors import Names, Viewer, snapshot_items
 
 Grid = tuple[list[str], list[list[Any]]]
@@ -220,7 +221,26 @@ def _flat_grid(key: str, columns: list[str]) -> Callable[[Snapshot, Names], Grid
     return build
 
 
-def item_json(item: SnapshotItem, names: Names) -> dict[str, Any]:
+def item_cells(
+    item: SnapshotItem, vocabulary: Sequence[str], systems: Sequence[int]
+) -> dict[int, dict[str, Any]]:
+    """System id → ``{original, variant, outcome}`` of one stored item (``systems`` and
+    ``vocabulary`` are the snapshot's ``item_systems`` and ``vocabulary``; see
+    ``reports.report_items`` for how the codes are stored)."""
+    codes = item.predictions
+    return {
+        system_id: {
+            "original": vocabulary[codes[3 * i]] if codes[3 * i] >= 0 else None,
+            "variant": vocabulary[codes[3 * i + 1]] if codes[3 * i + 1] >= 0 else None,
+            "outcome": OUTCOMES[codes[3 * i + 2]],
+        }
+        for i, system_id in enumerate(systems)
+    }
+
+
+def item_json(
+    item: SnapshotItem, names: Names, vocabulary: Sequence[str], systems: Sequence[int]
+) -> dict[str, Any]:
     return {
         "pair_id": item.pair_id,
         "team_id": item.team_id,
@@ -235,8 +255,8 @@ def item_json(item: SnapshotItem, names: Names) -> dict[str, Any]:
         "broken": item.broken,
         "unseen": item.unseen,
         "predictions": [
-            {"system_id": int(system_id), "system": names.system(int(system_id)), **cell}
-            for system_id, cell in item.predictions.items()
+            {"system_id": system_id, "system": names.system(system_id), **cell}
+            for system_id, cell in item_cells(item, vocabulary, systems).items()
         ],
     }
 
@@ -253,7 +273,9 @@ def _items_grid(snapshot: Snapshot, names: Names) -> Grid:
     for label in labels:
         header += [f"{label}: original", f"{label}: variant", f"{label}: outcome"]
     rows = []
+    vocabulary, systems = snapshot.tables["vocabulary"], snapshot.tables["item_systems"]
     for item in snapshot_items(snapshot=snapshot).iterator(chunk_size=2000):
+        cells = item_cells(item, vocabulary, systems)
         row = [
             item.pair_id,
             names.team(item.team_id),
@@ -268,7 +290,7 @@ def _items_grid(snapshot: Snapshot, names: Names) -> Grid:
             item.unseen,
         ]
         for system_id in ids:
-            cell = item.predictions.get(str(system_id), {})
+            cell = cells.get(system_id, {})
             row += [cell.get("original"), cell.get("variant"), cell.get("outcome")]
         rows.append(row)
     return header, rows

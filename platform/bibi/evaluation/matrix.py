@@ -22,9 +22,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db.models import Q
+
 from bibi.evaluation.models import CellFailure
 from bibi.pairs.selectors import pairs_effective
-from bibi.sharedtasks.models import SharedTask
+from bibi.sharedtasks.models import Dataset, SharedTask
 from bibi.systems.models import Prediction, System, SystemVersion, text_digest
 
 Source = Prediction.Source
@@ -113,11 +115,12 @@ def active_versions(*, shared_task: SharedTask) -> list[ScoredVersion]:
     return [ScoredVersion(*row) for row in rows]
 
 
-def pair_matrix(*, shared_task: SharedTask) -> PairMatrix:
+def pair_matrix(*, shared_task: SharedTask, with_cells: bool = True) -> PairMatrix:
     """The pairs, the versions to score, and every cell they need: present, failed, missing.
 
-    Three queries whatever the size: pairs, versions, then the cells and failures of the
-    scored versions (one each).
+    Four queries whatever the size: pairs, versions, then the cells and the failures of
+    the scored versions. ``with_cells=False`` reads only which cells exist (enough to know
+    what is missing), not what they say.
     """
     pairs = pairs_effective(shared_task=shared_task)
     texts = pair_texts_by_digest(pairs)
@@ -125,36 +128,29 @@ def pair_matrix(*, shared_task: SharedTask) -> PairMatrix:
     matrix = PairMatrix(pairs=pairs, texts=texts, versions=[], excluded=[])
     if not candidates:
         return matrix
-    ids = [version.version_id for version in candidates]
-    found: dict[int, dict[str, Cell]] = {version_id: {} for version_id in ids}
-    hosted = {version.version_id for version in candidates if version.hosted}
-    rows = (
-        Prediction.objects.filter(
-            system_version_id__in=ids, source__in=[Source.PAIRS, Source.STARTER]
-        )
-        .order_by("system_version_id", "source", "id")
-        .values_list(
-            "system_version_id",
-            "source",
-            "text_sha256",
-            "label",
-            "lambda_max",
-            "input_sha256",
-            "truncated",
-        )
-    )
-    for version_id, source, digest, label, lambda_max, input_sha256, truncated in rows.iterator(
-        chunk_size=20_000
-    ):
-        if digest not in texts:
-            continue
-        if version_id in hosted:
-            # A blind-dev row, or a λmax-less one, is not the cell scoring needs.
-            if lambda_max is None:
-                continue
-        elif source != Source.PAIRS:
-            continue
-        found[version_id].setdefault(digest, Cell(label, lambda_max, input_sha256, truncated))
+    hosted = [version.version_id for version in candidates if version.hosted]
+    reported = [version.version_id for version in candidates if not version.hosted]
+    # A hosted version's cell has λmax (a blind-dev row is not one); a self-reported
+    # version's cells are its pair predictions.
+    rows = Prediction.objects.filter(
+        Q(system_version_id__in=hosted, lambda_max__isnull=False)
+        & Q(source__in=[Source.PAIRS, Source.STARTER])
+        | Q(system_version_id__in=reported, source=Source.PAIRS)
+    ).order_by("system_version_id", "source", "id")
+    present: dict[int, set[str]] = {version.version_id: set() for version in candidates}
+    found: dict[int, dict[str, Cell]] = {version.version_id: {} for version in candidates}
+    if with_cells:
+        fields = ("system_version_id", "text_sha256", "label", "lambda_max", "input_sha256")
+        for version_id, digest, label, lambda_max, seen, truncated in rows.values_list(
+            *fields, "truncated"
+        ):
+            if digest in texts:
+                found[version_id].setdefault(digest, Cell(label, lambda_max, seen, truncated))
+        for version_id, cells in found.items():
+            present[version_id] = set(cells)
+    else:
+        for version_id, digest in rows.values_list("system_version_id", "text_sha256"):
+            present[version_id].add(digest)
     failures: dict[int, dict[str, str]] = {version_id: {} for version_id in hosted}
     for version_id, digest, reason in CellFailure.objects.filter(
         system_version_id__in=hosted
@@ -163,52 +159,52 @@ def pair_matrix(*, shared_task: SharedTask) -> PairMatrix:
             failures[version_id].setdefault(digest, reason)
 
     for version in candidates:
-        cells = found[version.version_id]
+        have = present[version.version_id]
         if version.hosted:
             failed = failures[version.version_id]
             matrix.missing[version.version_id] = [
                 text
                 for digest, text in texts.items()
-                if digest not in cells and digest not in failed
+                if digest not in have and digest not in failed
             ]
             matrix.failures[version.version_id] = failed
-        elif len(cells) < len(texts):
+        elif not have.issuperset(texts):
+            known = len(have & texts.keys())
             matrix.excluded.append(
                 {
                     "system_id": version.system_id,
                     "name": version.system_name,
                     "team_id": version.team_id,
                     "reason": "no predictions for the pair texts yet"
-                    if not cells
-                    else f"predictions for {len(cells)} of the {len(texts)} pair texts: "
+                    if not known
+                    else f"predictions for {known} of the {len(texts)} pair texts: "
                     "upload them again",
                 }
             )
             continue
         matrix.versions.append(version)
-        matrix.cells[version.version_id] = cells
+        matrix.cells[version.version_id] = found[version.version_id]
     return matrix
 
 
 def dataset_missing(
-    *, versions: Iterable[SystemVersion], source: str, examples: list[tuple[int, str]]
+    *, versions: Iterable[SystemVersion], dataset: Dataset, examples: list[tuple[int, str]]
 ) -> dict[int, list[int]]:
-    """For a starter or blind-dev set: the example ids each hosted version needs a cell for.
+    """For new starter or blind-dev examples: the ids each hosted version needs a cell for.
 
-    ``examples`` are (id, text). An example the version's model failed on is not missing.
-    Two queries whatever the number of versions and examples.
+    ``examples`` are (id, text) of ``dataset``. An example the version's model failed on is
+    not missing. Two queries whatever the number of versions and examples.
     """
     ids = [version.id for version in versions]
     digests = {example_id: text_digest(text) for example_id, text in examples}
-    example_ids = list(digests)
     have: dict[int, set[int]] = {version_id: set() for version_id in ids}
     for version_id, example_id in Prediction.objects.filter(
-        system_version_id__in=ids, source=source, example_id__in=example_ids
+        system_version_id__in=ids, source=dataset.split, example__dataset=dataset
     ).values_list("system_version_id", "example_id"):
         have[version_id].add(example_id)
     failed: dict[int, set[str]] = {version_id: set() for version_id in ids}
     for version_id, digest in CellFailure.objects.filter(
-        system_version_id__in=ids, source=source
+        system_version_id__in=ids, source=dataset.split
     ).values_list("system_version_id", "text_sha256"):
         failed[version_id].add(digest)
     missing: dict[int, list[int]] = {}

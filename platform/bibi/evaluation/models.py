@@ -186,8 +186,8 @@ class SnapshotItem(models.Model):
     broken = models.PositiveIntegerField(help_text="Systems the pair broke.")
     unseen = models.PositiveIntegerField(help_text="Systems that did not see the pair.")
     predictions = models.JSONField(
-        help_text="System id → {original, variant, outcome: broken | held | both_wrong | "
-        "unseen | failed}."
+        help_text="Per system: original label, variant label, outcome, as codes "
+        "(see bibi.evaluation.reports.report_items)."
     )
 
     class Meta:

@@ -76,13 +76,15 @@ def scoring_inputs(matrix: PairMatrix) -> ScoringInputs:
             texts.append(matrix.texts[digest])
             labels.append(cell.label)
             lambdas.append(np.nan if cell.lambda_max is None else cell.lambda_max)
-        for pair in matrix.pairs:
-            original = digest_of[pair["original_text"]]
-            variant = digest_of[pair["variant_text"]]
-            if original in failed or variant in failed:
-                unseen_reasons[(version.key, pair["pair_id"])] = UNSEEN_FAILED
-            elif _cut_alike(cells[original], cells[variant]):
-                unseen_reasons[(version.key, pair["pair_id"])] = UNSEEN_TRUNCATED
+        # Most versions cut nothing and failed on nothing: no pair to look at then.
+        if failed or any(cell.truncated for cell in cells.values()):
+            for pair in matrix.pairs:
+                original = digest_of[pair["original_text"]]
+                variant = digest_of[pair["variant_text"]]
+                if original in failed or variant in failed:
+                    unseen_reasons[(version.key, pair["pair_id"])] = UNSEEN_FAILED
+                elif _cut_alike(cells[original], cells[variant]):
+                    unseen_reasons[(version.key, pair["pair_id"])] = UNSEEN_TRUNCATED
         weight, source = _weight(version, matrix.pairs, cells, digest_of, unseen_reasons)
         weights.append(weight)
         weight_sources[version.key] = source
@@ -220,6 +222,8 @@ def report_tables(
     for row in breakers:
         row["by_system"] = per_system[row["team_id"]]
     tables: dict[str, Any] = {
+        "vocabulary": list(report.breaks.vocabulary),
+        "item_systems": [int(system) for system in report.breaks.systems],
         "builders": builders,
         "breakers": breakers,
         "matrix": {
@@ -267,22 +271,33 @@ def _grouped_rates(
 
 
 OUTCOMES = ("held", "broken", "both_wrong", "unseen", "failed")
+_UNSEEN, _FAILED = OUTCOMES.index("unseen"), OUTCOMES.index("failed")
 
 
 def report_items(report: scoring.ScoreReport, inputs: ScoringInputs) -> list[dict[str, Any]]:
-    """One dict per pair in canonical order: its fields, and per system id its predictions
-    and outcome (held, broken, both_wrong, unseen or failed)."""
+    """One dict per pair in canonical order: its fields, and its ``predictions``.
+
+    ``predictions`` is a flat list of numbers, three per system in the order of
+    ``tables["item_systems"]``: the original's label, the variant's label (indexes into
+    ``tables["vocabulary"]``, -1 for no prediction) and the outcome (an index into
+    ``OUTCOMES``). Numbers keep the stored rows small and quick to write (10,000 pairs ×
+    20 systems); ``exports.item_cells`` reads them back.
+    """
     breaks = report.breaks
-    vocabulary = np.asarray([*breaks.vocabulary, None], dtype=object)
-    systems = list(breaks.systems)
-    originals = vocabulary[breaks.predicted_original.T].tolist()
-    variants = vocabulary[breaks.predicted_variant.T].tolist()
+    systems = [int(system) for system in breaks.systems]
     outcome = np.select(
-        [~breaks.seen, breaks.broken, breaks.both_wrong], [3, 1, 2], default=0
-    ).T.tolist()
-    items = []
+        [~breaks.seen, breaks.broken, breaks.both_wrong], [_UNSEEN, 1, 2], default=0
+    )
+    for (system, pair_id), reason in inputs.unseen_reasons.items():
+        if reason == UNSEEN_FAILED:
+            column = breaks.pairs.index[breaks.pairs["pair_id"] == pair_id][0]
+            outcome[systems.index(int(system)), column] = _FAILED
+    # (pairs, systems × 3) in one call: original, variant, outcome side by side per system.
+    codes = np.stack([breaks.predicted_original, breaks.predicted_variant, outcome], axis=-1)
+    flat = codes.transpose(1, 0, 2).reshape(len(breaks.pairs), -1).tolist()
+    broken = breaks.broken.sum(axis=0).tolist()
+    unseen = (~breaks.seen).sum(axis=0).tolist()
     frame = breaks.pairs
-    tags = frame["tags"].tolist()
     columns = zip(
         frame["pair_id"].tolist(),
         frame["team"].tolist(),
@@ -291,48 +306,35 @@ def report_items(report: scoring.ScoreReport, inputs: ScoringInputs) -> list[dic
         frame["original_label"].tolist(),
         frame["variant_text"].tolist(),
         frame["variant_label"].tolist(),
+        frame["tags"].tolist(),
         frame["flipped"].tolist(),
         strict=True,
     )
-    for index, (
-        pair_id,
-        team,
-        original_id,
-        original_text,
-        original_label,
-        variant_text,
-        variant_label,
-        flipped,
-    ) in enumerate(columns):
-        predictions = {}
-        broken = unseen = 0
-        for column, system in enumerate(systems):
-            code = outcome[index][column]
-            name = OUTCOMES[code]
-            if code == 3:
-                name = inputs.unseen_reasons.get((system, pair_id), UNSEEN_TRUNCATED)
-                unseen += 1
-            broken += code == 1
-            predictions[system] = {
-                "original": originals[index][column],
-                "variant": variants[index][column],
-                "outcome": name,
-            }
-        items.append(
-            {
-                "position": index,
-                "pair_id": int(pair_id),
-                "team_id": int(team),
-                "original_id": str(original_id),
-                "original_text": original_text,
-                "original_label": original_label,
-                "variant_text": variant_text,
-                "variant_label": variant_label,
-                "tags": [tag for tag in tags[index].split(";") if tag],
-                "flipped": bool(flipped),
-                "broken": broken,
-                "unseen": unseen,
-                "predictions": predictions,
-            }
-        )
-    return items
+    return [
+        {
+            "position": index,
+            "pair_id": int(pair_id),
+            "team_id": int(team),
+            "original_id": str(original_id),
+            "original_text": original,
+            "original_label": original_label,
+            "variant_text": variant,
+            "variant_label": variant_label,
+            "tags": [tag for tag in tags.split(";") if tag],
+            "flipped": bool(flipped),
+            "broken": broken[index],
+            "unseen": unseen[index],
+            "predictions": flat[index],
+        }
+        for index, (
+            pair_id,
+            team,
+            original_id,
+            original,
+            original_label,
+            variant,
+            variant_label,
+            tags,
+            flipped,
+        ) in enumerate(columns)
+    ]

@@ -203,7 +203,7 @@ def scoring_run_advance(*, run_id: int, send: bool = True) -> ScoringRun:
         if run.status != Status.WAITING_FOR_CELLS:
             return run
         shared_task = _lock_task(run.shared_task)
-        matrix = pair_matrix(shared_task=shared_task)
+        matrix = pair_matrix(shared_task=shared_task, with_cells=False)
         now = timezone.now()
         if matrix.cells_missing:
             _chunks_create(
@@ -243,7 +243,7 @@ def dataset_cells_request(*, dataset: Dataset, examples: Sequence[Example]) -> i
     shared_task = _lock_task(dataset.shared_task)
     missing = dataset_missing(
         versions=versions,
-        source=dataset.split,
+        dataset=dataset,
         examples=[(example.id, example.text) for example in examples],
     )
     chunks = _chunks_create(

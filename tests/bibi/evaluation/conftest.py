@@ -110,6 +110,14 @@ def build_scored_task(*, validate=hosted_version, self_reported_dev: bool = True
     return ScoredTask(cast, melbourne, melbourne_builder, osu, osu_breaker, cnn, bow, by_hand)
 
 
+def cell_of(item, system) -> dict:
+    """What ``system`` said of a stored item: {original, variant, outcome}."""
+    from bibi.evaluation.exports import item_cells
+
+    tables = item.snapshot.tables
+    return item_cells(item, tables["vocabulary"], tables["item_systems"])[system.id]
+
+
 def resubmit_osu(task: ScoredTask, extra: list[dict]) -> None:
     """OSU's entry again, with ``extra`` pairs after its own (during a reopened break)."""
     start_phase_now(task.shared_task, "break")

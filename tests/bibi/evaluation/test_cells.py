@@ -19,6 +19,7 @@ from ..systems.conftest import TINY_MODELS
 from .conftest import (
     OSU_PAIRS,
     build_scored_task,
+    cell_of,
     hosted_version,
     resubmit_osu,
     upload_self_reported_pairs,
@@ -176,9 +177,9 @@ def test_what_truncation_made_identical_is_recorded_per_cell(settings, db):
     assert original.truncated and variant.truncated
     assert original.input_sha256 == variant.input_sha256 != ""
     item = run.snapshot.items.get(variant_text=pairs[0]["variant_text"])
-    assert item.predictions[str(task.cnn.id)]["outcome"] == "unseen"
+    assert cell_of(item, task.cnn)["outcome"] == "unseen"
     # The self-reported system read the whole text: it saw the pair.
-    assert item.predictions[str(task.by_hand.id)]["outcome"] != "unseen"
+    assert cell_of(item, task.by_hand)["outcome"] != "unseen"
     builders = {row["system_id"]: row for row in run.snapshot.tables["builders"]}
     assert builders[task.cnn.id]["unseen"] >= 1
     assert builders[task.by_hand.id]["unseen"] == 0
@@ -226,8 +227,8 @@ def test_a_text_the_model_fails_on_is_recorded_and_the_rest_of_the_run_completes
         {"system_id": task.bow.id, "text": "I love this awful movie!", "reason": failure.reason}
     ]
     item = run.snapshot.items.get(variant_text="I love this awful movie!")
-    assert item.predictions[str(task.bow.id)]["outcome"] == "failed"
-    assert item.predictions[str(task.cnn.id)]["outcome"] != "failed"
+    assert cell_of(item, task.bow)["outcome"] == "failed"
+    assert cell_of(item, task.cnn)["outcome"] != "failed"
     # Every other text of bow has its cell.
     bow = task.bow.versions.get()
     assert len(pair_cells(bow)) == len(VARIANTS)

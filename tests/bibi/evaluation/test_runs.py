@@ -21,6 +21,7 @@ from ..systems.conftest import TINY_MODELS, archive_upload
 from .conftest import (
     assert_leaderboards_match,
     build_scored_task,
+    cell_of,
     direct_report,
     hosted_version,
     upload_self_reported_pairs,
@@ -189,11 +190,21 @@ def test_housekeeping_leaves_a_task_whose_break_phase_is_running(scored_task):
 
 @pytest.fixture
 def empty_gpu_queue():
-    from bibi.celery import app
+    """No message waits in the test broker's gpu queue (housekeeping counts them)."""
+    from amqp.exceptions import ChannelError
 
-    app.control.purge()
+    from bibi.celery import GPU_QUEUE, app
+
+    def purge() -> None:
+        with app.connection_for_write() as connection:
+            try:
+                connection.default_channel.queue_purge(GPU_QUEUE)
+            except ChannelError:
+                pass
+
+    purge()
     yield
-    app.control.purge()
+    purge()
 
 
 def test_housekeeping_sends_again_a_chunk_that_made_no_progress(
@@ -274,7 +285,7 @@ def test_a_system_without_blind_dev_predictions_is_weighted_by_its_accuracy_on_t
     assert cnn["dev_accuracy"] is None
     assert cnn["weight_source"] == "originals"
     originals = {
-        item.original_id: item.predictions[str(task.cnn.id)]["original"] == item.original_label
+        item.original_id: cell_of(item, task.cnn)["original"] == item.original_label
         for item in run.snapshot.items.all()
     }
     assert cnn["weight"] == pytest.approx(sum(originals.values()) / len(originals))
