@@ -75,7 +75,8 @@ worker: install services
 
 # Speed figures: the engine (λmax vs forward vs Algorithm 1), suggestions (latency on MiniLM,
 # flip rates on SST-2; trains its systems once into var/bench-suggest), scoring at scale, a
-# 50k-row import and a 10k-pair set; the peak memory of a gunicorn worker refusing 200 MB uploads.
+# 50k-row import and a 10k-pair set; the peak memory of a gunicorn worker refusing 200 MB uploads;
+# evaluation (MiniLM through a real worker, a 20 x 10k re-score).
 bench: install services
 	$(BIN)/python -m fim_engine bench
 	$(BIN)/python -m fim_engine bench-suggest
@@ -84,6 +85,7 @@ bench: install services
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} SECRET_KEY=bench $(BIN)/python manage.py benchmark_import
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} SECRET_KEY=bench $(BIN)/python manage.py bench_pair_sets
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} SECRET_KEY=bench $(BIN)/python manage.py bench_uploads
+	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/14} SECRET_KEY=bench $(BIN)/python manage.py bench_evaluation
 
 clean:
 	rm -rf var/test .pytest_cache .mypy_cache .ruff_cache

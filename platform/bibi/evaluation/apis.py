@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -31,7 +30,7 @@ from rest_framework.views import APIView
 from bibi.api import paginated, shared_task_for
 from bibi.evaluation import exports, selectors, services
 from bibi.evaluation.models import ScoringRun, Snapshot, SnapshotItem
-from bibi.sharedtasks.models import SharedTask
+from bibi.sharedtasks.apis import require_organizer
 
 
 class CSVRenderer(BaseRenderer):
@@ -59,11 +58,6 @@ TABLE_PARAMETER = OpenApiParameter(
     enum=[name for name in exports.TABLES if name != "items"],
     description="Which table of the snapshot.",
 )
-
-
-def require_organizer(request: Request, shared_task: SharedTask) -> None:
-    if not selectors.Viewer.of(user=request.user, shared_task=shared_task).is_organizer:
-        raise PermissionDenied("Only the organizers of this shared task may do that.")
 
 
 # --- Scoring runs ---------------------------------------------------------------------------

@@ -34,7 +34,6 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import F, Max, Q, Sum
 from django.db.models.functions import Coalesce, Least
@@ -46,9 +45,8 @@ from bibi.evaluation.matrix import PairMatrix, dataset_missing, pair_matrix
 from bibi.evaluation.models import CellChunk, CellFailure, ScoringRun, Snapshot, SnapshotItem
 from bibi.evaluation.reports import report_items, report_tables, score_inputs, scoring_inputs
 from bibi.queue import enqueue_on_commit, waiting
-from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import Dataset, Example, Phase, SharedTask
-from bibi.sharedtasks.services import audit_record
+from bibi.sharedtasks.services import audit_record, organizer_require
 from bibi.systems.models import Prediction, System, SystemVersion
 
 logger = logging.getLogger(__name__)
@@ -107,8 +105,7 @@ def scoring_run_request(
 def scoring_run_request_by_organizer(
     *, shared_task: SharedTask, actor: AbstractBaseUser
 ) -> ScoringRun:
-    if not task_selectors.is_organizer(user=actor, shared_task=shared_task):
-        raise PermissionDenied("Only the organizers of this shared task may ask for a scoring run.")
+    organizer_require(user=actor, shared_task=shared_task, doing="ask for a scoring run")
     return scoring_run_request(shared_task=shared_task, trigger=Trigger.ORGANIZER, actor=actor)
 
 
@@ -477,8 +474,8 @@ def snapshot_publish(*, snapshot: Snapshot, actor: AbstractBaseUser | None) -> S
     ``actor`` must organize the task; None is the operator (``manage.py score --publish``).
     """
     shared_task = snapshot.shared_task
-    if actor is not None and not task_selectors.is_organizer(user=actor, shared_task=shared_task):
-        raise PermissionDenied("Only the organizers of this shared task may publish results.")
+    if actor is not None:
+        organizer_require(user=actor, shared_task=shared_task, doing="publish results")
     with transaction.atomic():
         snapshot = Snapshot.objects.select_for_update().get(id=snapshot.id)
         if snapshot.published_at is None:

@@ -67,8 +67,7 @@ def audit_record(
 
 
 def _require_organizer(*, user: AbstractBaseUser, shared_task: SharedTask) -> None:
-    if not selectors.is_organizer(user=user, shared_task=shared_task):
-        raise PermissionDenied("Only the organizers of this shared task may do that.")
+    organizer_require(user=user, shared_task=shared_task, doing="that")
 
 
 def _json_ready(value: Any) -> Any:
@@ -126,6 +125,12 @@ def phase_require_ended(
             f"{moment_text(phase.ends_at)} (server time)."
         )
     return phase
+
+
+def organizer_require(*, user: AbstractBaseUser, shared_task: SharedTask, doing: str) -> None:
+    """Raises ``PermissionDenied`` unless ``user`` organizes ``shared_task``."""
+    if not selectors.is_organizer(user=user, shared_task=shared_task):
+        raise PermissionDenied(f"Only the organizers of this shared task may do {doing}.")
 
 
 def team_member_require(

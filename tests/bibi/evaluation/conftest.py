@@ -110,6 +110,32 @@ def build_scored_task(*, validate=hosted_version, self_reported_dev: bool = True
     return ScoredTask(cast, melbourne, melbourne_builder, osu, osu_breaker, cnn, bow, by_hand)
 
 
+def score_now(task, trigger: str = "organizer"):
+    """A run of ``task`` taken to its end in this process (what ``manage.py score`` does)."""
+    from bibi.evaluation import compute, services
+
+    run = services.scoring_run_request(shared_task=task.shared_task, trigger=trigger, send=False)
+    return compute.scoring_run_complete(run_id=run.id)
+
+
+def relabel(task: ScoredTask, variant_text: str, label: str):
+    """Utrecht contests the pair of ``variant_text``; the organizer relabels it (the API)."""
+    from bibi.pairs.models import Pair
+
+    pair = Pair.objects.filter(variant_text=variant_text).latest("id")
+    contest = task.cast.client("breaker").post(
+        f"/api/v1/pairs/{pair.id}/contests/", {"reason": "The label is wrong."}, format="json"
+    )
+    assert contest.status_code == 201, contest.json()
+    decided = task.cast.client("organizer").post(
+        f"/api/v1/contests/{contest.json()['id']}/adjudicate/",
+        {"decision": "relabel", "new_label": label, "note": "Read again."},
+        format="json",
+    )
+    assert decided.status_code == 200, decided.json()
+    return pair
+
+
 def cell_of(item, system) -> dict:
     """What ``system`` said of a stored item: {original, variant, outcome}."""
     from bibi.evaluation.exports import item_cells
@@ -150,6 +176,13 @@ def upload_self_reported_pairs(task: ScoredTask) -> None:
 @pytest.fixture
 def scored_task(db) -> ScoredTask:
     return build_scored_task()
+
+
+@pytest.fixture
+def ready_cnn(db):
+    """The cast in its build phase, with a ready hosted cnn: (cast, system)."""
+    cast = build_cast(current_phase="build")
+    return cast, hosted_version(cast, cast.builder_team, cast.builder, "cnn", "tiny-cnn")
 
 
 def direct_report(task: ScoredTask, *, models: dict[str, Path] | None = None):

@@ -9,14 +9,14 @@ import zipfile
 
 import pytest
 
-from bibi.evaluation import compute, services
+from bibi.evaluation import services
 from bibi.evaluation.exports import TABLES, neutralized
 from bibi.evaluation.models import ScoringRun, Snapshot
 from bibi.sharedtasks.models import AuditLogEntry, Team
 
 from ..conftest import query_count
 from ..pairs.conftest import start_phase_now
-from .conftest import OSU_PAIRS, resubmit_osu, upload_self_reported_pairs
+from .conftest import OSU_PAIRS, resubmit_osu, score_now, upload_self_reported_pairs
 
 pytestmark = [pytest.mark.embedded, pytest.mark.django_db]
 
@@ -24,11 +24,8 @@ BASE = "/api/v1/shared-tasks/sst/"
 PUBLIC_TABLES = [name for name, table in TABLES.items() if not table.restricted]
 
 
-def score_now(task) -> Snapshot:
-    run = services.scoring_run_request(
-        shared_task=task.shared_task, trigger="organizer", send=False
-    )
-    run = compute.scoring_run_complete(run_id=run.id)
+def snapshot_now(task) -> Snapshot:
+    run = score_now(task)
     assert run.status == "done", run.failure_reason
     return run.snapshot
 
@@ -36,7 +33,7 @@ def score_now(task) -> Snapshot:
 @pytest.fixture
 def snapshot(scored_task):
     upload_self_reported_pairs(scored_task)
-    return score_now(scored_task)
+    return snapshot_now(scored_task)
 
 
 @pytest.fixture
@@ -123,7 +120,7 @@ def test_only_organizers_publish_and_publication_is_audited(scored_task, snapsho
 
 
 def test_the_latest_published_snapshot_is_the_leaderboard(scored_task, published):
-    newer = score_now(scored_task)
+    newer = snapshot_now(scored_task)
     client = scored_task.cast.client("anonymous")
     assert client.get(f"{BASE}leaderboard/").json()["id"] == published.id
 
@@ -316,7 +313,7 @@ def test_every_list_endpoint_costs_the_same_queries_whatever_the_size(scored_tas
     start_phase_now(scored_task.shared_task, "break")
     resubmit_osu(scored_task, more)
     upload_self_reported_pairs(scored_task)
-    services.snapshot_publish(snapshot=score_now(scored_task), actor=scored_task.cast.organizer)
+    services.snapshot_publish(snapshot=snapshot_now(scored_task), actor=scored_task.cast.organizer)
     start_phase_now(scored_task.shared_task, "results")
     assert ScoringRun.objects.count() >= 2
     assert client.get(BASE + "leaderboard/items/").json()["count"] == 4 + len(OSU_PAIRS) + 9

@@ -22,6 +22,7 @@ from .conftest import (
     cell_of,
     hosted_version,
     resubmit_osu,
+    score_now,
     upload_self_reported_pairs,
 )
 
@@ -164,11 +165,7 @@ def test_what_truncation_made_identical_is_recorded_per_cell(settings, db):
     resubmit_osu(task, pairs)
     upload_self_reported_pairs(task)
 
-    run = compute.scoring_run_complete(
-        run_id=services.scoring_run_request(
-            shared_task=task.shared_task, trigger="organizer", send=False
-        ).id
-    )
+    run = score_now(task)
 
     assert run.status == "done", run.failure_reason
     cnn = task.cnn.versions.get()
@@ -212,11 +209,7 @@ def test_a_text_the_model_fails_on_is_recorded_and_the_rest_of_the_run_completes
     resubmit_osu(task, awful)
     upload_self_reported_pairs(task)
 
-    run = compute.scoring_run_complete(
-        run_id=services.scoring_run_request(
-            shared_task=task.shared_task, trigger="organizer", send=False
-        ).id
-    )
+    run = score_now(task)
 
     assert run.status == "done", run.failure_reason
     failure = CellFailure.objects.get()

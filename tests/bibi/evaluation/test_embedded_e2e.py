@@ -6,12 +6,12 @@ import pytest
 from django.conf import settings
 
 from bibi.evaluation.models import CellChunk, ScoringRun
-from bibi.pairs.models import Pair
 
 from .conftest import (
     assert_leaderboards_match,
     build_scored_task,
     direct_report,
+    relabel,
     upload_self_reported_pairs,
 )
 
@@ -50,19 +50,7 @@ def test_request_score_publish_relabel_and_score_again_in_process(in_process):
 
     # A relabel scores again, with every cell known: nothing goes to compute.
     chunks = CellChunk.objects.count()
-    pair = Pair.objects.get(variant_text="I loved this movie!")
-    contest = task.cast.client("breaker").post(
-        f"/api/v1/pairs/{pair.id}/contests/",
-        {"reason": "Past tense, still positive?"},
-        format="json",
-    )
-    assert contest.status_code == 201, contest.json()
-    decided = organizer.post(
-        f"/api/v1/contests/{contest.json()['id']}/adjudicate/",
-        {"decision": "relabel", "new_label": "negative", "note": "Read as irony."},
-        format="json",
-    )
-    assert decided.status_code == 200, decided.json()
+    relabel(task, "I loved this movie!", "negative")
     rerun = ScoringRun.objects.get(trigger="adjudication")
     assert rerun.status == "done"
     assert CellChunk.objects.count() == chunks

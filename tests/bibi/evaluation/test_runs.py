@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from datetime import timedelta
 
 import pytest
@@ -11,6 +12,7 @@ from bibi.evaluation import compute, services
 from bibi.evaluation.models import CellChunk, ScoringRun
 from bibi.pairs import services as pair_services
 from bibi.pairs.models import Contest, Pair
+from bibi.sharedtasks.importing import examples_import
 from bibi.sharedtasks.models import Dataset, Phase
 from bibi.systems import services as system_services
 from bibi.systems import validation
@@ -24,15 +26,11 @@ from .conftest import (
     cell_of,
     direct_report,
     hosted_version,
+    score_now,
     upload_self_reported_pairs,
 )
 
 pytestmark = [pytest.mark.embedded, pytest.mark.django_db]
-
-
-def score_now(task, trigger: str = "organizer") -> ScoringRun:
-    run = services.scoring_run_request(shared_task=task.shared_task, trigger=trigger, send=False)
-    return compute.scoring_run_complete(run_id=run.id)
 
 
 @pytest.fixture
@@ -196,11 +194,8 @@ def empty_gpu_queue():
     from bibi.celery import GPU_QUEUE, app
 
     def purge() -> None:
-        with app.connection_for_write() as connection:
-            try:
-                connection.default_channel.queue_purge(GPU_QUEUE)
-            except ChannelError:
-                pass
+        with app.connection_for_write() as connection, contextlib.suppress(ChannelError):
+            connection.default_channel.queue_purge(GPU_QUEUE)
 
     purge()
     yield
@@ -297,11 +292,8 @@ def test_a_system_without_blind_dev_predictions_is_weighted_by_its_accuracy_on_t
     assert detail[task.cnn.id]["weight"] == pytest.approx(cnn["weight"])
 
 
-def test_a_starter_import_before_the_break_phase_computes_the_ready_systems_new_cells(db):
-    from ..conftest import build_cast
-
-    cast = build_cast(current_phase="build")
-    system = hosted_version(cast, cast.builder_team, cast.builder, "cnn", "tiny-cnn")
+def test_a_starter_import_before_the_break_phase_computes_the_ready_systems_new_cells(ready_cnn):
+    cast, system = ready_cnn
     version = system.active_version
     client = cast.client("organizer")
     rows = "id,text,label\ns9,A long and dull movie .,negative\ns10,A witty film .,positive\n"
@@ -322,13 +314,8 @@ def test_a_starter_import_before_the_break_phase_computes_the_ready_systems_new_
     assert added.count() == 2 and all(p.lambda_max is not None and p.hints for p in added)
 
 
-def test_a_blind_dev_import_recomputes_the_dev_scores_of_ready_systems(db):
-    from ..conftest import build_cast
-
-    cast = build_cast(current_phase="build")
-    system = hosted_version(cast, cast.builder_team, cast.builder, "cnn", "tiny-cnn")
-    from bibi.sharedtasks.importing import examples_import
-
+def test_a_blind_dev_import_recomputes_the_dev_scores_of_ready_systems(ready_cnn):
+    cast, system = ready_cnn
     report = examples_import(
         shared_task=cast.shared_task,
         split="blind_dev",
@@ -348,13 +335,8 @@ def test_a_blind_dev_import_recomputes_the_dev_scores_of_ready_systems(db):
     assert version.dev_accuracy == pytest.approx(sum(g == p for g, p in rows) / 5)
 
 
-def test_a_training_import_computes_nothing(db):
-    from bibi.sharedtasks.importing import examples_import
-
-    from ..conftest import build_cast
-
-    cast = build_cast(current_phase="build")
-    hosted_version(cast, cast.builder_team, cast.builder, "cnn", "tiny-cnn")
+def test_a_training_import_computes_nothing(ready_cnn):
+    cast, _ = ready_cnn
 
     report = examples_import(
         shared_task=cast.shared_task,

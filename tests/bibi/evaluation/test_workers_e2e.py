@@ -11,13 +11,13 @@ import pytest
 
 from bibi.evaluation import compute, services
 from bibi.evaluation.models import CellChunk, ScoringRun, Snapshot
-from bibi.pairs.models import Pair
 from bibi.systems.models import Prediction
 
 from .conftest import (
     assert_leaderboards_match,
     build_scored_task,
     direct_report,
+    relabel,
     resubmit_osu,
     upload_self_reported_pairs,
 )
@@ -97,16 +97,7 @@ def test_a_relabel_from_adjudication_scores_again_without_any_gpu_task(stack_fac
     sent = gpu.received("gpu.cells_compute")
     chunks = list(CellChunk.objects.values_list("id", "sends"))
 
-    pair = Pair.objects.get(variant_text="I loved this movie!")
-    contest = task.cast.client("breaker").post(
-        f"/api/v1/pairs/{pair.id}/contests/", {"reason": "Past tense."}, format="json"
-    )
-    decided = task.cast.client("organizer").post(
-        f"/api/v1/contests/{contest.json()['id']}/adjudicate/",
-        {"decision": "relabel", "new_label": "negative", "note": "Irony."},
-        format="json",
-    )
-    assert decided.status_code == 200, decided.json()
+    pair = relabel(task, "I loved this movie!", "negative")
 
     rerun = wait_for(
         lambda: done_run("adjudication", after=first.id), "the re-score", (gpu, default)
