@@ -120,6 +120,8 @@ class ScoringRunListApi(APIView):
     def post(self, request: Request, slug: str) -> Response:
         shared_task = shared_task_for(request, slug)
         run = services.scoring_run_request_by_organizer(shared_task=shared_task, actor=request.user)
+        # On the embedded default the run has already gone as far as it could.
+        run.refresh_from_db()
         return Response(ScoringRunOutput(run).data, status=status.HTTP_202_ACCEPTED)
 
 

@@ -27,7 +27,7 @@ import functools
 import importlib.metadata
 import logging
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -57,7 +57,11 @@ Source = Prediction.Source
 
 
 def _lock_task(shared_task: SharedTask) -> SharedTask:
-    """Serialize the work bookkeeping of one task: chunk creation and completion."""
+    """Serialize the work bookkeeping of one task: chunk creation and completion.
+
+    Locks are taken in one order, the task's row before its runs' rows, so that a chunk
+    finishing and a run advancing never wait for each other in a circle.
+    """
     return SharedTask.objects.select_for_update().get(id=shared_task.id)
 
 
@@ -127,18 +131,14 @@ def scoring_run_after_decision(
 
 
 def scoring_run_after_version(*, version: SystemVersion) -> None:
-    """A version that becomes ready (or brings its pair predictions) after the break phase
-    changes the leaderboard: score again."""
+    """A version that becomes ready, is made active or brings its pair predictions after the
+    break phase changes the leaderboard: score again."""
     shared_task = version.system.shared_task
     if version.status == SystemVersion.Status.READY and _break_phase_over(shared_task):
         scoring_run_request(shared_task=shared_task, trigger=Trigger.VERSION_READY)
 
 
 # --- Missing cells, in chunks ---------------------------------------------------------------
-
-
-def _chunk_keys(chunk_items: Iterable[Any]) -> set[Any]:
-    return set(chunk_items)
 
 
 def _chunks_create(
@@ -195,11 +195,13 @@ def _open_cells(shared_task: SharedTask, source: str = Source.PAIRS) -> int:
 
 def scoring_run_advance(*, run_id: int, send: bool = True) -> ScoringRun:
     """Send a waiting run's missing cells to the ``gpu`` queue, or score it if none is missing."""
+    shared_task_id = ScoringRun.objects.values_list("shared_task_id", flat=True).get(id=run_id)
     with transaction.atomic():
-        run = ScoringRun.objects.select_for_update().select_related("shared_task").get(id=run_id)
+        # The task's lock first, then the run's: the order every writer here takes them in.
+        shared_task = SharedTask.objects.select_for_update().get(id=shared_task_id)
+        run = ScoringRun.objects.select_for_update().get(id=run_id)
         if run.status != Status.WAITING_FOR_CELLS:
             return run
-        shared_task = _lock_task(run.shared_task)
         matrix = pair_matrix(shared_task=shared_task, with_cells=False)
         now = timezone.now()
         if matrix.cells_missing:

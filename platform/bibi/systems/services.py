@@ -258,6 +258,7 @@ def system_version_activate(*, version: SystemVersion, actor: AbstractBaseUser) 
         )
     system.active_version = version
     system.save(update_fields=["active_version"])
+    evaluation_services.scoring_run_after_version(version=version)
     return system
 
 

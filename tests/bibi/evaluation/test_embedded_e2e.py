@@ -35,6 +35,7 @@ def test_request_score_publish_relabel_and_score_again_in_process(in_process):
     # finds every cell known.
     asked = organizer.post(f"{BASE}scoring-runs/")
     assert asked.status_code == 202
+    assert asked.json()["status"] == "done"  # the answer tells the run as it stands
     run = ScoringRun.objects.get(id=asked.json()["id"])
     assert run.status == "done", run.failure_reason
     assert sum(chunk.computed for chunk in CellChunk.objects.all()) == 14

@@ -395,3 +395,11 @@ def test_housekeeping_sends_nothing_again_while_messages_wait_for_a_gpu_worker(
     assert waiting("gpu") == 1
 
     assert services.evaluation_housekeep()["chunks_resent"] == 0
+
+
+def test_a_version_made_active_after_the_break_phase_asks_for_a_run(scored_task):
+    from bibi.systems.services import system_version_activate
+
+    system_version_activate(version=scored_task.cnn.versions.get(), actor=scored_task.cast.builder)
+
+    assert ScoringRun.objects.get().trigger == "version_ready"
