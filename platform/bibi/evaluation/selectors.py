@@ -50,24 +50,26 @@ def leaderboard_snapshot(*, shared_task: SharedTask) -> Snapshot | None:
 class Viewer:
     """What one user may see of one task's results, asked once per request."""
 
-    is_organizer: bool
-    team_id: int | None
+    # The teams whose real name the user may read: None for every team (an organizer).
+    private_teams: frozenset[int] | None
     results_started: bool
 
     @classmethod
     def of(cls, *, user: User, shared_task: SharedTask) -> Viewer:
-        membership = task_selectors.membership_get(user=user, shared_task=shared_task)
         return cls(
-            is_organizer=task_selectors.is_organizer(user=user, shared_task=shared_task),
-            team_id=membership.team_id if membership else None,
+            private_teams=task_selectors.private_team_ids(user=user, shared_task=shared_task),
             results_started=shared_task.results_published,
         )
 
+    @property
+    def is_organizer(self) -> bool:
+        return self.private_teams is None
+
+    def sees_real_name(self, team_id: int) -> bool:
+        return self.private_teams is None or team_id in self.private_teams
+
     def can_view_items(self, snapshot: Snapshot) -> bool:
         return self.is_organizer or (snapshot.published_at is not None and self.results_started)
-
-    def can_view_failures(self) -> bool:
-        return self.is_organizer
 
 
 @dataclass(frozen=True)
@@ -90,8 +92,7 @@ def names_for(*, viewer: Viewer, snapshot: Snapshot) -> Names:
     for team_id, name, alias, is_anonymous in Team.objects.filter(
         shared_task_id=snapshot.shared_task_id
     ).values_list("id", "name", "alias", "is_anonymous"):
-        real = viewer.is_organizer or team_id == viewer.team_id or not is_anonymous
-        teams[team_id] = name if real else alias
+        teams[team_id] = alias if is_anonymous and not viewer.sees_real_name(team_id) else name
     systems = {
         entry["system_id"]: f"{teams.get(entry['team_id'], entry['team_id'])} / {entry['name']}"
         for entry in [*snapshot.systems, *snapshot.excluded_systems]

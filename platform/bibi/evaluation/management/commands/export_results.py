@@ -42,7 +42,7 @@ class Command(BaseCommand):
             chosen = Snapshot.objects.filter(shared_task=shared_task, id=snapshot).first()
             if chosen is None:
                 raise CommandError(f"The task has no snapshot {snapshot}.")
-        viewer = selectors.Viewer(is_organizer=True, team_id=None, results_started=True)
+        viewer = selectors.Viewer(private_teams=None, results_started=True)
         names = selectors.names_for(viewer=viewer, snapshot=chosen)
         out_dir.mkdir(parents=True, exist_ok=True)
         files = exports.snapshot_files(chosen, viewer, names)
