@@ -148,6 +148,7 @@ def test_an_organizer_imports_an_sst2_file_with_a_label_map(cast):
         "format": "sst2",
         "duplicate_count": 0,
         "duplicates": [],
+        "cells_to_compute": 0,
     }
     assert cast.train.examples.count() == 4
 
