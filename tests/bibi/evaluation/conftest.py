@@ -420,9 +420,9 @@ def point_celery_at(url: str | None):
 
     from bibi.celery import app
 
-    if app._pool is not None:
-        app._pool.force_close_all()
-        app._pool = None
+    # Dropped, not closed: kombu's registry keeps each broker's pools, and a closed one would
+    # be handed out again when this process goes back to the settings' broker.
+    app._pool = None
     app.amqp._producer_pool = None
     app.conf.broker_url = url or settings.CELERY_BROKER_URL
 
