@@ -124,7 +124,9 @@ def big_task():
     return task
 
 
-def assert_complete_and_equal_to_an_undisturbed_run(task, snapshot: Snapshot, settings) -> None:
+def assert_complete_and_equal_to_an_undisturbed_run(
+    task, snapshot: Snapshot, settings, chunk_size: int
+) -> None:
     """Every cell once, then the same snapshot as a run computed here without disturbance."""
     from bibi.pairs.selectors import pairs_effective
 
@@ -138,7 +140,7 @@ def assert_complete_and_equal_to_an_undisturbed_run(task, snapshot: Snapshot, se
     # The undisturbed run: every pair cell computed again, here, in one go.
     Prediction.objects.filter(source="pairs", system_version__system__kind="hosted").delete()
     CellChunk.objects.all().delete()
-    settings.EVALUATION_CHUNK_SIZE = 1
+    settings.EVALUATION_CHUNK_SIZE = chunk_size
     run = services.scoring_run_request(
         shared_task=task.shared_task, trigger="organizer", send=False
     )
@@ -152,7 +154,8 @@ def assert_complete_and_equal_to_an_undisturbed_run(task, snapshot: Snapshot, se
 
 
 def assert_same(first, second, path: str = "") -> None:
-    """Equal, numbers to 1e-9 relative (a batch of another size rounds λmax differently)."""
+    """Equal, numbers to 1e-6 relative: λmax is float32 arithmetic, and a batch of other
+    texts (padded to another length) rounds it differently."""
     if isinstance(first, dict):
         assert first.keys() == second.keys(), path
         for key in first:
@@ -162,32 +165,47 @@ def assert_same(first, second, path: str = "") -> None:
         for index, (a, b) in enumerate(zip(first, second, strict=True)):
             assert_same(a, b, f"{path}[{index}]")
     elif isinstance(first, float) and isinstance(second, float):
-        assert math.isclose(first, second, rel_tol=1e-9, abs_tol=1e-12), (path, first, second)
+        assert math.isclose(first, second, rel_tol=1e-6, abs_tol=1e-12), (path, first, second)
     else:
         assert first == second, (path, first, second)
 
 
 def test_a_gpu_worker_killed_mid_run_loses_nothing(stack_factory, settings):
-    stack = stack_factory(**FAULT_SETTINGS)
+    # Chunks of a few texts: long enough for the worker to be caught in the middle of one.
+    stack = stack_factory(**(FAULT_SETTINGS | {"EVALUATION_CHUNK_SIZE": 4}))
     task = big_task()
     upload_self_reported_pairs(task)  # asks for the run: it waits for a worker
     default = stack.start("default", "default", beat=True)
     gpu = stack.start("gpu", "gpu")
 
-    wait_for(
-        lambda: CellChunk.objects.filter(done_at__isnull=False).count() >= 5, "5 chunks", (gpu,)
-    )
+    def at_work():
+        done = CellChunk.objects.filter(done_at__isnull=False).count()
+        return done >= 2 and CellChunk.objects.filter(
+            started_at__isnull=False, done_at__isnull=True
+        )
+
+    wait_for(at_work, "a chunk at work", (gpu,))
     gpu.kill()
-    open_at_kill = CellChunk.objects.filter(done_at__isnull=True).count()
-    assert open_at_kill > 0, "the run ended before the worker could be killed"
+    # The chunks the worker was computing when it died (unless it finished one just then):
+    # their messages died with it, unacknowledged.
+    in_flight = list(
+        CellChunk.objects.filter(started_at__isnull=False, done_at__isnull=True).values_list(
+            "id", flat=True
+        )
+    )
+    assert CellChunk.objects.filter(done_at__isnull=True).exists(), "the run ended first"
     survivor = stack.start("gpu-again", "gpu")
 
     run = wait_for(done_run, "the run", (gpu, survivor, default))
     assert run.status == "done", run.failure_reason
     assert survivor.received("gpu.cells_compute") >= 1
-    assert CellChunk.objects.filter(sends__gt=1).exists()
+    # Housekeeping sent them again once the queue had drained.
+    assert all(
+        sends >= 2
+        for sends in CellChunk.objects.filter(id__in=in_flight).values_list("sends", flat=True)
+    )
     stack.close()
-    assert_complete_and_equal_to_an_undisturbed_run(task, run.snapshot, settings)
+    assert_complete_and_equal_to_an_undisturbed_run(task, run.snapshot, settings, chunk_size=4)
 
 
 def test_a_broker_lost_mid_run_loses_nothing(stack_factory, settings):
@@ -211,4 +229,4 @@ def test_a_broker_lost_mid_run_loses_nothing(stack_factory, settings):
     # The messages went with the broker: the chunks left open were sent again.
     assert CellChunk.objects.filter(sends__gt=1).exists()
     stack.close()
-    assert_complete_and_equal_to_an_undisturbed_run(task, run.snapshot, settings)
+    assert_complete_and_equal_to_an_undisturbed_run(task, run.snapshot, settings, chunk_size=1)
