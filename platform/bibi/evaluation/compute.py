@@ -3,7 +3,8 @@
 Only the worker imports this module (through ``bibi.evaluation.tasks``), so the web process
 never loads torch. ``cell_chunk_compute`` loads the version's model once per worker process
 (``bibi.systems.runner.version_system``), predicts the chunk's texts that still have no cell
-(label, probabilities, and for pair and starter texts λmax and word hints from one pass),
+(label, probabilities, and for pair and starter texts λmax, word hints and word leverage
+from one pass),
 records what each text looked like to the model after truncation, and upserts the cells on
 their unique key, so a chunk delivered twice writes the same rows once.
 
@@ -50,6 +51,7 @@ CELL_FIELDS = [
     "probabilities",
     "lambda_max",
     "hints",
+    "leverage",
     "truncated",
     "input_sha256",
 ]
@@ -63,6 +65,7 @@ class Output:
     probabilities: list[float]
     lambda_max: float | None
     hints: list[list[Any]] | None
+    leverage: list[list[Any]] | None
     truncated: bool
     input_sha256: str
 
@@ -79,6 +82,7 @@ def _run(system: fim_engine.System, texts: list[str], *, fisher: bool) -> list[O
                     [float(p) for p in r.probabilities],
                     r.lambda_max,
                     [[word, score] for word, score in r.hints],
+                    [[word, score] for word, score in r.leverage],
                     r.truncated,
                     digest,
                 )
@@ -87,7 +91,7 @@ def _run(system: fim_engine.System, texts: list[str], *, fisher: bool) -> list[O
         else:
             batch = model_call(system.predict, texts)
             outputs = [
-                Output(label, [float(p) for p in row], None, None, truncated, digest)
+                Output(label, [float(p) for p in row], None, None, None, truncated, digest)
                 for label, row, truncated, digest in zip(
                     batch.labels, batch.probabilities, batch.truncated, digests, strict=True
                 )
@@ -178,6 +182,7 @@ def cell_chunk_compute(*, chunk_id: int) -> int:
                 probabilities=dict(zip(names, output.probabilities, strict=True)),
                 lambda_max=output.lambda_max,
                 hints=output.hints,
+                leverage=output.leverage,
                 truncated=output.truncated,
                 input_sha256=output.input_sha256,
             )

@@ -336,9 +336,15 @@ class Table:
 
 
 LAMBDA_DELTA = ["team", "system", "pairs", "mean_delta", "std_delta"]
-LAMBDA_CORRELATION = ["system", "pairs", "pearson_r", "pearson_p", "spearman_r", "spearman_p"]
+LAMBDA_CORRELATION = [
+    "system", "kind", "outcome", "pairs", "pearson_r", "pearson_p", "spearman_r", "spearman_p",
+]  # fmt: skip
+LAMBDA_AUC = [
+    "system", "kind", "pairs", "changed", "lambda_auc", "confidence_pairs", "confidence_auc",
+]  # fmt: skip
 LAMBDA_QUARTILES = [
-    "system", "q25", "q75", "bottom_pairs", "bottom_broken_pct", "top_pairs", "top_broken_pct",
+    "system", "kind", "quartile", "lambda_low", "lambda_high", "pairs", "breaks", "broken_pct",
+    "changed_pct",
 ]  # fmt: skip
 
 TABLES = {
@@ -418,16 +424,31 @@ TABLES = {
         ),
         Table(
             "lambda_correlation",
-            "The original's λmax against whether the pair broke the system.",
-            "system; pairs; pearson_r; pearson_p; spearman_r; spearman_p (empty when "
-            "undefined: fewer than 3 pairs, or no spread).",
+            "The original's λmax against whether the system's prediction changed between the "
+            "two items, and whether the pair broke it, for all pairs and apart for those that "
+            "keep the gold label (same_label) and those that flip it (flipped).",
+            "system; kind (all, same_label, flipped); outcome (changed, broken); pairs; "
+            "pearson_r; pearson_p; spearman_r; spearman_p (empty when undefined: fewer than 3 "
+            "pairs, or no spread).",
             _flat_grid("lambda_correlation", LAMBDA_CORRELATION),
             _named_rows("lambda_correlation"),
         ),
         Table(
+            "lambda_auc",
+            "How well the original's λmax tells which pairs change the prediction (ROC AUC), "
+            "beside the confidence baseline 1 − (largest probability on the original).",
+            "system; kind; pairs; changed; lambda_auc; confidence_pairs; confidence_auc "
+            "(empty when undefined: all pairs changed or none, a constant score, or no "
+            "probabilities).",
+            _flat_grid("lambda_auc", LAMBDA_AUC),
+            _named_rows("lambda_auc"),
+        ),
+        Table(
             "lambda_quartiles",
-            "% broken of the pairs whose original's λmax is in the bottom vs. the top quartile.",
-            "system; q25; q75; bottom_pairs; bottom_broken_pct; top_pairs; top_broken_pct.",
+            "Pairs by the quartile of their original's λmax among the system's pairs: how often "
+            "they broke it and changed its prediction.",
+            "system; kind; quartile (1-4); lambda_low; lambda_high (the quartile's λmax range); "
+            "pairs; breaks; broken_pct; changed_pct.",
             _flat_grid("lambda_quartiles", LAMBDA_QUARTILES),
             _named_rows("lambda_quartiles"),
         ),

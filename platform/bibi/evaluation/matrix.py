@@ -61,6 +61,7 @@ class Cell:
     lambda_max: float | None
     input_sha256: str
     truncated: bool
+    probabilities: dict[str, float] | None
 
 
 @dataclass
@@ -141,11 +142,19 @@ def pair_matrix(*, shared_task: SharedTask, with_cells: bool = True) -> PairMatr
     found: dict[int, dict[str, Cell]] = {version.version_id: {} for version in candidates}
     if with_cells:
         fields = ("system_version_id", "text_sha256", "label", "lambda_max", "input_sha256")
-        for version_id, digest, label, lambda_max, seen, truncated in rows.values_list(
-            *fields, "truncated"
-        ):
+        for (
+            version_id,
+            digest,
+            label,
+            lambda_max,
+            seen,
+            truncated,
+            probabilities,
+        ) in rows.values_list(*fields, "truncated", "probabilities"):
             if digest in texts:
-                found[version_id].setdefault(digest, Cell(label, lambda_max, seen, truncated))
+                found[version_id].setdefault(
+                    digest, Cell(label, lambda_max, seen, truncated, probabilities)
+                )
         for version_id, cells in found.items():
             present[version_id] = set(cells)
     else:

@@ -65,6 +65,7 @@ def scoring_inputs(matrix: PairMatrix) -> ScoringInputs:
     texts: list[str] = []
     labels: list[str] = []
     lambdas: list[float] = []
+    probabilities: list[dict[str, float] | None] = []
     unseen_reasons: dict[tuple[str, int], str] = {}
     weights: list[float] = []
     weight_sources: dict[str, str] = {}
@@ -76,6 +77,7 @@ def scoring_inputs(matrix: PairMatrix) -> ScoringInputs:
             texts.append(matrix.texts[digest])
             labels.append(cell.label)
             lambdas.append(np.nan if cell.lambda_max is None else cell.lambda_max)
+            probabilities.append(cell.probabilities)
         # Most versions cut nothing and failed on nothing: no pair to look at then.
         if failed or any(cell.truncated for cell in cells.values()):
             for pair in matrix.pairs:
@@ -89,7 +91,13 @@ def scoring_inputs(matrix: PairMatrix) -> ScoringInputs:
         weights.append(weight)
         weight_sources[version.key] = source
     predictions = pd.DataFrame(
-        {"system": systems, "text": texts, "label": labels, "lambda_max": lambdas}
+        {
+            "system": systems,
+            "text": texts,
+            "label": labels,
+            "lambda_max": lambdas,
+            "probabilities": probabilities,
+        }
     )
     unseen = pd.DataFrame(
         {
@@ -244,6 +252,7 @@ def report_tables(
     analysis = report.lambda_analysis
     tables["lambda_delta"] = _rows(analysis.delta, IDS) if analysis else []
     tables["lambda_correlation"] = _rows(analysis.correlation, IDS) if analysis else []
+    tables["lambda_auc"] = _rows(analysis.auc, IDS) if analysis else []
     tables["lambda_quartiles"] = _rows(analysis.quartiles, IDS) if analysis else []
     return tables
 

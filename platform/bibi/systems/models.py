@@ -178,6 +178,11 @@ class Prediction(models.Model):
         blank=True,
         help_text="[word, score] pairs: where an edit moves the prediction most.",
     )
+    leverage = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="[word, score] pairs: the first-order KL divergence of deleting each word.",
+    )
     truncated = models.BooleanField(default=False)
     input_sha256 = models.CharField(
         max_length=64,

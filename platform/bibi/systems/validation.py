@@ -176,6 +176,7 @@ def _run_validation(version: SystemVersion) -> _Outcome:
     for row, result, digest in zip(starter_rows, fisher, seen, strict=True):
         row.lambda_max = result.lambda_max
         row.hints = [[word, score] for word, score in result.hints]
+        row.leverage = [[word, score] for word, score in result.leverage]
         row.input_sha256 = digest
     accuracy, macro_f1 = (
         dev_scores(list(shared_task.labels), [e.label for e in dev], [r.label for r in rows])

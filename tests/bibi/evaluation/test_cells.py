@@ -228,3 +228,17 @@ def test_a_text_the_model_fails_on_is_recorded_and_the_rest_of_the_run_completes
     assert text_digest("I love this awful movie!") not in {
         p.text_sha256 for p in bow.predictions.all()
     }
+
+
+def test_a_pair_cell_keeps_what_the_engine_gives_for_guidance(scored_task):
+    run = request_and_advance(scored_task)
+    chunk = CellChunk.objects.filter(run=run).first()
+
+    compute.cell_chunk_compute(chunk_id=chunk.id)
+
+    cell = Prediction.objects.filter(source="pairs").first()
+    assert cell.lambda_max > 0 and set(cell.probabilities) == {"negative", "positive"}
+    assert [word for word, _ in cell.leverage] == [word for word, _ in cell.hints]
+    assert all(score >= 0 for _, score in cell.leverage)
+    starter = Prediction.objects.filter(source="starter").first()
+    assert starter.leverage and starter.input_sha256

@@ -403,3 +403,17 @@ def test_a_version_made_active_after_the_break_phase_asks_for_a_run(scored_task)
     system_version_activate(version=scored_task.cnn.versions.get(), actor=scored_task.cast.builder)
 
     assert ScoringRun.objects.get().trigger == "version_ready"
+
+
+def test_the_lambda_analysis_of_a_run_has_the_confidence_baseline_of_hosted_systems(ready_task):
+    tables = score_now(ready_task).snapshot.tables
+
+    auc = {row["system_id"]: row for row in tables["lambda_auc"] if row["kind"] == "all"}
+    assert auc[ready_task.cnn.id]["pairs"] == auc[ready_task.cnn.id]["confidence_pairs"] == 7
+    assert (
+        auc[ready_task.by_hand.id]["pairs"] == auc[ready_task.by_hand.id]["confidence_pairs"] == 0
+    )
+    kinds = {(row["kind"], row["outcome"]) for row in tables["lambda_correlation"]}
+    assert kinds == {
+        (k, o) for k in ("all", "same_label", "flipped") for o in ("changed", "broken")
+    }

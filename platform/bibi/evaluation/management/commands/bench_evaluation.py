@@ -56,6 +56,7 @@ LEADERBOARD = [
     "leaderboard/both_wrong/",
     "leaderboard/lambda_delta/",
     "leaderboard/lambda_correlation/",
+    "leaderboard/lambda_auc/",
     "leaderboard/lambda_quartiles/",
     "leaderboard/items/",
     "leaderboard/items/?format=csv",
