@@ -403,7 +403,8 @@ class Stack:
             )
         worker = Worker(name, process, log_path)
         self.workers.append(worker)
-        deadline = time.monotonic() + 60
+        # Generous: on a loaded machine Django, Celery and their imports take a while.
+        deadline = time.monotonic() + 180
         while not app.control.ping(destination=[hostname], timeout=0.5):
             if process.poll() is not None or time.monotonic() > deadline:
                 raise AssertionError(f"worker {name} did not start:\n{worker.log()[-3000:]}")

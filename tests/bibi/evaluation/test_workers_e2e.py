@@ -37,7 +37,7 @@ WORDS = [
 ]  # fmt: skip
 
 
-def wait_for(condition, what: str, workers=(), timeout: float = 180):
+def wait_for(condition, what: str, workers=(), timeout: float = 400):
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
@@ -165,7 +165,7 @@ def assert_same(first, second, path: str = "") -> None:
         for index, (a, b) in enumerate(zip(first, second, strict=True)):
             assert_same(a, b, f"{path}[{index}]")
     elif isinstance(first, float) and isinstance(second, float):
-        assert math.isclose(first, second, rel_tol=1e-6, abs_tol=1e-12), (path, first, second)
+        assert math.isclose(first, second, rel_tol=1e-6, abs_tol=1e-9), (path, first, second)
     else:
         assert first == second, (path, first, second)
 
@@ -200,10 +200,8 @@ def test_a_gpu_worker_killed_mid_run_loses_nothing(stack_factory, settings):
     assert run.status == "done", run.failure_reason
     assert survivor.received("gpu.cells_compute") >= 1
     # Housekeeping sent them again once the queue had drained.
-    assert all(
-        sends >= 2
-        for sends in CellChunk.objects.filter(id__in=in_flight).values_list("sends", flat=True)
-    )
+    resent = dict(CellChunk.objects.filter(id__in=in_flight).values_list("id", "sends"))
+    assert all(sends >= 2 for sends in resent.values()), resent
     stack.close()
     assert_complete_and_equal_to_an_undisturbed_run(task, run.snapshot, settings, chunk_size=4)
 
