@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -235,55 +236,61 @@ def _confidence(raw: pd.Series, system: pd.Series, text: pd.Series) -> np.ndarra
     # Files repeat few distinct strings per system only rarely, but parsing each distinct
     # string once costs nothing when they do.
     parsed: dict[str, float] = {}
+
+    def where(row: int) -> tuple[object, object]:
+        # Looked up only for an error message: per-row lookups are the slow part otherwise.
+        return system.iloc[row], text.iloc[row]
+
     for row, value in enumerate(values):
         if isinstance(value, str):
             if not value.strip():
                 continue
             if value not in parsed:
-                parsed[value] = _largest_probability(
-                    _parse_json(value, system.iloc[row], text.iloc[row]),
-                    system.iloc[row],
-                    text.iloc[row],
-                )
+                parsed[value] = _largest_probability(_parse_json(value, row, where), row, where)
             confidence[row] = parsed[value]
         elif value is not None and not (isinstance(value, float) and np.isnan(value)):
-            confidence[row] = _largest_probability(value, system.iloc[row], text.iloc[row])
+            confidence[row] = _largest_probability(value, row, where)
     return confidence
 
 
-def _parse_json(value: str, system: object, text: object) -> object:
+Where = Callable[[int], tuple[object, object]]
+
+
+def _parse_json(value: str, row: int, where: Where) -> object:
     try:
         return json.loads(value)
     except json.JSONDecodeError as error:
+        system, text = where(row)
         raise ScoringInputError(
             f"probabilities must be JSON (an object label → probability, or a list); system "
             f"{quote(system)} has {quote(value)} for text {quote(text)}: {error.msg}"
         ) from error
 
 
-def _largest_probability(value: object, system: object, text: object) -> float:
-    numbers = list(value.values()) if isinstance(value, Mapping) else value
+def _largest_probability(value: object, row: int, where: Where) -> float:
+    """The largest of one cell's probabilities, checked (plain Python: cells are short)."""
+    numbers: Any = list(value.values()) if isinstance(value, Mapping) else value
     problem = ""
     try:
-        probabilities = np.asarray(numbers, dtype=float)
+        probabilities = [float(number) for number in numbers]
     except (TypeError, ValueError):
-        probabilities = np.array([])
+        probabilities = []
         problem = "is not a mapping or list of numbers"
     if not problem:
-        if probabilities.ndim != 1 or probabilities.size == 0:
+        total = sum(probabilities)
+        if not probabilities:
             problem = "is not a non-empty mapping or list of numbers"
-        elif not np.all(np.isfinite(probabilities)) or np.any(
-            (probabilities < 0) | (probabilities > 1)
-        ):
+        elif not all(0.0 <= probability <= 1.0 for probability in probabilities):
             problem = "has a value outside [0, 1]"
-        elif abs(probabilities.sum() - 1.0) > _PROBABILITY_SUM_TOLERANCE:
-            problem = f"sums to {probabilities.sum():.4g}, not 1"
+        elif abs(total - 1.0) > _PROBABILITY_SUM_TOLERANCE:
+            problem = f"sums to {total:.4g}, not 1"
     if problem:
+        system, text = where(row)
         raise ScoringInputError(
             f"probabilities {problem}; system {quote(system)} has {quote(value)} for text "
             f"{quote(text)}"
         )
-    return float(probabilities.max())
+    return max(probabilities)
 
 
 def clean_weights(weights: pd.DataFrame | None, systems: Sequence[str]) -> np.ndarray:

@@ -471,7 +471,7 @@ def bench_rescore(*, systems: int, pairs: int, out) -> dict[str, Any]:
                 for who, client in clients.items():
                     with CaptureQueriesContext(connection) as queries:
                         started = time.perf_counter()
-                        response = client.get(url)
+                        response = client.get(url, secure=True)
                         seconds = time.perf_counter() - started
                     if response.status_code != 200:
                         raise CommandError(f"{url} answered {response.status_code} to {who}")
