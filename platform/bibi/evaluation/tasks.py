@@ -49,8 +49,3 @@ def scoring_run_advance_task(run_id: int) -> str:
 @shared_task(name="default.scoring_run_score", **RETRIES)
 def scoring_run_score_task(run_id: int) -> str:
     return services.scoring_run_score(run_id=run_id).status
-
-
-@shared_task(name="default.evaluation_housekeep", **RETRIES)
-def evaluation_housekeep_task() -> dict[str, int]:
-    return services.evaluation_housekeep()

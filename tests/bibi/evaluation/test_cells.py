@@ -183,20 +183,26 @@ def test_what_truncation_made_identical_is_recorded_per_cell(settings, db):
 
 
 @pytest.fixture
-def nan_on_awful(tmp_path):
-    """tiny-bow whose embedding of "awful" is NaN: every text with that word gives NaN."""
-    model = tmp_path / "nan-bow"
-    shutil.copytree(TINY_MODELS / "tiny-bow", model)
+def overflows_on_awful(tmp_path):
+    """tiny-cnn whose weights are all finite, but whose outputs are NaN for a text with the
+    word "awful": its embedding is the largest float32 and the output layer amplifies it."""
+    model = tmp_path / "overflowing-cnn"
+    shutil.copytree(TINY_MODELS / "tiny-cnn", model)
     vocabulary = json.loads((model / "vocab.json").read_text())
     weights = load_file(model / "model.safetensors")
-    weights["embedding.weight"][vocabulary["awful"]] = np.nan
+    weights["embedding.weight"][vocabulary["awful"]] = np.finfo(np.float32).max
+    weights["output.weight"] = weights["output.weight"] * 1000
     save_file(weights, model / "model.safetensors")
     return model
 
 
-def test_a_text_the_model_fails_on_is_recorded_and_the_rest_of_the_run_completes(db, nan_on_awful):
+def test_a_text_the_model_fails_on_is_recorded_and_the_rest_of_the_run_completes(
+    db, overflows_on_awful
+):
     def validate(cast, team, user, name, model):
-        return hosted_version(cast, team, user, name, nan_on_awful if name == "bow" else model)
+        return hosted_version(
+            cast, team, user, name, overflows_on_awful if name == "cnn" else model
+        )
 
     task = build_scored_task(validate=validate)
     awful = [
@@ -214,19 +220,19 @@ def test_a_text_the_model_fails_on_is_recorded_and_the_rest_of_the_run_completes
     assert run.status == "done", run.failure_reason
     failure = CellFailure.objects.get()
     assert failure.text == "I love this awful movie!"
-    assert "not a number" in failure.reason
-    assert failure.system_version.system == task.bow
+    assert "NaN or infinite" in failure.reason
+    assert failure.system_version.system == task.cnn
     assert run.snapshot.failures == [
-        {"system_id": task.bow.id, "text": "I love this awful movie!", "reason": failure.reason}
+        {"system_id": task.cnn.id, "text": "I love this awful movie!", "reason": failure.reason}
     ]
     item = run.snapshot.items.get(variant_text="I love this awful movie!")
-    assert cell_of(item, task.bow)["outcome"] == "failed"
-    assert cell_of(item, task.cnn)["outcome"] != "failed"
-    # Every other text of bow has its cell.
-    bow = task.bow.versions.get()
-    assert len(pair_cells(bow)) == len(VARIANTS)
+    assert cell_of(item, task.cnn)["outcome"] == "failed"
+    assert cell_of(item, task.bow)["outcome"] != "failed"
+    # Every other text of cnn has its cell.
+    cnn = task.cnn.versions.get()
+    assert len(pair_cells(cnn)) == len(VARIANTS)
     assert text_digest("I love this awful movie!") not in {
-        p.text_sha256 for p in bow.predictions.all()
+        p.text_sha256 for p in cnn.predictions.all()
     }
 
 

@@ -417,3 +417,12 @@ def test_the_lambda_analysis_of_a_run_has_the_confidence_baseline_of_hosted_syst
     assert kinds == {
         (k, o) for k in ("all", "same_label", "flipped") for o in ("changed", "broken")
     }
+
+
+def test_the_beats_housekeeping_task_does_the_evaluations_too(scored_task):
+    from bibi.housekeeping import housekeeping_task
+
+    done = housekeeping_task()
+
+    assert done["evaluation"]["runs_started"] == 1
+    assert ScoringRun.objects.get().trigger == "break_closed"

@@ -29,7 +29,7 @@ BASE = "/api/v1/shared-tasks/sst/"
 FAULT_SETTINGS = {
     "EVALUATION_CHUNK_SIZE": 1,
     "EVALUATION_STALL_TIMEOUT": 3,
-    "EVALUATION_HOUSEKEEPING_INTERVAL": 1,
+    "HOUSEKEEPING_INTERVAL": 1,
 }
 WORDS = [
     "so", "very", "truly", "really", "deeply", "madly", "quite", "wholly", "fully", "just",
