@@ -16,7 +16,7 @@ import pytest
 
 from .conftest import REPO_ROOT, code_blocks
 
-pytestmark = pytest.mark.embedded
+pytestmark = [pytest.mark.embedded, pytest.mark.slow]
 
 
 def _free_port() -> int:
