@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from ..conftest import REPO_ROOT
+
 DOCS = REPO_ROOT / "docs"
 FIXTURES = REPO_ROOT / "fixtures" / "docs"
 
