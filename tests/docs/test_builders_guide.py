@@ -11,10 +11,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from bibi.systems import services, validation
+from bibi.systems.archives import ArchiveLimits, ArchiveRejected, unpack_archive
 from bibi.systems.models import Prediction
 
 from ..bibi.conftest import STARTER, build_cast
-from .conftest import code_blocks
+from .conftest import DOCS, code_blocks
 
 pytestmark = [pytest.mark.embedded, pytest.mark.django_db, pytest.mark.slow]
 
@@ -67,3 +68,21 @@ def test_the_worked_example_packages_an_archive_the_worker_accepts(tmp_path):
     starter = version.predictions.filter(source=Prediction.Source.STARTER)
     assert starter.count() == len(STARTER)
     assert all(p.lambda_max is not None and p.lambda_max >= 0 for p in starter)
+
+
+def test_an_archive_of_the_folders_contents_made_with_tar_c_dot_is_refused_as_the_guide_says(
+    tmp_path,
+):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    archive = tmp_path / "model.tar.gz"
+    subprocess.run(["tar", "-czf", str(archive), "-C", str(model), "."], check=True)
+    limits = ArchiveLimits(max_files=200, max_bytes=2**20, max_ratio=50)
+
+    with pytest.raises(ArchiveRejected) as refused:
+        unpack_archive(archive, tmp_path / "unpacked", limits=limits)
+
+    message = str(refused.value)
+    assert message == "'.': an empty member name is refused."
+    assert f"(`{message}`)" in (DOCS / "builders.md").read_text(encoding="utf-8")
