@@ -250,3 +250,56 @@ def celery_worker_process(
         yield worker
     finally:
         worker.stop()
+
+
+class EmbeddedSite:
+    """``manage.py runserver`` on the embedded default: SQLite under ``var_dir``, tasks in-process."""
+
+    def __init__(self, url: str, var_dir: Path, log_path: Path) -> None:
+        self.url = url
+        self.var_dir = var_dir
+        self.log_path = log_path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+@pytest.fixture
+def embedded_site(tmp_path) -> Iterator[EmbeddedSite]:
+    """A fresh site as `make demo` serves it, migrated, on a free port, with its own var/."""
+    import urllib.request
+
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"}
+    }
+    var_dir = tmp_path / "var"
+    env.update(DEBUG="1", VAR_DIR=str(var_dir))
+    manage = [sys.executable, str(REPO_ROOT / "manage.py")]
+    migrate = subprocess.run(
+        [*manage, "migrate", "--noinput"], env=env, capture_output=True, text=True, timeout=180
+    )
+    assert migrate.returncode == 0, migrate.stderr
+    site = EmbeddedSite(f"http://127.0.0.1:{free_port()}", var_dir, tmp_path / "runserver.log")
+    with site.log_path.open("w") as log:
+        server = subprocess.Popen(
+            [*manage, "runserver", "--noreload", site.url.removeprefix("http://")],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{site.url}/healthz", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    pytest.fail(f"runserver never answered:\n{site.log()[-3000:]}")
+                time.sleep(0.2)
+        yield site
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
