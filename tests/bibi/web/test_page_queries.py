@@ -33,6 +33,7 @@ ACTIONS = {
     "system-version-activate", "pair-set-upload", "pair-add", "pair-remove", "draft-submit",
     "pair-set-final", "phase-create", "phase-update", "phase-extend", "phase-close-now",
     "examples-import", "contest-decide", "task-invitation-create", "task-invitation-revoke",
+    "scoring-run-create", "snapshot-publish",
 }  # fmt: skip
 # Pages of one kind (e.g. one per system) looked at, per role: enough to see each page's cost.
 VISITS_PER_PAGE = 3
@@ -81,7 +82,9 @@ def crawl(cast, role: str) -> dict[str, list[tuple[str, int]]]:
             response = client.get(url)
         assert response.status_code == 200, f"the {role} follows a dead link to {url}"
         seen[name].append((url, len(queries.captured_queries)))
-        queue.extend(site_links(response.content.decode()))
+        # Downloads (CSV, JSON, zip) are pages too, with no links to follow.
+        if response["Content-Type"].startswith("text/html"):
+            queue.extend(site_links(response.content.decode()))
     return seen
 
 
