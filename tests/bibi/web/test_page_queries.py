@@ -126,3 +126,54 @@ def test_every_page_is_linked_from_home_and_costs_at_most_15_queries_at_any_size
     pages = {pattern.name for pattern in web_urls.urlpatterns} - ACTIONS - REACHED_BY_FORM_OR_EMAIL
     reached = {name for _, name in counts}
     assert pages - reached == set()
+
+
+# Results pages with their filters, a second page and a sort, once the results phase has
+# started (the item table is then everyone's): what a crawl of the contest phase misses.
+RESULTS_URLS = [
+    "results/?builders=-f1&breakers=team",
+    "results/items/",
+    "results/items/?page=2",
+    "results/items/?label=changed&broken=yes&tag=semantics",
+    "results/items/?team={team}&system={system}&broken=no",
+    "results/lambda/?system={system}",
+    "results/matrix/",
+    "results/download/items.csv",
+    "results/download/results.zip",
+]
+
+
+def results_counts(cast) -> dict[tuple[str, str], int]:
+    from bibi.evaluation.models import Snapshot
+
+    from ..pairs.conftest import start_phase_now
+
+    start_phase_now(cast.shared_task, "results")
+    snapshot = Snapshot.objects.get(shared_task=cast.shared_task)
+    ids = {"team": cast.breaker_team.id, "system": snapshot.systems[0]["system_id"]}
+    counts = {}
+    for role in ROLES:
+        client = page_client(cast, role)
+        for url in RESULTS_URLS:
+            path = f"/tasks/{cast.shared_task.slug}/{url.format(**ids)}"
+            with CaptureQueriesContext(connection) as queries:
+                response = client.get(path)
+            assert response.status_code == 200, (role, path)
+            counts[(role, url)] = len(queries.captured_queries)
+    return counts
+
+
+@pytest.mark.slow
+@pytest.mark.django_db
+def test_the_results_pages_cost_at_most_15_queries_at_any_size():
+    with pytest.raises(_Discard), transaction.atomic():
+        small = build_cast()
+        build_crowd(small, systems=2, breaker_teams=2, pairs=60, starter=10, contests=2)
+        sparse_counts = results_counts(small)
+        raise _Discard
+
+    crowded = build_cast()
+    build_crowd(crowded)  # 20 systems, 10 breaker teams, 2,000 pairs
+    counts = results_counts(crowded)
+    assert {url: n for url, n in counts.items() if n > MAX_QUERIES} == {}
+    assert counts == sparse_counts
