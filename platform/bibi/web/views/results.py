@@ -204,60 +204,66 @@ def items(request: HttpRequest, slug: str) -> HttpResponse:
     return _page(request, "web/results/items.html", results, "items", **context)
 
 
-def _quartile_series(rows: list[dict[str, Any]], value: str) -> list[charts.Series]:
+def _quartile_chart(
+    evidence: results_selectors.LambdaEvidence, value: str, title: str, y_label: str
+) -> str:
+    """Percentages by quartile of the original's λmax, one line per kind of pair."""
     series = []
     for kind, name in KINDS.items():
-        by_quartile = {row["quartile"]: row[value] for row in rows if row["kind"] == kind}
+        by_quartile = {
+            row["quartile"]: row[value] for row in evidence.quartiles if row["kind"] == kind
+        }
         series.append(charts.Series(name, [by_quartile.get(q) for q in (1, 2, 3, 4)]))
-    return series
+    return charts.line_chart(
+        title=title,
+        categories=["Q1", "Q2", "Q3", "Q4"],
+        series=series,
+        y_label=y_label,
+        x_label="quartile of the original's λmax (Q1 lowest)",
+    )
 
 
 def lambda_plots(request: HttpRequest, slug: str) -> HttpResponse:
     results = _results(request, slug)
     snapshot, names = results.snapshot, results.names
     context: dict[str, Any] = {}
-    if snapshot is not None and names is not None:
-        systems = results_selectors.lambda_systems(snapshot=snapshot)
-        context["systems"] = systems
-        if systems:
-            choices = [(system_id, names.system(system_id)) for system_id in systems]
-            form = LambdaSystemForm(
-                request.GET if "system" in request.GET else None,
-                systems=choices,
-                initial={"system": systems[0]},
-            )
-            system_id = form.cleaned_data["system"] if form.is_valid() else systems[0]
-            evidence = results_selectors.lambda_evidence(snapshot=snapshot, system_id=system_id)
-            system = names.system(system_id)
-            quartiles = ["Q1", "Q2", "Q3", "Q4"]
-            x_label = "quartile of the original's λmax (Q1 lowest)"
-            context.update(
-                form=form,
-                system=system,
-                evidence=evidence,
-                kinds=KINDS,
-                changed_chart=charts.line_chart(
-                    title=f"Prediction changed, by the original's λmax: {system}",
-                    categories=quartiles,
-                    series=_quartile_series(evidence.quartiles, "changed_pct"),
-                    y_label="% of pairs, prediction changed",
-                    x_label=x_label,
-                ),
-                broken_chart=charts.line_chart(
-                    title=f"Pairs broken, by the original's λmax: {system}",
-                    categories=quartiles,
-                    series=_quartile_series(evidence.quartiles, "broken_pct"),
-                    y_label="% broken",
-                    x_label=x_label,
-                ),
-                delta=[{**row, "team": names.team(row["team_id"])} for row in evidence.delta],
-            )
-            context["delta_chart"] = charts.bar_chart(
+    systems = results_selectors.lambda_systems(snapshot=snapshot) if snapshot else []
+    if snapshot is not None and names is not None and systems:
+        form = LambdaSystemForm(
+            request.GET if "system" in request.GET else None,
+            systems=[(system_id, names.system(system_id)) for system_id in systems],
+            initial={"system": systems[0]},
+        )
+        system_id = form.cleaned_data["system"] if form.is_valid() else systems[0]
+        evidence = results_selectors.lambda_evidence(snapshot=snapshot, system_id=system_id)
+        system = names.system(system_id)
+        delta = [{**row, "team": names.team(row["team_id"])} for row in evidence.delta]
+        context.update(
+            form=form,
+            system=system,
+            evidence=evidence,
+            kinds=KINDS,
+            delta=delta,
+            changed_chart=_quartile_chart(
+                evidence,
+                "changed_pct",
+                f"Prediction changed, by the original's λmax: {system}",
+                "% of pairs, prediction changed",
+            ),
+            broken_chart=_quartile_chart(
+                evidence,
+                "broken_pct",
+                f"Pairs broken, by the original's λmax: {system}",
+                "% broken",
+            ),
+            delta_chart=charts.bar_chart(
                 title=f"Mean Δλmax (variant − original) per breaker team: {system}",
-                labels=[row["team"] for row in context["delta"]],
-                values=[row["mean_delta"] for row in context["delta"]],
+                labels=[row["team"] for row in delta],
+                values=[row["mean_delta"] for row in delta],
                 x_label="mean Δλmax",
-            )
+            ),
+        )
+    context["systems"] = systems
     return _page(request, "web/results/lambda.html", results, "lambda", **context)
 
 
