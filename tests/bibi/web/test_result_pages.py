@@ -205,6 +205,22 @@ def test_any_sort_key_gives_a_page(scored, sort):
     assert len(builder_order(response)) == 2
 
 
+@pytest.mark.parametrize(
+    ("snapshot", "status"),
+    [("", 200), ("abc", 404), ("-1", 404), ("9" * 30, 404), ("999999", 404), ("1.0", 404)],
+)
+def test_an_odd_snapshot_number_is_not_found_or_ignored(scored, snapshot, status):
+    publish(scored)
+    for path in ["", "items/", "download/builders.csv"]:
+        assert get(scored, ANON, path, snapshot=snapshot).status_code == status, path
+
+
+def test_a_nul_in_the_query_string_is_refused_not_an_error(scored):
+    publish(scored)
+    for path in ["", "items/", "lambda/"]:
+        assert get(scored, ANON, path, builders="\x00", team="\x00").status_code == 400
+
+
 def test_sorting_puts_undefined_values_last_either_way():
     rows = [{"v": 2.0}, {"v": None}, {"v": 1.0}]
     columns = [Column("v", "V")]

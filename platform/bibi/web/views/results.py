@@ -77,7 +77,7 @@ class Results:
 
 def _results(request: HttpRequest, slug: str) -> Results:
     shared_task, viewer = task_and_viewer(request, slug)
-    asked = request.GET.get("snapshot")
+    asked = request.GET.get("snapshot") or None
     if asked is not None and not _ID.fullmatch(asked):
         raise Http404("No such snapshot.")
     snapshot = results_selectors.results_snapshot(
