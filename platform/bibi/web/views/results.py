@@ -17,7 +17,6 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -338,18 +337,14 @@ def scoring(request: HttpRequest, slug: str) -> HttpResponse:
 def scoring_run_create(request: HttpRequest, slug: str) -> HttpResponse:
     shared_task, viewer = task_and_viewer(request, slug)
     require_organizer(viewer)
-    try:
-        run = results_services.scoring_run_request_by_organizer(
-            shared_task=shared_task, actor=request.user
-        )
-    except ValidationError as error:
-        messages.error(request, " ".join(error.messages))
-    else:
-        messages.success(
-            request,
-            f"Scoring run {run.id} is under way: it computes the missing predictions, then "
-            "scores. This page shows its progress.",
-        )
+    run = results_services.scoring_run_request_by_organizer(
+        shared_task=shared_task, actor=request.user
+    )
+    messages.success(
+        request,
+        f"Scoring run {run.id} is under way: it computes the missing predictions, then "
+        "scores. This page shows its progress.",
+    )
     return redirect("web:organize-scoring", slug=slug)
 
 
@@ -363,14 +358,10 @@ def snapshot_publish(request: HttpRequest, slug: str, snapshot_id: int) -> HttpR
     )
     if snapshot is None:
         raise Http404("No such snapshot of this task.")
-    try:
-        results_services.snapshot_publish(snapshot=snapshot, actor=request.user)
-    except ValidationError as error:
-        messages.error(request, " ".join(error.messages))
-    else:
-        messages.success(
-            request,
-            f"Snapshot {snapshot.id} is published: it is the leaderboard everyone who can see "
-            "the task reads.",
-        )
+    results_services.snapshot_publish(snapshot=snapshot, actor=request.user)
+    messages.success(
+        request,
+        f"Snapshot {snapshot.id} is published: it is the leaderboard everyone who can see the "
+        "task reads.",
+    )
     return redirect("web:organize-scoring", slug=slug)
