@@ -86,6 +86,9 @@ def test_after_publication_everyone_reads_the_leaderboards(scored, role):
     assert "dev_accuracy" in text and "Breaks per pair" in text
     matrix = page_text(get(scored, role, "matrix/"))
     assert re.search(r"<th scope=\"row\">OSU</th>", matrix)
+    # Break rates by strategy tag and by kind of edit, under the heat map.
+    assert re.search(r"<td>morphosyntax</td><td class=\"num\">\d+</td>", matrix)
+    assert "<td>label kept</td>" in matrix and "<td>label changed</td>" in matrix
 
 
 @pytest.mark.parametrize("role", ROLES)

@@ -158,6 +158,11 @@ def matrix(request: HttpRequest, slug: str) -> HttpResponse:
                 for team, values in zip(table["teams"], table["broken_pct"], strict=True)
             ],
         }
+        context["tags"] = results.snapshot.tables.get("tags", [])
+        context["flips"] = [
+            {**row, "kind": KINDS.get(row["kind"], row["kind"])}
+            for row in results.snapshot.tables.get("flips", [])
+        ]
     return _page(request, "web/results/matrix.html", results, "matrix", **context)
 
 
