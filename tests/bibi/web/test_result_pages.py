@@ -422,3 +422,28 @@ def test_publishing_takes_a_post_and_a_snapshot_of_this_task(scored):
     snapshot = Snapshot.objects.get()
     assert client.get(f"{TASK}organize/snapshots/{snapshot.id}/publish/").status_code == 405
     assert client.post(f"{TASK}organize/snapshots/999999/publish/").status_code == 404
+
+
+def test_charts_show_names_as_text_and_leave_gaps_for_missing_values():
+    from bibi.web import charts
+
+    bars = charts.bar_chart(
+        title='<b onload="x">',
+        labels=["<script>alert(1)</script>", "b"],
+        values=[-1.5, None],
+        x_label="Δ",
+    )
+    assert "<script>" not in bars and "&lt;script&gt;" in bars and "<b " not in bars
+    assert "no value" in bars
+    lines = charts.line_chart(
+        title="t",
+        categories=["Q1", "Q2", "Q3"],
+        series=[
+            charts.Series("kept", [10.0, None, 30.0]),
+            charts.Series("changed", [1.0, 2.0, 3.0]),
+        ],
+        y_label="%",
+        x_label="q",
+    )
+    # A gap splits the first line: no polyline of its own, three of the second's points.
+    assert lines.count("<polyline") == 1 and lines.count("<circle") == 2 + 1
