@@ -13,9 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db import connection
+from django.db.models import F, QuerySet, TextField
+from django.db.models.functions import Cast
 
 from bibi.evaluation.models import CellFailure, ScoringRun, Snapshot, SnapshotItem
+from bibi.evaluation.reports import OUTCOMES
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import SharedTask, Team
 
@@ -46,6 +49,25 @@ def leaderboard_snapshot(*, shared_task: SharedTask) -> Snapshot | None:
     )
 
 
+def results_snapshot(
+    *, shared_task: SharedTask, is_organizer: bool, snapshot_id: int | None = None
+) -> Snapshot | None:
+    """The snapshot a results page shows.
+
+    ``snapshot_id`` names one: any of the task's for an organizer, a published one for
+    anyone else (None when there is no such snapshot for them). Without it: the
+    leaderboard, or for an organizer before anything is published, the latest snapshot.
+    """
+    snapshots = Snapshot.objects.filter(shared_task=shared_task).select_related("shared_task")
+    if snapshot_id is not None:
+        if not is_organizer:
+            snapshots = snapshots.filter(published_at__isnull=False)
+        return snapshots.filter(id=snapshot_id).first()
+    if not is_organizer:
+        return leaderboard_snapshot(shared_task=shared_task)
+    return snapshots.order_by(F("published_at").desc(nulls_last=True), "-id").first()
+
+
 @dataclass(frozen=True)
 class Viewer:
     """What one user may see of one task's results, asked once per request."""
@@ -64,6 +86,16 @@ class Viewer:
     @property
     def is_organizer(self) -> bool:
         return self.private_teams is None
+
+    @classmethod
+    def of_page(cls, *, viewer: task_selectors.Viewer, shared_task: SharedTask) -> Viewer:
+        """The same answers from a page's ``sharedtasks`` viewer, without a query (the
+        task's phases prefetched)."""
+        own = frozenset([viewer.membership.team_id]) if viewer.membership else frozenset()
+        return cls(
+            private_teams=None if viewer.is_organizer else own,
+            results_started=shared_task.results_published,
+        )
 
     def sees_real_name(self, team_id: int) -> bool:
         return self.private_teams is None or team_id in self.private_teams
@@ -105,6 +137,54 @@ def snapshot_items(*, snapshot: Snapshot) -> QuerySet[SnapshotItem]:
     return snapshot.items.order_by("position")
 
 
+@dataclass(frozen=True)
+class ItemFilter:
+    """Which pairs of an item table to show; None leaves a criterion out.
+
+    ``broken``: the pair broke ``system`` (or, without one, at least one system) or not;
+    ``flipped``: the pair changes the gold label (True) or keeps it (False).
+    """
+
+    team_id: int | None = None
+    system_id: int | None = None
+    tag: str | None = None
+    broken: bool | None = None
+    flipped: bool | None = None
+
+
+_BROKEN = OUTCOMES.index("broken")
+
+
+def snapshot_items_filtered(*, snapshot: Snapshot, filters: ItemFilter) -> QuerySet[SnapshotItem]:
+    """The snapshot's items that pass ``filters``, in canonical order. A system the snapshot
+    did not score matches no item."""
+    items = snapshot_items(snapshot=snapshot)
+    if filters.team_id is not None:
+        items = items.filter(team_id=filters.team_id)
+    if filters.flipped is not None:
+        items = items.filter(flipped=filters.flipped)
+    if filters.tag:
+        if connection.features.supports_json_field_contains:
+            items = items.filter(tags__contains=[filters.tag])
+        else:
+            # SQLite has no JSON containment: look for the quoted tag in the list's text
+            # (tags are names from the task's own list, never holding a quote).
+            items = items.alias(tags_text=Cast("tags", TextField())).filter(
+                tags_text__contains=f'"{filters.tag}"'
+            )
+    if filters.system_id is not None:
+        systems = snapshot.tables["item_systems"]
+        if filters.system_id not in systems:
+            return items.none()
+        if filters.broken is not None:
+            # Three codes per system: original, variant, outcome (reports.report_items).
+            outcome = {f"predictions__{3 * systems.index(filters.system_id) + 2}": _BROKEN}
+            items = items.filter(**outcome) if filters.broken else items.exclude(**outcome)
+    elif filters.broken is not None:
+        items = items.filter(broken__gt=0) if filters.broken else items.filter(broken=0)
+    return items
+
+
 def run_failures(*, run: ScoringRun) -> list[dict[str, Any]]:
     """The texts a model failed on (organizers only): all those the run's snapshot met, or,
     before it has one, those found while computing its cells."""
@@ -117,3 +197,33 @@ def run_failures(*, run: ScoringRun) -> list[dict[str, Any]]:
     return [
         {"system_id": system_id, "text": text, "reason": reason} for system_id, text, reason in rows
     ]
+
+
+@dataclass(frozen=True)
+class LambdaEvidence:
+    """A snapshot's λmax tables for one system (rows as stored, named by ids)."""
+
+    system_id: int
+    quartiles: list[dict[str, Any]]  # kind (all, same_label, flipped) x quartile 1-4
+    correlation: list[dict[str, Any]]
+    auc: list[dict[str, Any]]
+    delta: list[dict[str, Any]]  # one per breaker team
+
+
+def lambda_systems(*, snapshot: Snapshot) -> list[int]:
+    """The systems a snapshot has λmax analyses for (hosted ones), in leaderboard order."""
+    having = {row["system_id"] for row in snapshot.tables.get("lambda_quartiles", [])}
+    return [entry["system_id"] for entry in snapshot.systems if entry["system_id"] in having]
+
+
+def lambda_evidence(*, snapshot: Snapshot, system_id: int) -> LambdaEvidence:
+    def rows(table: str) -> list[dict[str, Any]]:
+        return [row for row in snapshot.tables.get(table, []) if row["system_id"] == system_id]
+
+    return LambdaEvidence(
+        system_id=system_id,
+        quartiles=rows("lambda_quartiles"),
+        correlation=rows("lambda_correlation"),
+        auc=rows("lambda_auc"),
+        delta=rows("lambda_delta"),
+    )

@@ -15,6 +15,7 @@ from django.contrib.auth.forms import UserCreationForm
 from django.core.exceptions import ValidationError
 
 from bibi.api import rejected_file_body
+from bibi.evaluation.selectors import ItemFilter
 from bibi.files import FileRejected
 from bibi.labelmaps import LABEL_MAP_HELP, label_map_parse
 from bibi.pairs.models import Contest
@@ -270,3 +271,58 @@ class AdjudicateForm(forms.Form):
         self.fields["new_label"].choices = [("", "—")] + [
             (label, label) for label in shared_task.labels
         ]
+
+
+# --- Results ---------------------------------------------------------------------------------
+
+Choices = list[tuple[int | str, str]]
+
+
+class ItemFilterForm(forms.Form):
+    """The item explorer's filters (a GET form). A value that is not one of the choices is
+    refused beside its field and that filter left out; the others still apply."""
+
+    team = forms.TypedChoiceField(
+        label="Breaker team", required=False, coerce=int, empty_value=None
+    )
+    system = forms.TypedChoiceField(label="System", required=False, coerce=int, empty_value=None)
+    tag = forms.ChoiceField(label="Strategy tag", required=False)
+    broken = forms.ChoiceField(
+        label="Broken",
+        required=False,
+        choices=[("", "Either"), ("yes", "Broken"), ("no", "Not broken")],
+        help_text="By the system chosen, or without one by any system.",
+    )
+    label = forms.ChoiceField(
+        label="Gold label",
+        required=False,
+        choices=[("", "Either"), ("kept", "Kept by the variant"), ("changed", "Changed")],
+    )
+
+    def __init__(
+        self, *args: Any, teams: Choices, systems: Choices, tags: list[str], **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["team"].choices = [("", "Every team"), *teams]
+        self.fields["system"].choices = [("", "Every system"), *systems]
+        self.fields["tag"].choices = [("", "Any tag"), *((tag, tag) for tag in tags)]
+
+    def item_filter(self) -> ItemFilter:
+        """The filters that were valid (call after ``is_valid``)."""
+        data = self.cleaned_data
+        yes_no = {"yes": True, "no": False}
+        return ItemFilter(
+            team_id=data.get("team"),
+            system_id=data.get("system"),
+            tag=data.get("tag") or None,
+            broken=yes_no.get(data.get("broken", "")),
+            flipped={"changed": True, "kept": False}.get(data.get("label", "")),
+        )
+
+
+class LambdaSystemForm(forms.Form):
+    system = forms.TypedChoiceField(label="System", coerce=int)
+
+    def __init__(self, *args: Any, systems: Choices, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["system"].choices = systems

@@ -3,12 +3,13 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
-from bibi.web.views import accounts, breakers, builders, organizers, public, teams
+from bibi.web.views import accounts, breakers, builders, organizers, public, results, teams
 
 app_name = "web"
 
 task = "tasks/<slug:slug>/"
 organize = f"{task}organize/"
+results_ = f"{task}results/"
 
 account_urls = [
     path("accounts/signup/", accounts.signup, name="signup"),
@@ -98,6 +99,29 @@ urlpatterns = [
     path(f"{task}contests/", breakers.contests, name="contests"),
     path(f"{task}contests/pairs/", breakers.contestable_pairs, name="contestable-pairs"),
     path(f"{task}contests/pairs/<int:pair_id>/", breakers.contest_create, name="contest-create"),
+    # Results
+    path(results_, results.leaderboards, name="results"),
+    path(f"{results_}matrix/", results.matrix, name="results-matrix"),
+    path(f"{results_}items/", results.items, name="results-items"),
+    path(f"{results_}lambda/", results.lambda_plots, name="results-lambda"),
+    path(
+        f"{results_}download/<slug:table>.csv",
+        results.download,
+        {"fmt": "csv"},
+        name="results-download-csv",
+    ),
+    path(
+        f"{results_}download/<slug:table>.json",
+        results.download,
+        {"fmt": "json"},
+        name="results-download-json",
+    ),
+    path(
+        f"{results_}download/<slug:table>.zip",
+        results.download,
+        {"fmt": "zip"},
+        name="results-download-zip",
+    ),
     # Organizers
     path(organize, organizers.dashboard, name="organize"),
     path(f"{organize}phases/", organizers.phases, name="organize-phases"),
@@ -124,6 +148,13 @@ urlpatterns = [
     ),
     path(f"{organize}systems/", organizers.systems, name="organize-systems"),
     path(f"{organize}contests/", organizers.contests, name="organize-contests"),
+    path(f"{organize}scoring/", results.scoring, name="organize-scoring"),
+    path(f"{organize}scoring/run/", results.scoring_run_create, name="scoring-run-create"),
+    path(
+        f"{organize}snapshots/<int:snapshot_id>/publish/",
+        results.snapshot_publish,
+        name="snapshot-publish",
+    ),
     path(
         f"{organize}contests/<int:contest_id>/decide/",
         organizers.contest_decide,

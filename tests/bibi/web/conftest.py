@@ -213,9 +213,10 @@ def build_crowd(
 ) -> None:
     """Fill the cast's task in bulk: ``systems`` hosted systems (three a builder team, each
     with a ready and a failed version), ``breaker_teams`` breaker teams (the cast's among
-    them) sharing ``pairs`` submitted pairs, a ``starter``-sentence starter set, open
-    contests, a draft and an invitation; then start the contest phase, so every page has
-    something to show."""
+    them) sharing ``pairs`` submitted pairs (tagged; every third one changes the label), a
+    ``starter``-sentence starter set, open contests, a draft and an invitation; then start
+    the contest phase, and score the pairs and publish the snapshot (``score_crowd``), so
+    every page has something to show."""
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
@@ -291,6 +292,7 @@ def build_crowd(
 
     def pair(pair_set: PairSet, row: int) -> Pair:
         original = originals[row % len(originals)]
+        label = task.labels[(task.labels.index(original.label) + (row % 3 == 0)) % 2]
         return Pair(
             pair_set=pair_set,
             row=row + 2,
@@ -298,9 +300,10 @@ def build_crowd(
             original_text=original.text,
             original_label=original.label,
             variant_text=f"{original.text} Variant {row} of set {pair_set.id}.",
-            variant_label=original.label,
-            effective_label=original.label,
+            variant_label=label,
+            effective_label=label,
             edit_distance=3,
+            tags=[task.strategy_tags[row % len(task.strategy_tags)]],
         )
 
     per_set = pairs // len(pair_sets)
@@ -316,3 +319,42 @@ def build_crowd(
     task_services.invitation_create(team=cast.breaker_team, actor=cast.breaker)
     task_services.task_invitation_create(shared_task=task, actor=cast.organizer, note="a friend")
     start_phase_now(task, "contest")
+    score_crowd(cast)
+
+
+def score_crowd(cast: Cast) -> None:
+    """Every cell of the task's pairs for every ready system, made up in bulk (labels, λmax
+    and probabilities that vary from text to text), then a scoring run taken to its end in
+    this process and its snapshot published: the results pages have data to show."""
+    from bibi.evaluation import services as evaluation_services
+    from bibi.evaluation.matrix import active_versions, pair_texts_by_digest
+    from bibi.pairs.selectors import pairs_effective
+    from bibi.systems.models import Prediction
+
+    task = cast.shared_task
+    texts = pair_texts_by_digest(pairs_effective(shared_task=task))
+    labels = task.labels
+    Prediction.objects.bulk_create(
+        (
+            Prediction(
+                system_version_id=version.version_id,
+                source=Prediction.Source.PAIRS,
+                text=text,
+                text_sha256=digest,
+                label=labels[(n * 7 + i) % 5 % 2],
+                probabilities={labels[0]: 0.3, labels[1]: 0.7},
+                lambda_max=0.01 * ((n * 13 + i * 5) % 97 + 1),
+                input_sha256=digest,
+            )
+            for i, version in enumerate(active_versions(shared_task=task))
+            for n, (digest, text) in enumerate(texts.items())
+        ),
+        batch_size=5000,
+    )
+    run = evaluation_services.scoring_run_request(
+        shared_task=task, trigger="command", actor=cast.organizer, send=False
+    )
+    evaluation_services.scoring_run_advance(run_id=run.id, send=False)
+    run = evaluation_services.scoring_run_score(run_id=run.id, send=False)
+    assert run.status == "done", run.failure_reason
+    evaluation_services.snapshot_publish(snapshot=run.snapshot, actor=cast.organizer)

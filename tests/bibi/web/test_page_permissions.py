@@ -96,6 +96,12 @@ PAGES = [
     Page("teams", lambda s: f"{TASK}organize/teams/", ORGANIZERS),
     Page("all systems", lambda s: f"{TASK}organize/systems/", ORGANIZERS),
     Page("adjudication", lambda s: f"{TASK}organize/contests/", ORGANIZERS),
+    Page("scoring", lambda s: f"{TASK}organize/scoring/", ORGANIZERS),
+    # Before anything is published: the results pages say so (test_result_pages: after).
+    Page("leaderboards", lambda s: f"{TASK}results/", everyone(200)),
+    Page("heat map", lambda s: f"{TASK}results/matrix/", everyone(200)),
+    Page("item explorer", lambda s: f"{TASK}results/items/", everyone(200)),
+    Page("λmax evidence", lambda s: f"{TASK}results/lambda/", everyone(200)),
 ]
 
 # Private records, and who may read them: the organizers and the team they belong to.
@@ -250,6 +256,7 @@ ACTIONS = [
         {**only(400, ORG), ANON: 302},
         {},
     ),
+    Action("run scoring", lambda s: f"{TASK}organize/scoring/run/", {**only(302, ORG), ANON: 302}),
     Action(
         "revoke an invitation",
         lambda s: f"/invitations/{s.invitation.token}/revoke/",

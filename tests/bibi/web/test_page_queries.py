@@ -33,6 +33,7 @@ ACTIONS = {
     "system-version-activate", "pair-set-upload", "pair-add", "pair-remove", "draft-submit",
     "pair-set-final", "phase-create", "phase-update", "phase-extend", "phase-close-now",
     "examples-import", "contest-decide", "task-invitation-create", "task-invitation-revoke",
+    "scoring-run-create", "snapshot-publish",
 }  # fmt: skip
 # Pages of one kind (e.g. one per system) looked at, per role: enough to see each page's cost.
 VISITS_PER_PAGE = 3
@@ -81,7 +82,9 @@ def crawl(cast, role: str) -> dict[str, list[tuple[str, int]]]:
             response = client.get(url)
         assert response.status_code == 200, f"the {role} follows a dead link to {url}"
         seen[name].append((url, len(queries.captured_queries)))
-        queue.extend(site_links(response.content.decode()))
+        # Downloads (CSV, JSON, zip) are pages too, with no links to follow.
+        if response["Content-Type"].startswith("text/html"):
+            queue.extend(site_links(response.content.decode()))
     return seen
 
 
@@ -98,18 +101,23 @@ class _Discard(Exception):
     pass
 
 
+def at_two_sizes(measure, *, small_pairs: int) -> tuple[dict, dict]:
+    """``measure(cast)`` on a small crowd (2 systems, 2 breaker teams, ``small_pairs`` pairs;
+    rolled back) and on the full one (20 systems, 10 breaker teams, 2,000 pairs)."""
+    with pytest.raises(_Discard), transaction.atomic():
+        small = build_cast()
+        build_crowd(small, systems=2, breaker_teams=2, pairs=small_pairs, starter=10, contests=2)
+        sparse_counts = measure(small)
+        raise _Discard
+    crowded = build_cast()
+    build_crowd(crowded)
+    return sparse_counts, measure(crowded)
+
+
 @pytest.mark.slow
 @pytest.mark.django_db
 def test_every_page_is_linked_from_home_and_costs_at_most_15_queries_at_any_size():
-    with pytest.raises(_Discard), transaction.atomic():
-        small = build_cast()
-        build_crowd(small, systems=2, breaker_teams=2, pairs=20, starter=10, contests=2)
-        sparse_counts = crawl_everyone(small)
-        raise _Discard
-
-    crowded = build_cast()
-    build_crowd(crowded)  # 20 systems, 10 breaker teams, 2,000 pairs
-    counts = crawl_everyone(crowded)
+    sparse_counts, counts = at_two_sizes(crawl_everyone, small_pairs=20)
 
     over = {page: count for page, count in counts.items() if count > MAX_QUERIES}
     assert over == {}
@@ -123,3 +131,47 @@ def test_every_page_is_linked_from_home_and_costs_at_most_15_queries_at_any_size
     pages = {pattern.name for pattern in web_urls.urlpatterns} - ACTIONS - REACHED_BY_FORM_OR_EMAIL
     reached = {name for _, name in counts}
     assert pages - reached == set()
+
+
+# Results pages with their filters, a second page and a sort, once the results phase has
+# started (the item table is then everyone's): what a crawl of the contest phase misses.
+RESULTS_URLS = [
+    "results/?builders=-f1&breakers=team",
+    "results/items/",
+    "results/items/?page=2",
+    "results/items/?label=changed&broken=yes&tag=semantics",
+    "results/items/?team={team}&system={system}&broken=no",
+    "results/lambda/?system={system}",
+    "results/matrix/",
+    "results/download/items.csv",
+    "results/download/results.zip",
+]
+
+
+def results_counts(cast) -> dict[tuple[str, str], int]:
+    from bibi.evaluation.models import Snapshot
+
+    from ..pairs.conftest import start_phase_now
+
+    start_phase_now(cast.shared_task, "results")
+    snapshot = Snapshot.objects.get(shared_task=cast.shared_task)
+    ids = {"team": cast.breaker_team.id, "system": snapshot.systems[0]["system_id"]}
+    counts = {}
+    for role in ROLES:
+        client = page_client(cast, role)
+        for url in RESULTS_URLS:
+            path = f"/tasks/{cast.shared_task.slug}/{url.format(**ids)}"
+            with CaptureQueriesContext(connection) as queries:
+                response = client.get(path)
+            assert response.status_code == 200, (role, path)
+            counts[(role, url)] = len(queries.captured_queries)
+    return counts
+
+
+@pytest.mark.slow
+@pytest.mark.django_db
+def test_the_results_pages_cost_at_most_15_queries_at_any_size():
+    # 60 small pairs: 30 a team, so the pairs have a second page at both sizes.
+    sparse_counts, counts = at_two_sizes(results_counts, small_pairs=60)
+    assert {url: n for url, n in counts.items() if n > MAX_QUERIES} == {}
+    assert counts == sparse_counts

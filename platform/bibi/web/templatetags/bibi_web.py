@@ -59,3 +59,25 @@ def field(bound_field):  # type: ignore[no-untyped-def]
 @register.filter
 def can_view_examples(viewer: Viewer, dataset: Dataset) -> bool:
     return viewer.datasets.examples(dataset.split)
+
+
+@register.filter
+def decimal(value: float | None, places: int = 1) -> str:
+    """A number with ``places`` decimals; a dash for none (an undefined rate)."""
+    return f"{value:.{places}f}" if isinstance(value, int | float) else "—"
+
+
+@register.filter
+def heat(value: float | None) -> str:
+    """The background of a heat-map cell holding a percentage: paler for less. Every shade
+    keeps the page's ink at 4.5:1 or more, and the number is always printed in the cell."""
+    if not isinstance(value, int | float):
+        return "background-color: #ffffff"
+    share = min(max(value / 100, 0.0), 1.0)
+    return f"background-color: hsl(8 75% {97 - 35 * share:.0f}%)"
+
+
+@register.filter
+def get(mapping: dict[str, object], key: str) -> object:
+    """``{{ row|get:name }}``: a value under a key held in a variable."""
+    return mapping.get(key, "")

@@ -12,6 +12,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from bibi.evaluation import selectors as results_selectors
 from bibi.pairs import selectors as pair_selectors
 from bibi.pairs import services as pair_services
 from bibi.pairs.models import Contest
@@ -93,6 +94,9 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         open_contests=pair_selectors.contest_open_count(shared_task=shared_task),
         datasets=task_selectors.dataset_list(shared_task=shared_task),
         activity=task_selectors.audit_log_list(shared_task=shared_task)[:RECENT_ACTIVITY],
+        latest_run=results_selectors.scoring_run_list(shared_task=shared_task)
+        .select_related("snapshot")
+        .first(),
     )
 
 

@@ -1,0 +1,372 @@
+"""Results pages: the leaderboards, the breaker × builder heat map, the item explorer, the
+λmax evidence and the downloads; and the organizers' scoring page (runs, publication).
+
+Who sees what is the evaluation app's rule (``bibi.evaluation.selectors``): every snapshot
+to the organizers, the published ones (the latest is the leaderboard) to everyone who can
+see the task, the item table only once the results phase has started, and an anonymous
+team's alias to everyone outside it. ``?snapshot=ID`` shows another snapshot than the
+leaderboard (organizers: any, before publication too).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from bibi.evaluation import exports
+from bibi.evaluation import selectors as results_selectors
+from bibi.evaluation import services as results_services
+from bibi.evaluation.models import Snapshot
+from bibi.evaluation.selectors import Names
+from bibi.sharedtasks.models import SharedTask
+from bibi.sharedtasks.selectors import Viewer
+from bibi.web import charts
+from bibi.web.access import require_organizer, task_and_viewer
+from bibi.web.diff import word_diff
+from bibi.web.forms import ItemFilterForm, LambdaSystemForm
+from bibi.web.sorting import Column, sort_table
+
+ITEMS_PER_PAGE = 20
+RECENT_RUNS = 20
+
+BUILDER_COLUMNS = [
+    Column("rank", "Rank"),
+    Column("system", "System", numeric=False),
+    Column("team", "Team", numeric=False),
+    Column("broken_pct", "Pairs broken (%)"),
+    Column("f1", "F1", high_first=True),
+    Column("accuracy", "Accuracy", high_first=True),
+    Column("breaks", "Breaks"),
+    Column("pairs", "Pairs seen", high_first=True),
+    Column("unseen", "Unseen"),
+    Column("dev_accuracy", "Dev accuracy", high_first=True),
+    Column("weight", "Weight", high_first=True),
+]
+BREAKER_COLUMNS = [
+    Column("rank", "Rank"),
+    Column("team", "Team", numeric=False),
+    Column("score", "Score", high_first=True),
+    Column("pairs", "Pairs", high_first=True),
+]
+KINDS = {"same_label": "label kept", "flipped": "label changed", "all": "all pairs"}
+_ID = re.compile(r"[0-9]{1,18}")
+
+
+@dataclass(frozen=True)
+class Results:
+    """What every results page starts from: the task, who looks, and what they may see."""
+
+    shared_task: SharedTask
+    viewer: Viewer
+    sight: results_selectors.Viewer
+    snapshot: Snapshot | None
+    names: Names | None
+    # "snapshot=ID" when the address named one, carried by the pages' links.
+    snapshot_query: str
+
+
+def _results(request: HttpRequest, slug: str) -> Results:
+    shared_task, viewer = task_and_viewer(request, slug)
+    asked = request.GET.get("snapshot") or None
+    if asked is not None and not _ID.fullmatch(asked):
+        raise Http404("No such snapshot.")
+    snapshot = results_selectors.results_snapshot(
+        shared_task=shared_task,
+        is_organizer=viewer.is_organizer,
+        snapshot_id=int(asked) if asked else None,
+    )
+    if asked and snapshot is None:
+        raise Http404("No such snapshot, or it is not published.")
+    sight = results_selectors.Viewer.of_page(viewer=viewer, shared_task=shared_task)
+    names = results_selectors.names_for(viewer=sight, snapshot=snapshot) if snapshot else None
+    return Results(
+        shared_task, viewer, sight, snapshot, names, f"snapshot={asked}" if asked else ""
+    )
+
+
+def _page(
+    request: HttpRequest, template: str, results: Results, section: str, **context: Any
+) -> HttpResponse:
+    snapshot = results.snapshot
+    context.update(
+        shared_task=results.shared_task,
+        viewer=results.viewer,
+        tab="results",
+        section=section,
+        snapshot=snapshot,
+        snapshot_query=results.snapshot_query,
+        items_visible=snapshot is not None and results.sight.can_view_items(snapshot),
+        settings_used=_settings_used(snapshot) if snapshot else None,
+    )
+    return render(request, template, context)
+
+
+def _settings_used(snapshot: Snapshot) -> dict[str, str]:
+    used = snapshot.settings_used
+    weight = used.get("weight_mode", "")
+    rate = used.get("break_rate_mode", "")
+    return {
+        "weight_mode": weight,
+        "weight": SharedTask.WeightMode(weight).label
+        if weight in SharedTask.WeightMode.values
+        else weight,
+        "break_rate_mode": rate,
+        "break_rate": SharedTask.BreakRateMode(rate).label
+        if rate in SharedTask.BreakRateMode.values
+        else rate,
+    }
+
+
+def leaderboards(request: HttpRequest, slug: str) -> HttpResponse:
+    results = _results(request, slug)
+    snapshot, names = results.snapshot, results.names
+    context: dict[str, Any] = {}
+    if snapshot is not None and names is not None:
+        builders = exports.TABLES["builders"].as_json(snapshot, names)
+        breakers = exports.TABLES["breakers"].as_json(snapshot, names)
+        context.update(
+            builders=sort_table(builders, BUILDER_COLUMNS, request.GET, "builders"),
+            breakers=sort_table(breakers, BREAKER_COLUMNS, request.GET, "breakers"),
+            excluded=exports.snapshot_summary(snapshot, names)["excluded_systems"],
+            downloads=[
+                table
+                for table in exports.TABLES.values()
+                if table.visible_to(results.sight, snapshot)
+            ],
+        )
+    return _page(request, "web/results/leaderboards.html", results, "leaderboards", **context)
+
+
+def matrix(request: HttpRequest, slug: str) -> HttpResponse:
+    results = _results(request, slug)
+    context: dict[str, Any] = {}
+    if results.snapshot is not None and results.names is not None:
+        table = exports.TABLES["matrix"].as_json(results.snapshot, results.names)
+        context["matrix"] = {
+            "systems": table["systems"],
+            "rows": [
+                {"team": team["team"], "values": values}
+                for team, values in zip(table["teams"], table["broken_pct"], strict=True)
+            ],
+        }
+        context["tags"] = results.snapshot.tables.get("tags", [])
+        context["flips"] = [
+            {**row, "kind": KINDS.get(row["kind"], row["kind"])}
+            for row in results.snapshot.tables.get("flips", [])
+        ]
+    return _page(request, "web/results/matrix.html", results, "matrix", **context)
+
+
+def items(request: HttpRequest, slug: str) -> HttpResponse:
+    results = _results(request, slug)
+    snapshot, names = results.snapshot, results.names
+    context: dict[str, Any] = {}
+    if snapshot is not None and names is not None and results.sight.can_view_items(snapshot):
+        tables = snapshot.tables
+        form = ItemFilterForm(
+            request.GET,
+            teams=[(team, names.team(team)) for team in tables["matrix"]["team_ids"]],
+            systems=[
+                (entry["system_id"], names.system(entry["system_id"])) for entry in snapshot.systems
+            ],
+            tags=[row["tag"] for row in tables.get("tags", [])],
+        )
+        form.is_valid()
+        chosen = form.item_filter()
+        queryset = results_selectors.snapshot_items_filtered(snapshot=snapshot, filters=chosen)
+        page = Paginator(queryset, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
+        shown = [chosen.system_id] if chosen.system_id else tables["item_systems"]
+        entries = []
+        for item in page.object_list:
+            cells = exports.item_cells(item, tables["vocabulary"], tables["item_systems"])
+            original, variant = word_diff(item.original_text, item.variant_text)
+            entries.append(
+                {
+                    "item": item,
+                    "team": names.team(item.team_id),
+                    "original": original,
+                    "variant": variant,
+                    "predictions": [
+                        {"system": names.system(system_id), **cells[system_id]}
+                        for system_id in shown
+                        if system_id in cells
+                    ],
+                }
+            )
+        query = request.GET.copy()
+        query.pop("page", None)
+        context.update(form=form, page=page, entries=entries, query=query.urlencode())
+    return _page(request, "web/results/items.html", results, "items", **context)
+
+
+def _quartile_chart(
+    evidence: results_selectors.LambdaEvidence, value: str, title: str, y_label: str
+) -> str:
+    """Percentages by quartile of the original's λmax, one line per kind of pair."""
+    series = []
+    for kind, name in KINDS.items():
+        by_quartile = {
+            row["quartile"]: row[value] for row in evidence.quartiles if row["kind"] == kind
+        }
+        series.append(charts.Series(name, [by_quartile.get(q) for q in (1, 2, 3, 4)]))
+    return charts.line_chart(
+        title=title,
+        categories=["Q1", "Q2", "Q3", "Q4"],
+        series=series,
+        y_label=y_label,
+        x_label="quartile of the original's λmax (Q1 lowest)",
+    )
+
+
+def lambda_plots(request: HttpRequest, slug: str) -> HttpResponse:
+    results = _results(request, slug)
+    snapshot, names = results.snapshot, results.names
+    context: dict[str, Any] = {}
+    systems = results_selectors.lambda_systems(snapshot=snapshot) if snapshot else []
+    if snapshot is not None and names is not None and systems:
+        form = LambdaSystemForm(
+            request.GET if "system" in request.GET else None,
+            systems=[(system_id, names.system(system_id)) for system_id in systems],
+            initial={"system": systems[0]},
+        )
+        system_id = form.cleaned_data["system"] if form.is_valid() else systems[0]
+        evidence = results_selectors.lambda_evidence(snapshot=snapshot, system_id=system_id)
+        system = names.system(system_id)
+        delta = [{**row, "team": names.team(row["team_id"])} for row in evidence.delta]
+        context.update(
+            form=form,
+            system=system,
+            evidence=evidence,
+            kinds=KINDS,
+            delta=delta,
+            changed_chart=_quartile_chart(
+                evidence,
+                "changed_pct",
+                f"Prediction changed, by the original's λmax: {system}",
+                "% of pairs, prediction changed",
+            ),
+            broken_chart=_quartile_chart(
+                evidence,
+                "broken_pct",
+                f"Pairs broken, by the original's λmax: {system}",
+                "% broken",
+            ),
+            delta_chart=charts.bar_chart(
+                title=f"Mean Δλmax (variant − original) per breaker team: {system}",
+                labels=[row["team"] for row in delta],
+                values=[row["mean_delta"] for row in delta],
+                x_label="mean Δλmax",
+            ),
+        )
+    context["systems"] = systems
+    return _page(request, "web/results/lambda.html", results, "lambda", **context)
+
+
+def download(request: HttpRequest, slug: str, table: str, fmt: str) -> HttpResponse:
+    """One table as CSV or JSON, or (``table`` "results", ``fmt`` "zip") every table the
+    visitor may read with a README: the evaluation app's exports, as the API serves them."""
+    results = _results(request, slug)
+    snapshot, names = results.snapshot, results.names
+    if snapshot is None or names is None:
+        raise Http404("No results have been published for this shared task yet.")
+    base = f"{snapshot.shared_task.slug}-results-{snapshot.id}"
+    if fmt == "zip":
+        if table != "results":
+            raise Http404("The zip of every table is results.zip.")
+        body: bytes | str = exports.snapshot_zip(snapshot, results.sight, names)
+        content_type, filename = "application/zip", f"{base}.zip"
+    else:
+        spec = exports.TABLES.get(table)
+        if spec is None or not spec.visible_to(results.sight, snapshot):
+            raise Http404("No such table, or not yet visible.")
+        filename = f"{base}-{table}.{fmt}"
+        if fmt == "csv":
+            body, content_type = spec.as_csv(snapshot, names), "text/csv; charset=utf-8"
+        else:
+            rows = (
+                [
+                    exports.item_json(
+                        item, names, snapshot.tables["vocabulary"], snapshot.tables["item_systems"]
+                    )
+                    for item in results_selectors.snapshot_items(snapshot=snapshot)
+                ]
+                if table == "items"
+                else spec.as_json(snapshot, names)
+            )
+            body = json.dumps({"table": table, "rows": rows}, ensure_ascii=False)
+            content_type = "application/json"
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+# --- Organizers: scoring runs and publication ------------------------------------------------
+
+
+@login_required
+def scoring(request: HttpRequest, slug: str) -> HttpResponse:
+    shared_task, viewer = task_and_viewer(request, slug)
+    require_organizer(viewer)
+    runs = list(
+        results_selectors.scoring_run_list(shared_task=shared_task).select_related("snapshot")[
+            :RECENT_RUNS
+        ]
+    )
+    leaderboard = results_selectors.leaderboard_snapshot(shared_task=shared_task)
+    return render(
+        request,
+        "web/organize/scoring.html",
+        {
+            "shared_task": shared_task,
+            "viewer": viewer,
+            "tab": "organize",
+            "section": "scoring",
+            "runs": runs,
+            "leaderboard": leaderboard,
+            "waiting": any(run.status in ("waiting_for_cells", "scoring") for run in runs),
+        },
+    )
+
+
+@login_required
+@require_POST
+def scoring_run_create(request: HttpRequest, slug: str) -> HttpResponse:
+    shared_task, viewer = task_and_viewer(request, slug)
+    require_organizer(viewer)
+    run = results_services.scoring_run_request_by_organizer(
+        shared_task=shared_task, actor=request.user
+    )
+    messages.success(
+        request,
+        f"Scoring run {run.id} is under way: it computes the missing predictions, then "
+        "scores. This page shows its progress.",
+    )
+    return redirect("web:organize-scoring", slug=slug)
+
+
+@login_required
+@require_POST
+def snapshot_publish(request: HttpRequest, slug: str, snapshot_id: int) -> HttpResponse:
+    shared_task, viewer = task_and_viewer(request, slug)
+    require_organizer(viewer)
+    snapshot = results_selectors.results_snapshot(
+        shared_task=shared_task, is_organizer=True, snapshot_id=snapshot_id
+    )
+    if snapshot is None:
+        raise Http404("No such snapshot of this task.")
+    results_services.snapshot_publish(snapshot=snapshot, actor=request.user)
+    messages.success(
+        request,
+        f"Snapshot {snapshot.id} is published: it is the leaderboard everyone who can see the "
+        "task reads.",
+    )
+    return redirect("web:organize-scoring", slug=slug)
