@@ -539,7 +539,11 @@ def _run_on_worker(
     try:
         result = guidance_suggest_task.apply_async(
             args=(version_ids, original, variant, request.top_k, request.words),
+            # Nobody waits longer than this: a message not started by then expires unrun,
+            # and a task running past it stops.
             expires=timeout,
+            soft_time_limit=timeout,
+            time_limit=timeout + 15,
         )
     except OperationalError as error:
         raise SuggestionUnavailable(

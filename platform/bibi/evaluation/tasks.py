@@ -54,8 +54,7 @@ def scoring_run_score_task(run_id: int) -> str:
 
 @shared_task(
     name="gpu.guidance_suggest",
-    soft_time_limit=settings.GUIDANCE_SUGGEST_TIMEOUT,
-    time_limit=settings.GUIDANCE_SUGGEST_TIMEOUT + 15,
+    # Time limits come with each message (the request's wait, GUIDANCE_SUGGEST_TIMEOUT).
     # A request waits for this result: it is stored (on Redis, for the waiting request), and
     # never delivered again after a lost worker (the request has answered 503 by then).
     ignore_result=False,

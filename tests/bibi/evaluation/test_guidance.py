@@ -15,6 +15,8 @@ from ..pairs.conftest import pair_inputs, start_phase_now
 from .conftest import hosted_version
 from .guidance_conftest import build_geometry_task, sentiment_bow
 
+pytestmark = pytest.mark.embedded
+
 URL = "/api/v1/shared-tasks/sst/guidance/"
 SUGGEST = f"{URL}suggest/"
 Visibility = SharedTask.GuidanceVisibility
