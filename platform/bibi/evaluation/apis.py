@@ -460,9 +460,15 @@ class GuidanceListApi(APIView):
             label=request.query_params.get("label") or None,
             order=request.query_params.get("order") or "boundary",
             sight=sight,
+            with_words=False,
         )
         return paginated(
-            self, request, ranking, GuidanceOriginalOutput, per_system=sight.per_system
+            self,
+            request,
+            ranking,
+            GuidanceOriginalOutput,
+            prepare=guidance.ranking_words,
+            per_system=sight.per_system,
         )
 
 

@@ -30,10 +30,9 @@ from __future__ import annotations
 
 import bisect
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -230,6 +229,7 @@ def boundary_ranking(
     label: str | None = None,
     order: str = "boundary",
     sight: GuidanceSight | None = None,
+    with_words: bool = True,
 ) -> list[RankedOriginal]:
     """The starter originals ranked by how near they lie to the ready hosted systems'
     decision boundaries (module docstring), in ``order``: ``boundary`` (rank 1 first) or
@@ -238,6 +238,8 @@ def boundary_ranking(
     ``system_ids`` limits the systems (default: every ready hosted system); ``label`` keeps
     the originals with that gold label. Team names are those ``sight``'s viewer may read
     (without one, an anonymous team's alias). Costs four queries whatever the size.
+    ``with_words=False`` leaves ``words`` empty and reads no leverage (a page of the ranking
+    gets its words from ``ranking_words``).
 
     Raises ``ValidationError`` for an unknown order, label or system.
 
@@ -258,7 +260,7 @@ def boundary_ranking(
             dataset__shared_task=shared_task, dataset__split=Dataset.Split.STARTER
         ).order_by("position", "id")
     )
-    cells = _starter_cells(systems)
+    cells = _starter_cells(systems, leverage=with_words)
     percentiles = {
         system.id: _percentiles({eid: cell.lambda_max for eid, cell in cells[system.id].items()})
         for system in systems
@@ -287,7 +289,10 @@ def boundary_ranking(
         score = sum(view.percentile for view in views) / len(views) if views else 0.0
         disagreements = _disagreements(view.label for view in views)
         strategy = LABEL_PRESERVING if score >= NEAR_BOUNDARY or disagreements else LABEL_CHANGING
-        words = _words(example.text, [cells[s.id].get(example.id) for s in systems])
+        words = _words(
+            example.text,
+            [cell.leverage for s in systems if (cell := cells[s.id].get(example.id))],
+        )
         unranked.append((example, score, disagreements, strategy, views, words))
 
     unranked.sort(key=lambda row: (-row[1], -row[2], row[0].position, row[0].id))
@@ -326,8 +331,31 @@ def strategy_tags(strategy: str, tags: Sequence[str]) -> tuple[str, ...]:
     return tuple(tag for tag in tags if any(word in tag.lower() for word in words))
 
 
-def _starter_cells(systems: list[System]) -> dict[int, dict[int, _Cell]]:
-    """system id → starter example id → its active version's cell (with λmax)."""
+def ranking_words(originals: Sequence[RankedOriginal]) -> list[RankedOriginal]:
+    """``originals`` with their ``words`` (one query): for a page of a ranking made with
+    ``with_words=False``."""
+    versions = {view.version_id for original in originals for view in original.systems}
+    rows = Prediction.objects.filter(
+        system_version_id__in=versions,
+        source=Prediction.Source.STARTER,
+        example_id__in=[original.example.id for original in originals],
+    ).values_list("system_version_id", "example_id", "leverage")
+    leverage = {(version_id, example_id): value for version_id, example_id, value in rows}
+    return [
+        replace(
+            original,
+            words=_words(
+                original.example.text,
+                [leverage.get((view.version_id, original.example.id)) for view in original.systems],
+            ),
+        )
+        for original in originals
+    ]
+
+
+def _starter_cells(systems: list[System], *, leverage: bool = True) -> dict[int, dict[int, _Cell]]:
+    """system id → starter example id → its active version's cell (with λmax; its leverage
+    only if asked for: decoding it is most of the ranking's time)."""
     by_version = {system.active_version_id: system.id for system in systems}
     cells: dict[int, dict[int, _Cell]] = {system.id: {} for system in systems}
     rows = Prediction.objects.filter(
@@ -336,14 +364,19 @@ def _starter_cells(systems: list[System]) -> dict[int, dict[int, _Cell]]:
         example__isnull=False,
         lambda_max__isnull=False,
     ).values_list(
-        "system_version_id", "example_id", "label", "probabilities", "lambda_max", "leverage"
+        "system_version_id",
+        "example_id",
+        "label",
+        "probabilities",
+        "lambda_max",
+        "leverage" if leverage else "lambda_max",
     )
-    for version_id, example_id, label, probabilities, lambda_max, leverage in rows.iterator(
+    for version_id, example_id, label, probabilities, lambda_max, words in rows.iterator(
         chunk_size=2000
     ):
         confidence = max(probabilities.values()) if probabilities else math.nan
         cells[by_version[version_id]][example_id] = _Cell(
-            label, float(confidence), float(lambda_max), leverage
+            label, float(confidence), float(lambda_max), words if leverage else None
         )
     return cells
 
@@ -377,21 +410,28 @@ def _disagreements(labels: Iterable[str]) -> int:
 
 
 def _located(text: str, leverage: list[list[Any]]) -> list[tuple[int, int, float]]:
-    """The character spans of a system's leverage words in ``text``, found in order (a word a
-    tokenizer changed beyond case is skipped)."""
+    """The character spans of a system's leverage words in ``text``, found in order, ignoring
+    case (a word a tokenizer changed beyond case is skipped)."""
+    lowered = text.lower()
+    # Lowercasing keeps offsets but for a few characters (e.g. "İ"); then search the text as is.
+    haystack = lowered if len(lowered) == len(text) else text
     found = []
     cursor = 0
     for word, score in leverage:
-        match = re.compile(re.escape(str(word)), re.IGNORECASE).search(text, cursor)
-        if match is None or not word:
+        needle = str(word)
+        if not needle:
             continue
-        found.append((match.start(), match.end(), float(score)))
-        cursor = match.end()
+        start = haystack.find(needle.lower() if haystack is lowered else needle, cursor)
+        if start < 0:
+            continue
+        cursor = start + len(needle)
+        found.append((start, cursor, float(score)))
     return found
 
 
-def _words(text: str, cells: list[_Cell | None]) -> tuple[WordLeverage, ...]:
-    located = [_located(text, cell.leverage) for cell in cells if cell and cell.leverage]
+def _words(text: str, leverages: Sequence[list[list[Any]] | None]) -> tuple[WordLeverage, ...]:
+    """Each system's leverage (in system order) as shares, averaged onto the first one's words."""
+    located = [_located(text, leverage) for leverage in leverages if leverage]
     if not located:
         return ()
     reference = located[0]
@@ -516,7 +556,7 @@ def _clean_variant(shared_task: SharedTask, example: Example, text: str | None) 
 def _guide_first(systems: list[System], example: Example) -> list[System]:
     """The systems with the guide first: the one whose λmax percentile on the original is
     highest (the one it lies nearest the boundary of)."""
-    cells = _starter_cells(systems)
+    cells = _starter_cells(systems, leverage=False)
     percentile = {
         system.id: _percentiles(
             {eid: cell.lambda_max for eid, cell in cells[system.id].items()}
@@ -571,6 +611,22 @@ def would_break(
     return (original_prediction == original_label) != (variant_prediction == variant_label)
 
 
+def _judged(
+    system: System,
+    sight: GuidanceSight,
+    outcome: dict[str, Any],
+    predicted: tuple[str, str],
+    intended: tuple[str, str | None],
+) -> dict[str, Any]:
+    """One system's outcome named for the viewer, with whether it breaks the system given
+    the ``intended`` (original, variant) labels (None when the variant's is not known)."""
+    original_label, variant_label = intended
+    breaks = (
+        None if variant_label is None else would_break(*predicted, original_label, variant_label)
+    )
+    return {"system_id": system.id, "system": _name(system, sight), **outcome, "breaks": breaks}
+
+
 def _draft_answer(
     sight: GuidanceSight,
     check: dict[str, Any],
@@ -578,23 +634,16 @@ def _draft_answer(
     original: dict[str, Any],
     variant_label: str,
 ) -> dict[str, Any]:
-    outcomes = []
-    for version_id, outcome in check["outcomes"].items():
-        system = by_version[version_id]
-        breaks = would_break(
-            outcome["original"]["label"],
-            outcome["variant"]["label"],
-            original["label"],
-            variant_label,
+    outcomes = [
+        _judged(
+            by_version[version_id],
+            sight,
+            outcome,
+            (outcome["original"]["label"], outcome["variant"]["label"]),
+            (original["label"], variant_label),
         )
-        outcomes.append(
-            {
-                "system_id": system.id,
-                "system": _name(system, sight),
-                **outcome,
-                "breaks": breaks,
-            }
-        )
+        for version_id, outcome in check["outcomes"].items()
+    ]
     return {
         "original": original,
         "variant_text": check["variant"],
@@ -619,27 +668,16 @@ def _suggestion_answer(
     suggestions = []
     for suggestion in report["suggestions"]:
         variant_label = _intended_label(suggestion["keeps_label"], original["label"], labels)
-        outcomes = []
-        for version_id, outcome in suggestion["outcomes"].items():
-            system = by_version[version_id]
-            breaks = (
-                None
-                if variant_label is None
-                else would_break(
-                    predictions[version_id]["label"],
-                    outcome["label"],
-                    original["label"],
-                    variant_label,
-                )
+        outcomes = [
+            _judged(
+                by_version[version_id],
+                sight,
+                outcome,
+                (predictions[version_id]["label"], outcome["label"]),
+                (original["label"], variant_label),
             )
-            outcomes.append(
-                {
-                    "system_id": system.id,
-                    "system": _name(system, sight),
-                    **outcome,
-                    "breaks": breaks,
-                }
-            )
+            for version_id, outcome in suggestion["outcomes"].items()
+        ]
         suggestions.append(
             {
                 **{key: suggestion[key] for key in ("text", "edit", "source", "keeps_label")},

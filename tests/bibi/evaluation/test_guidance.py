@@ -270,3 +270,26 @@ def test_guidance_never_shows_a_blind_dev_label_nor_another_teams_pairs(geometry
         assert not any(dev_text in text for _, dev_text, _ in BLIND_DEV)
         ids = {row["id"] for row in geometry.cast.client(role).get(URL).json()["results"]}
         assert ids <= {"far-pos", "on", "mild-pos", "far-neg", "near", "mild-neg"}
+
+
+def test_a_page_of_guidance_costs_the_same_queries_whatever_the_starter_set(geometry):
+    from bibi.sharedtasks.models import Example
+    from bibi.systems.models import Prediction
+
+    from ..conftest import query_count
+
+    client = geometry.cast.client("breaker")
+    before = query_count(client, URL)
+    # Thirty more originals, each with both systems' cells (copies of an existing one's).
+    cells = list(Prediction.objects.filter(source="starter", example__external_id="on"))
+    for n in range(30):
+        example = Example.objects.create(
+            dataset=geometry.cast.starter, external_id=f"more{n}", text=f"the film is good {n}",
+            label="positive", position=100 + n,
+        )  # fmt: skip
+        for cell in cells:
+            cell.pk, cell.example, cell.text_sha256 = None, example, f"{n:064d}"
+            cell.save()
+
+    assert query_count(client, URL) == before
+    assert query_count(client, URL, page_size=36) == before
