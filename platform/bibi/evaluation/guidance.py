@@ -94,7 +94,7 @@ class SystemView:
     """One ready hosted system's view of one original."""
 
     system_id: int
-    system_name: str
+    system_name: str  # its name to the organizers and its team, else "system <id>"
     team_name: str  # the team's display name (an anonymous team's alias unless the viewer may)
     version_id: int
     label: str
@@ -151,18 +151,49 @@ class GuidanceSight:
     def team_name(self, team: Team) -> str:
         return self.viewer.team_name(team)
 
+    def sees_system_name(self, system: System) -> bool:
+        return self.viewer.sees_team_private(system.team)
 
-def guidance_sight(*, user: Any, shared_task: SharedTask) -> GuidanceSight:
+
+def team_name(team: Team, sight: GuidanceSight | None) -> str:
+    """The team as the viewer may name it (an anonymous team's alias without a viewer)."""
+    return sight.team_name(team) if sight is not None else team.public_name
+
+
+def system_name(system: System, sight: GuidanceSight | None) -> str:
+    """A system's name is its team's private record (``bibi.systems.selectors``): the
+    organizers and the team read it, everyone else (and a caller without a viewer) reads
+    ``system <id>``."""
+    if sight is not None and sight.sees_system_name(system):
+        return system.name
+    return f"system {system.id}"
+
+
+def guidance_sight(
+    *, user: Any, shared_task: SharedTask, viewer: task_selectors.Viewer | None = None
+) -> GuidanceSight:
     """``guidance_visibility``: ``organizers`` (them only), ``breakers`` (and the members of
     breaker teams), ``public`` (everyone who can see the task). Per-system predictions go to
-    the organizers always, to the others only with ``guidance_shows_systems``."""
-    viewer = task_selectors.viewer_get(user=user, shared_task=shared_task)
-    visibility = shared_task.guidance_visibility
+    the organizers always, to the others only with ``guidance_shows_systems``. A page that
+    has its ``viewer`` passes it (no query then, for a task it found visible)."""
+    if viewer is None:
+        viewer = task_selectors.viewer_get(user=user, shared_task=shared_task)
+        visible = task_selectors.can_view_shared_task(user=user, shared_task=shared_task)
+    else:
+        visible = True
+    return sight_of(viewer, shared_task, task_visible=visible)
+
+
+def sight_of(
+    viewer: task_selectors.Viewer, shared_task: SharedTask, *, task_visible: bool = True
+) -> GuidanceSight:
+    """The rule of ``guidance_sight`` for a known viewer (no query)."""
     Visibility = SharedTask.GuidanceVisibility
+    visibility = shared_task.guidance_visibility
     if viewer.is_organizer:
         allowed = True
     elif visibility == Visibility.PUBLIC:
-        allowed = task_selectors.can_view_shared_task(user=user, shared_task=shared_task)
+        allowed = task_visible
     elif visibility == Visibility.BREAKERS:
         allowed = viewer.team is not None and viewer.team.kind == Team.Kind.BREAKER
     else:
@@ -171,8 +202,11 @@ def guidance_sight(*, user: Any, shared_task: SharedTask) -> GuidanceSight:
     return GuidanceSight(viewer=viewer, allowed=allowed, per_system=per_system)
 
 
-def guidance_sight_require(*, user: Any, shared_task: SharedTask) -> GuidanceSight:
-    sight = guidance_sight(user=user, shared_task=shared_task)
+def guidance_sight_require(
+    *, user: Any, shared_task: SharedTask, viewer: task_selectors.Viewer | None = None
+) -> GuidanceSight:
+    """``guidance_sight``, or ``PermissionDenied`` saying who sees this task's guidance."""
+    sight = guidance_sight(user=user, shared_task=shared_task, viewer=viewer)
     if not sight.allowed:
         raise PermissionDenied(_refusal(shared_task))
     return sight
@@ -266,17 +300,14 @@ def boundary_ranking(
         for system in systems
     }
 
-    def team_name(team: Team) -> str:
-        return sight.team_name(team) if sight is not None else team.public_name
-
     tags = tuple(shared_task.strategy_tags)
     unranked = []
     for example in examples:
         views = tuple(
             SystemView(
                 system_id=system.id,
-                system_name=system.name,
-                team_name=team_name(system.team),
+                system_name=system_name(system, sight),
+                team_name=team_name(system.team, sight),
                 version_id=system.active_version_id or 0,
                 label=cell.label,
                 confidence=cell.confidence,
@@ -481,7 +512,11 @@ class SuggestRequest:
 
 
 def guidance_suggest(
-    *, shared_task: SharedTask, user: Any, request: SuggestRequest
+    *,
+    shared_task: SharedTask,
+    user: Any,
+    request: SuggestRequest,
+    viewer: task_selectors.Viewer | None = None,
 ) -> dict[str, Any]:
     """Verified suggestions for one starter original, or what every ready hosted system does
     with a draft variant of it and whether that would break it given the intended labels.
@@ -495,7 +530,7 @@ def guidance_suggest(
     original, system or label, an empty or unchanged or too long variant) and
     ``SuggestionUnavailable``.
     """
-    sight = guidance_sight_require(user=user, shared_task=shared_task)
+    sight = guidance_sight_require(user=user, shared_task=shared_task, viewer=viewer)
     example = task_selectors.example_get(
         shared_task=shared_task, split=Dataset.Split.STARTER, external_id=request.original_id
     )
@@ -601,7 +636,7 @@ def _run_on_worker(
 
 
 def _name(system: System, sight: GuidanceSight) -> str:
-    return f"{sight.team_name(system.team)} / {system.name}"
+    return f"{team_name(system.team, sight)} / {system_name(system, sight)}"
 
 
 def would_break(

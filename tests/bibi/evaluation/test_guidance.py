@@ -159,7 +159,12 @@ def test_the_api_pages_the_ranking_with_each_systems_view(geometry):
     assert body["count"] == 6 and len(body["results"]) == 2
     top = body["results"][0]
     assert top["id"] == "on" and top["rank"] == 1 and top["strategy"] == "label_preserving"
-    assert {view["system"] for view in top["systems"]} == {"Strawman / bow-a", "Melbourne / bow-b"}
+    # A system's name is its team's private record: breakers read its id.
+    a, b = geometry.strawman_bow.id, geometry.melbourne_bow.id
+    assert {view["system"] for view in top["systems"]} == {
+        f"Strawman / system {a}",
+        f"Melbourne / system {b}",
+    }
     assert top["words"][0] == {"text": "the", "start": 0, "end": 3, "leverage": pytest.approx(
         top["words"][0]["leverage"])}  # fmt: skip
     second = geometry.cast.client("breaker").get(URL, {"page_size": 2, "page": 2}).json()
@@ -187,10 +192,16 @@ def test_anonymous_team_names_are_honoured(geometry):
     melbourne.is_anonymous, melbourne.alias = True, "Team 4"
     melbourne.save()
 
+    a, b = geometry.strawman_bow.id, geometry.melbourne_bow.id
     views = geometry.cast.client("breaker").get(URL).json()["results"][0]["systems"]
-    assert {view["system"] for view in views} == {"Strawman / bow-a", "Team 4 / bow-b"}
+    assert {view["system"] for view in views} == {f"Strawman / system {a}", f"Team 4 / system {b}"}
     organizer = geometry.cast.client("organizer").get(URL).json()["results"][0]["systems"]
     assert {view["system"] for view in organizer} == {"Strawman / bow-a", "Melbourne / bow-b"}
+    # With public guidance, a builder reads its own system's name and not the others'.
+    geometry.shared_task.guidance_visibility = Visibility.PUBLIC
+    geometry.shared_task.save()
+    builder = geometry.cast.client("builder").get(URL).json()["results"][0]["systems"]
+    assert {view["system"] for view in builder} == {"Strawman / bow-a", f"Team 4 / system {b}"}
 
 
 # --- Who sees guidance -------------------------------------------------------------------------
