@@ -9,10 +9,15 @@ bilstm, bert, taken in turn), as validation would store them. Then it times
 ranking reads cells, it computes none. Everything lives in one transaction rolled back at the
 end.
 
-Suggestion latency per original on MiniLM is ``python -m fim_engine bench-suggest``'s figure
-(``fim_engine/README.md``): the platform's gpu task calls the same ``fim_engine.suggest``.
+``--part suggest`` (needs ``REDIS_URL``): a hosted MiniLM-L6 (a fresh two-label head) on
+``--texts`` SST-2 test originals, a real ``gpu`` worker process, and ``POST .../guidance/suggest/``
+for each original one at a time, the request waiting for its task: the latency per original end
+to end, beside ``fim_engine.suggest`` on the same model in this process (the library's own
+figures are ``python -m fim_engine bench-suggest``'s, in ``fim_engine/README.md``). That task is
+committed (the worker reads it) and deleted afterwards.
 
-    $ DATABASE_URL=postgres://... python manage.py bench_guidance
+    $ DATABASE_URL=postgres://... REDIS_URL=redis://... GUIDANCE_SUGGEST_THROTTLE=1000/minute \
+        python manage.py bench_guidance
 """
 
 from __future__ import annotations
@@ -60,11 +65,19 @@ class Command(BaseCommand):
     help = "Times the guidance ranking of a 2,000-original starter set with 5 hosted systems."
 
     def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--part", choices=["all", "ranking", "suggest"], default="all")
+        parser.add_argument("--texts", type=int, default=30, help="originals for --part suggest")
         parser.add_argument("--originals", type=int, default=2000)
         parser.add_argument("--systems", type=int, default=5)
         parser.add_argument("--repeats", type=int, default=3)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["part"] in ("all", "ranking"):
+            self._ranking(options)
+        if options["part"] in ("all", "suggest"):
+            self._suggest(options["texts"])
+
+    def _ranking(self, options: dict[str, Any]) -> None:
         sent: list[str] = []
 
         def record(sender=None, **_: Any) -> None:
@@ -167,3 +180,125 @@ class Command(BaseCommand):
                 self.stdout.write(
                     f"GET guidance/{query}: {elapsed:.2f} s, {len(queries.captured_queries)} queries\n"
                 )
+
+    def _suggest(self, texts: int) -> None:
+        import os
+        import shutil
+        import statistics
+        import tempfile
+
+        from django.core.files.uploadedfile import SimpleUploadedFile
+
+        import fim_engine
+        from bibi.evaluation.management.commands.bench_evaluation import (
+            _minilm_archive,
+            _start_gpu_worker,
+        )
+        from bibi.systems import services as system_services
+        from bibi.systems import validation
+
+        if settings.CELERY_TASK_ALWAYS_EAGER:
+            raise CommandError(
+                "the suggestion benchmark needs a broker and a worker: set REDIS_URL"
+            )
+        suffix = secrets.token_hex(4)
+        users = get_user_model().objects
+        organizer = users.create_user(f"bench-organizer-{suffix}")
+        builder = users.create_user(f"bench-builder-{suffix}")
+        breaker = users.create_user(f"bench-breaker-{suffix}")
+        shared_task = task_services.shared_task_create(
+            creator=organizer, name=f"Suggestion benchmark {suffix}", slug=f"bench-suggest-{suffix}"
+        )
+        scratch = Path(tempfile.mkdtemp(prefix="bibi-bench-"))
+        worker = None
+        try:
+            _phases(shared_task, "build")
+            starter = task_services.dataset_get_or_create(shared_task=shared_task, split="starter")
+            rows = _sst_sentences(texts)
+            Example.objects.bulk_create(
+                Example(dataset=starter, external_id=f"t{i}", text=text, label=label, position=i)
+                for i, (text, label) in enumerate(rows)
+            )
+            team = task_services.team_create(
+                shared_task=shared_task, owner=builder, kind="builder", name=f"Builders {suffix}"
+            )
+            system = system_services.system_create(
+                team=team, actor=builder, name="minilm", kind="hosted"
+            )
+            archive = _minilm_archive(scratch)
+            version = system_services.system_version_upload(
+                system=system,
+                actor=builder,
+                archive=SimpleUploadedFile("minilm.zip", archive.read_bytes()),
+            )
+            version = validation.system_version_validate(version_id=version.id)
+            if version.status != SystemVersion.Status.READY:
+                raise CommandError(f"validation failed: {version.failure_detail}")
+            _phases(shared_task, "break")
+            task_services.team_create(
+                shared_task=shared_task, owner=breaker, kind="breaker", name=f"Breakers {suffix}"
+            )
+            worker = _start_gpu_worker(scratch / "worker.log")
+            client = Client(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=breaker).key}")
+            url = f"/api/v1/shared-tasks/{shared_task.slug}/guidance/suggest/"
+
+            def ask(body: dict[str, Any]) -> tuple[float, dict[str, Any]]:
+                started = time.perf_counter()
+                response = client.post(url, body, content_type="application/json", secure=True)
+                elapsed = time.perf_counter() - started
+                if response.status_code != 200:
+                    raise CommandError(
+                        f"POST {url} answered {response.status_code}: {response.content[:300]!r}"
+                    )
+                return elapsed, response.json()
+
+            loaded = fim_engine.load_system(
+                Path(settings.MODEL_STORE) / version.model_dir,
+                batch_size=settings.SYSTEM_BATCH_SIZE,
+                max_length=settings.SYSTEM_MAX_SEQUENCE_LENGTH,
+            )
+            through_worker, in_process, counts, drafts = [], [], [], []
+            with override_settings(ALLOWED_HOSTS=["testserver"]):
+                # Warm both: imports, the model, WordNet and the neighbour table.
+                started = time.perf_counter()
+                ask({"original_id": "t0"})
+                warm = time.perf_counter() - started
+                fim_engine.suggest(rows[0][0], {"minilm": loaded})
+                # Alternated, original by original, so that other jobs on the machine weigh
+                # on both alike.
+                for i, (text, _) in enumerate(rows[1:], start=1):
+                    elapsed, body = ask({"original_id": f"t{i}"})
+                    through_worker.append(elapsed)
+                    counts.append(len(body["suggestions"]))
+                    started = time.perf_counter()
+                    fim_engine.suggest(text, {"minilm": loaded})
+                    in_process.append(time.perf_counter() - started)
+                    if i <= 10:
+                        drafts.append(
+                            ask({"original_id": f"t{i}", "variant_text": f"{text} indeed"})[0]
+                        )
+
+            def spread(values: list[float]) -> str:
+                ordered = sorted(values)
+                p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
+                return f"median {1000 * statistics.median(ordered):.0f} ms, p90 {1000 * p90:.0f} ms"
+
+            self.stdout.write(
+                f"Suggestions for one original on MiniLM-L6 ({len(through_worker)} SST-2 test "
+                f"originals, {statistics.mean(counts):.1f} verified suggestions each):\n"
+                f"  POST guidance/suggest/ through a gpu worker: {spread(through_worker)} "
+                f"(the first, warming the worker: {warm:.1f} s)\n"
+                f"  fim_engine.suggest in this process: {spread(in_process)}\n"
+                f"  a draft variant checked (POST with variant_text): {spread(drafts)}\n"
+            )
+        finally:
+            if worker is not None:
+                os.killpg(worker.pid, 15)
+                worker.wait(timeout=30)
+            for each in SystemVersion.objects.filter(system__shared_task=shared_task):
+                shutil.rmtree(Path(settings.MODEL_STORE) / str(each.uuid), ignore_errors=True)
+                if each.archive_path:
+                    (Path(settings.UPLOAD_ROOT) / each.archive_path).unlink(missing_ok=True)
+            shared_task.delete()
+            get_user_model().objects.filter(username__endswith=suffix).delete()
+            shutil.rmtree(scratch, ignore_errors=True)
