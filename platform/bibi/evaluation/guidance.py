@@ -29,6 +29,7 @@ The rule (also in the app's README):
 from __future__ import annotations
 
 import bisect
+import logging
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -41,6 +42,8 @@ from bibi.evaluation.matrix import active_versions
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import Dataset, Example, SharedTask, Team
 from bibi.systems.models import Prediction, System
+
+logger = logging.getLogger(__name__)
 
 LABEL_PRESERVING = "label_preserving"
 LABEL_CHANGING = "label_changing"
@@ -550,6 +553,8 @@ def guidance_suggest(
     for name, value, most in (("top_k", request.top_k, 20), ("words", request.words, 10)):
         if not 1 <= value <= most:
             raise ValidationError({name: f"Give a number from 1 to {most}."})
+    if request.system_ids is not None and not sight.per_system:
+        raise PermissionDenied("This task shows the ranking only, not per-system guidance.")
     systems = ranking_systems(shared_task=shared_task, system_ids=request.system_ids)
     if not systems:
         raise ValidationError(
@@ -611,6 +616,7 @@ def _run_on_worker(
     from bibi.evaluation.tasks import guidance_suggest_task
 
     timeout = settings.GUIDANCE_SUGGEST_TIMEOUT
+    result = None
     try:
         result = guidance_suggest_task.apply_async(
             args=(version_ids, original, variant, request.top_k, request.words),
@@ -620,19 +626,24 @@ def _run_on_worker(
             soft_time_limit=timeout,
             time_limit=timeout + 15,
         )
+        return result.get(timeout=timeout)
     except OperationalError as error:
         raise SuggestionUnavailable(
             f"The queue is unreachable; try again in a moment ({error})."
         ) from None
-    try:
-        return result.get(timeout=timeout)
     except ResultTimeout:
         raise SuggestionUnavailable(
             f"No model worker answered within {timeout} seconds; they may be busy scoring. "
             "Try again in a moment."
         ) from None
+    except Exception as error:  # the worker's failure, not the caller's: say so, log the rest
+        logger.exception("gpu.guidance_suggest failed")
+        raise SuggestionUnavailable(
+            f"The model work failed ({error.__class__.__name__}); the operators have the details."
+        ) from None
     finally:
-        result.forget()
+        if result is not None:
+            result.forget()
 
 
 def _name(system: System, sight: GuidanceSight) -> str:

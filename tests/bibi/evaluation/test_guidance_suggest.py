@@ -172,3 +172,35 @@ def test_without_per_system_guidance_a_draft_gives_counts_only(db, tmp_path, set
     )
 
     assert body["outcomes"] == [] and body["breaks"] == 2 and body["systems"] == 2
+
+
+def test_without_per_system_guidance_no_system_can_be_picked(db, tmp_path):
+    task = build_geometry_task(tmp_path)
+    task.shared_task.guidance_shows_systems = False
+    task.shared_task.save()
+
+    response = task.cast.client("breaker").post(
+        SUGGEST, {"original_id": "on", "systems": [task.strawman_bow.id]}, format="json"
+    )
+
+    assert response.status_code == 403
+    assert "ranking only" in response.json()["detail"]
+
+
+@pytest.mark.embedded
+def test_a_model_that_cannot_be_loaded_answers_503_with_the_reason(db, tmp_path, settings):
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("runs the models in-process (embedded default)")
+    import shutil
+    from pathlib import Path
+
+    task = build_geometry_task(tmp_path)
+    version = task.strawman_bow.active_version
+    shutil.rmtree(Path(settings.MODEL_STORE) / version.model_dir)
+
+    response = task.cast.client("breaker").post(
+        SUGGEST, {"original_id": "on", "variant_text": "the film is bad"}, format="json"
+    )
+
+    assert response.status_code == 503
+    assert "A system could not run" in response.json()["detail"]

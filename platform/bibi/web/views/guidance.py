@@ -91,7 +91,11 @@ def top_words(original: guidance.RankedOriginal, count: int = 3) -> list[guidanc
     return sorted(words, key=lambda word: -(word.leverage or 0.0))[:count]
 
 
-def _sight_or_refuse(request: HttpRequest, shared_task: SharedTask, viewer: Viewer):
+def _sight_or_refuse(
+    request: HttpRequest, shared_task: SharedTask, viewer: Viewer
+) -> guidance.GuidanceSight | None:
+    """What the viewer sees of the guidance; None for an anonymous visitor to send to log in,
+    ``PermissionDenied`` (saying who sees it) for anyone else it is closed to."""
     sight = guidance.sight_of(viewer, shared_task)
     if not sight.allowed and not request.user.is_authenticated:
         return None
@@ -174,7 +178,9 @@ def _starter_original(shared_task: SharedTask, original_id: str) -> Example:
     return example
 
 
-def _ranked(shared_task: SharedTask, sight, example: Example) -> guidance.RankedOriginal | None:
+def _ranked(
+    shared_task: SharedTask, sight: guidance.GuidanceSight, example: Example
+) -> guidance.RankedOriginal | None:
     ranking = guidance.boundary_ranking(shared_task, sight=sight, with_words=False)
     found = [original for original in ranking if original.example.id == example.id]
     return guidance.ranking_words(found)[0] if found else None
@@ -200,7 +206,7 @@ def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpRespon
         if not form.is_valid():
             status = 400
         elif action == "try":
-            status = _try_variant(request, shared_task, viewer, sight, form, context)
+            status = _try_variant(request, shared_task, viewer, sight, form, example, context)
         elif action in ("check", "add"):
             pair = pair_input_from_fields(
                 1, {**form.cleaned_data, "original_id": example.external_id}
@@ -243,7 +249,17 @@ def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpRespon
     return render(request, "web/guidance_editor.html", context, status=status)
 
 
-def _try_variant(request, shared_task, viewer, sight, form, context) -> int:
+def _try_variant(
+    request: HttpRequest,
+    shared_task: SharedTask,
+    viewer: Viewer,
+    sight: guidance.GuidanceSight,
+    form: PairEditorForm,
+    example: Example,
+    context: dict[str, Any],
+) -> int:
+    """The draft variant through every hosted system (``guidance.guidance_suggest``); the
+    status the page answers with."""
     if not sight.allowed:
         form.add_error(None, "This task does not show the systems' predictions to breakers.")
         return 403
@@ -253,7 +269,7 @@ def _try_variant(request, shared_task, viewer, sight, form, context) -> int:
             user=request.user,
             viewer=viewer,
             request=guidance.SuggestRequest(
-                original_id=form.cleaned_data["original_id"],
+                original_id=example.external_id,
                 variant_text=form.cleaned_data["variant_text"],
                 variant_label=form.cleaned_data["variant_label"],
             ),
