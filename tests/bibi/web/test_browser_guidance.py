@@ -41,14 +41,15 @@ def test_a_breaker_follows_the_guidance_to_a_pair(transactional_db, worker, scre
     assert screen.axe_violations() == []
 
     page.get_by_role("link", name="Make a pair from mild-pos").click()
+    page.wait_for_load_state()
     assert page.get_by_role("heading", level=1).inner_text() == "Make a pair from mild-pos"
     variant = page.get_by_label("Variant", exact=True)
     assert variant.input_value() == "the film is good"
     # The diff follows the typing, without a round trip.
     variant.fill("the film is bad")
-    diff = page.locator("#word-diff")
-    diff.locator("ins", has_text="bad").wait_for()
-    assert diff.locator("del").inner_text() == "good"
+    page.locator("#diff-variant ins", has_text="bad").wait_for()
+    assert page.locator("#diff-original del").text_content() == "[removed: good]"
+    assert page.locator("#diff-variant").text_content().strip() == "the film is [added: bad]"
     page.get_by_label("The variant's label").select_option("positive")
     page.get_by_role("button", name="Try it on the systems").click()
     predictions = page.get_by_role(

@@ -128,7 +128,7 @@ def test_the_editor_checks_a_pair_without_storing_it(geometry):
     assert response.status_code == 200
     text = response.content.decode()
     assert "The pair passes every check." in text
-    assert "<del>good</del>" in text and "<ins>great</ins>" in text
+    assert "[removed: </span>good<" in text and "[added: </span>great<" in text
     assert not PairSet.objects.filter(team=geometry.cast.breaker_team).exists()
 
 

@@ -1,7 +1,7 @@
 """Guidance pages for breakers: the starter originals by boundary rank with their words shaded
 by edit leverage and the strategy advice, and a pair editor that starts from an original,
 shows the word diff, runs the minimal-pair checks and the hosted systems on the draft variant,
-and adds it to the team's draft.
+and adds it to the team's draft. The diff is ``bibi.web.diff``'s, as on the results pages.
 
 Who sees guidance is ``bibi.evaluation.guidance.sight_of``'s rule; the models run on a gpu
 worker through ``guidance.guidance_suggest``, as for the API.
@@ -9,7 +9,6 @@ worker through ``guidance.guidance_suggest``, as for the API.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,12 +22,12 @@ from django.shortcuts import redirect, render
 
 from bibi.evaluation import guidance
 from bibi.pairs import services as pair_services
-from bibi.pairs.checks import tokenize
 from bibi.pairs.layouts import pair_input_from_fields
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import Dataset, Example, SharedTask, Team
 from bibi.sharedtasks.selectors import Viewer
 from bibi.web.access import require_team, task_and_viewer
+from bibi.web.diff import word_diff
 from bibi.web.forms import PairEditorForm, add_service_error, add_upload_error
 from bibi.web.views.breakers import say_warnings
 
@@ -151,24 +150,6 @@ def guidance_page(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "web/guidance.html", context, status=200 if not form.errors else 400)
 
 
-def word_diff(original: str, variant: str) -> list[tuple[str, str]]:
-    """The variant against the original, token by token (``bibi.pairs.checks.tokenize``, the
-    tokens the minimal-pair rules count): ``[(op, tokens)]`` with op ``same``, ``del``, ``ins``."""
-    before, after = tokenize(original), tokenize(variant)
-    pieces: list[tuple[str, str]] = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(
-        a=before, b=after, autojunk=False
-    ).get_opcodes():
-        if op == "equal":
-            pieces.append(("same", " ".join(before[i1:i2])))
-            continue
-        if i2 > i1:
-            pieces.append(("del", " ".join(before[i1:i2])))
-        if j2 > j1:
-            pieces.append(("ins", " ".join(after[j1:j2])))
-    return pieces
-
-
 def _starter_original(shared_task: SharedTask, original_id: str) -> Example:
     example = task_selectors.example_get(
         shared_task=shared_task, split=Dataset.Split.STARTER, external_id=original_id
@@ -241,7 +222,7 @@ def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpRespon
             "ranked": _ranked(shared_task, sight, example) if sight.allowed else None,
             "sight": sight,
             "form": form,
-            "diff": word_diff(example.text, variant),
+            "diff": word_diff(example.text, variant),  # (original's parts, variant's parts)
         }
     )
     if context["ranked"] is not None:

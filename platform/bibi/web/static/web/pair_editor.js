@@ -1,25 +1,14 @@
-// The pair editor's word diff, live: as the variant is typed, the tokens removed from the
-// original and the tokens added are shown under the field. The server draws the same diff
-// (bibi.web.views.guidance.word_diff) after every button, so the page reads without this.
+// The pair editor's word diff, live: as the variant is typed, the words the original loses and
+// the words the variant gains are marked under the field. Words are runs of non-space
+// characters, as in bibi/web/diff.py, which draws the same diff on the server after every
+// button, so the page reads without this script.
 "use strict";
 
 (function () {
-  // The tokens of bibi.pairs.checks.tokenize: clitics, words, then any other visible character.
-  const WORD = "[\\p{L}\\p{N}\\p{M}_]";
-  const TOKEN = new RegExp(
-    `${WORD}+(?=n['’]t(?!${WORD}))|n['’]t(?!${WORD})|['’](?:s|d|m|re|ve|ll)(?!${WORD})|${WORD}+|\\S`,
-    "giu"
-  );
-
-  function tokenize(text) {
-    return text.match(TOKEN) || [];
-  }
-
-  // Longest common subsequence of two token lists, as runs of same / del / ins.
-  function diff(before, after) {
-    const rows = before.length + 1;
+  // Longest common subsequence of two word lists: for each side, which words are changed.
+  function changed(before, after) {
     const cols = after.length + 1;
-    const table = new Array(rows * cols).fill(0);
+    const table = new Array((before.length + 1) * cols).fill(0);
     for (let i = before.length - 1; i >= 0; i--) {
       for (let j = after.length - 1; j >= 0; j--) {
         table[i * cols + j] =
@@ -28,52 +17,78 @@
             : Math.max(table[(i + 1) * cols + j], table[i * cols + j + 1]);
       }
     }
-    const pieces = [];
-    const push = (op, token) => {
-      const last = pieces[pieces.length - 1];
-      if (last && last.op === op) last.tokens.push(token);
-      else pieces.push({ op: op, tokens: [token] });
-    };
+    const lost = before.map(() => true);
+    const gained = after.map(() => true);
     let i = 0;
     let j = 0;
-    while (i < before.length || j < after.length) {
-      if (i < before.length && j < after.length && before[i] === after[j]) {
-        push("same", before[i]);
+    while (i < before.length && j < after.length) {
+      if (before[i] === after[j]) {
+        lost[i++] = false;
+        gained[j++] = false;
+      } else if (table[(i + 1) * cols + j] >= table[i * cols + j + 1]) {
         i++;
-        j++;
-      } else if (j < after.length && (i === before.length || table[i * cols + j + 1] >= table[(i + 1) * cols + j])) {
-        push("ins", after[j]);
-        j++;
       } else {
-        push("del", before[i]);
-        i++;
+        j++;
       }
     }
-    return pieces;
+    return [lost, gained];
   }
 
-  function draw(target, original, variant) {
-    const tags = { same: "span", del: "del", ins: "ins" };
+  // One side as text with its changed runs in <del> or <ins> (spaces kept as written; a space
+  // between two changed words is inside their run), with the same hidden "[removed: ...]"
+  // words for screen readers as the server's diff.
+  function draw(target, text, marks, tag, said) {
+    const tokens = text.match(/\S+|\s+/g) || [];
+    const runs = [];
+    let word = 0;
+    for (const token of tokens) {
+      const space = /^\s+$/.test(token);
+      const mark = space ? word > 0 && marks[word - 1] && marks[word] === true : marks[word++];
+      const last = runs[runs.length - 1];
+      if (last && last.mark === mark) last.text += token;
+      else runs.push({ text: token, mark: mark });
+    }
     target.replaceChildren();
-    diff(tokenize(original), tokenize(variant)).forEach((piece, index) => {
-      if (index > 0) target.append(" ");
-      const element = document.createElement(tags[piece.op]);
-      element.textContent = piece.tokens.join(" ");
+    for (const run of runs) {
+      if (!run.mark) {
+        target.append(run.text);
+        continue;
+      }
+      const element = document.createElement(tag);
+      const open = document.createElement("span");
+      open.className = "visually-hidden";
+      open.textContent = `[${said}: `;
+      const close = document.createElement("span");
+      close.className = "visually-hidden";
+      close.textContent = "]";
+      element.append(open, run.text, close);
       target.append(element);
-    });
+    }
+  }
+
+  function update(original, variant, targets) {
+    const words = (text) => text.match(/\S+/g) || [];
+    const [lost, gained] = changed(words(original), words(variant));
+    draw(targets.original, original, lost, "del", "removed");
+    draw(targets.variant, variant, gained, "ins", "added");
   }
 
   document.addEventListener("DOMContentLoaded", () => {
     const original = document.getElementById("original-text");
     const field = document.querySelector("#pair-editor textarea[name=variant_text]");
-    const target = document.getElementById("word-diff");
-    if (!original || !field || !target) return;
+    const targets = {
+      original: document.getElementById("diff-original"),
+      variant: document.getElementById("diff-variant"),
+    };
+    if (!original || !field || !targets.original || !targets.variant) return;
     const text = original.dataset.text;
+    // Whatever was typed before this script ran.
+    if (field.value !== text) update(text, field.value, targets);
     let pending = 0;
     field.addEventListener("input", () => {
       // Once typing pauses, so that a screen reader announces the diff, not every keystroke.
       window.clearTimeout(pending);
-      pending = window.setTimeout(() => draw(target, text, field.value), 250);
+      pending = window.setTimeout(() => update(text, field.value, targets), 250);
     });
   });
 })();
