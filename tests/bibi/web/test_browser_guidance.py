@@ -9,21 +9,12 @@ in the live server's process, as in the demo.
 from __future__ import annotations
 
 import pytest
-from django.conf import settings
 
 from bibi.pairs.models import PairSet
 
 from ..evaluation.guidance_conftest import build_geometry_task
 
 pytestmark = [pytest.mark.browser, pytest.mark.embedded, pytest.mark.slow]
-
-
-@pytest.fixture
-def worker(request):
-    """A worker process where tasks go through the broker; none where they run in-process."""
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        return None
-    return request.getfixturevalue("celery_worker_process")
 
 
 def test_a_breaker_follows_the_guidance_to_a_pair(transactional_db, worker, screen, tmp_path):

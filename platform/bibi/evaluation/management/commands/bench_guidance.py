@@ -182,20 +182,15 @@ class Command(BaseCommand):
                 )
 
     def _suggest(self, texts: int) -> None:
-        import os
-        import shutil
         import statistics
         import tempfile
 
-        from django.core.files.uploadedfile import SimpleUploadedFile
-
         import fim_engine
         from bibi.evaluation.management.commands.bench_evaluation import (
-            _minilm_archive,
             _start_gpu_worker,
+            bench_task_delete,
+            hosted_minilm,
         )
-        from bibi.systems import services as system_services
-        from bibi.systems import validation
 
         if settings.CELERY_TASK_ALWAYS_EAGER:
             raise CommandError(
@@ -219,21 +214,7 @@ class Command(BaseCommand):
                 Example(dataset=starter, external_id=f"t{i}", text=text, label=label, position=i)
                 for i, (text, label) in enumerate(rows)
             )
-            team = task_services.team_create(
-                shared_task=shared_task, owner=builder, kind="builder", name=f"Builders {suffix}"
-            )
-            system = system_services.system_create(
-                team=team, actor=builder, name="minilm", kind="hosted"
-            )
-            archive = _minilm_archive(scratch)
-            version = system_services.system_version_upload(
-                system=system,
-                actor=builder,
-                archive=SimpleUploadedFile("minilm.zip", archive.read_bytes()),
-            )
-            version = validation.system_version_validate(version_id=version.id)
-            if version.status != SystemVersion.Status.READY:
-                raise CommandError(f"validation failed: {version.failure_detail}")
+            version, _ = hosted_minilm(shared_task, builder, suffix, scratch)
             _phases(shared_task, "break")
             task_services.team_create(
                 shared_task=shared_task, owner=breaker, kind="breaker", name=f"Breakers {suffix}"
@@ -292,13 +273,4 @@ class Command(BaseCommand):
                 f"  a draft variant checked (POST with variant_text): {spread(drafts)}\n"
             )
         finally:
-            if worker is not None:
-                os.killpg(worker.pid, 15)
-                worker.wait(timeout=30)
-            for each in SystemVersion.objects.filter(system__shared_task=shared_task):
-                shutil.rmtree(Path(settings.MODEL_STORE) / str(each.uuid), ignore_errors=True)
-                if each.archive_path:
-                    (Path(settings.UPLOAD_ROOT) / each.archive_path).unlink(missing_ok=True)
-            shared_task.delete()
-            get_user_model().objects.filter(username__endswith=suffix).delete()
-            shutil.rmtree(scratch, ignore_errors=True)
+            bench_task_delete(shared_task, suffix=suffix, scratch=scratch, worker=worker)
