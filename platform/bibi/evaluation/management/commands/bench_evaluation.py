@@ -103,6 +103,20 @@ def _minilm_archive(directory: Path) -> Path:
     return Path(shutil.make_archive(str(directory / "minilm"), "zip", model_dir))
 
 
+def bench_task(name: str, slug: str) -> tuple[str, tuple[Any, Any, Any], SharedTask]:
+    """A task for a benchmark that needs workers (so committed): a random suffix, its organizer,
+    a builder and a breaker (users named ``bench-...-{suffix}``), and the task."""
+    suffix = secrets.token_hex(4)
+    users = get_user_model().objects
+    organizer, builder, breaker = (
+        users.create_user(f"bench-{role}-{suffix}") for role in ("organizer", "builder", "breaker")
+    )
+    shared_task = task_services.shared_task_create(
+        creator=organizer, name=f"{name} benchmark {suffix}", slug=f"{slug}-{suffix}"
+    )
+    return suffix, (organizer, builder, breaker), shared_task
+
+
 def hosted_minilm(
     shared_task: SharedTask, builder: Any, suffix: str, scratch: Path
 ) -> tuple[SystemVersion, float]:
@@ -207,14 +221,7 @@ def bench_worker(*, texts: int, repeats: int, out) -> dict[str, Any]:
     if settings.CELERY_TASK_ALWAYS_EAGER:
         raise CommandError("the worker benchmark needs a broker: set REDIS_URL")
     sentences = _sst_sentences(texts)
-    suffix = secrets.token_hex(4)
-    users = get_user_model().objects
-    organizer = users.create_user(f"bench-organizer-{suffix}")
-    builder = users.create_user(f"bench-builder-{suffix}")
-    breaker = users.create_user(f"bench-breaker-{suffix}")
-    shared_task = task_services.shared_task_create(
-        creator=organizer, name=f"Evaluation benchmark {suffix}", slug=f"bench-eval-{suffix}"
-    )
+    suffix, (organizer, builder, breaker), shared_task = bench_task("Evaluation", "bench-eval")
     scratch = Path(tempfile.mkdtemp(prefix="bibi-bench-"))
     worker = None
     try:

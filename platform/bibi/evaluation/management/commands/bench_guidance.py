@@ -188,6 +188,7 @@ class Command(BaseCommand):
         import fim_engine
         from bibi.evaluation.management.commands.bench_evaluation import (
             _start_gpu_worker,
+            bench_task,
             bench_task_delete,
             hosted_minilm,
         )
@@ -196,14 +197,7 @@ class Command(BaseCommand):
             raise CommandError(
                 "the suggestion benchmark needs a broker and a worker: set REDIS_URL"
             )
-        suffix = secrets.token_hex(4)
-        users = get_user_model().objects
-        organizer = users.create_user(f"bench-organizer-{suffix}")
-        builder = users.create_user(f"bench-builder-{suffix}")
-        breaker = users.create_user(f"bench-breaker-{suffix}")
-        shared_task = task_services.shared_task_create(
-            creator=organizer, name=f"Suggestion benchmark {suffix}", slug=f"bench-suggest-{suffix}"
-        )
+        suffix, (_, builder, breaker), shared_task = bench_task("Suggestion", "bench-suggest")
         scratch = Path(tempfile.mkdtemp(prefix="bibi-bench-"))
         worker = None
         try:
