@@ -86,6 +86,7 @@ bench: install services
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} SECRET_KEY=bench $(BIN)/python manage.py bench_pair_sets
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} SECRET_KEY=bench $(BIN)/python manage.py bench_uploads
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/14} SECRET_KEY=bench $(BIN)/python manage.py bench_evaluation
+	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/14} GUIDANCE_SUGGEST_THROTTLE=1000/minute SECRET_KEY=bench $(BIN)/python manage.py bench_guidance
 
 clean:
 	rm -rf var/test .pytest_cache .mypy_cache .ruff_cache

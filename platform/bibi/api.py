@@ -15,7 +15,7 @@ and how request bodies are read.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -93,10 +93,20 @@ class Pagination(PageNumberPagination):
 
 
 def paginated(
-    view: APIView, request: Request, queryset: Any, serializer_class: type, **context: Any
+    view: APIView,
+    request: Request,
+    queryset: Any,
+    serializer_class: type,
+    *,
+    prepare: Callable[[list[Any]], list[Any]] | None = None,
+    **context: Any,
 ) -> Response:
+    """A page of ``queryset`` (or list) serialized; ``prepare`` completes the page's rows
+    first (what is too costly to read for every row of the list)."""
     paginator = Pagination()
     page = paginator.paginate_queryset(queryset, request, view=view)
+    if prepare is not None:
+        page = prepare(list(page or []))
     data = serializer_class(page, many=True, context={"request": request, **context}).data
     return paginator.get_paginated_response(data)
 

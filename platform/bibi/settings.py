@@ -242,6 +242,8 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "anon": env_str("API_THROTTLE_ANON", "120/minute"),
         "user": env_str("API_THROTTLE_USER", "1200/minute"),
+        # Each suggestion or draft check runs every hosted model on a gpu worker.
+        "guidance_suggest": env_str("GUIDANCE_SUGGEST_THROTTLE", "30/minute"),
     },
     # Anonymous callers are told apart by address. Unset, DRF would believe any
     # X-Forwarded-For a caller sends, and a new one per request escapes the throttle.
@@ -342,6 +344,9 @@ EVALUATION_CHUNK_TIME_LIMIT = env_int("EVALUATION_CHUNK_TIME_LIMIT", 25 * 60)
 # A chunk or a run with no progress for this long is sent again (its message was lost).
 EVALUATION_STALL_TIMEOUT = env_int("EVALUATION_STALL_TIMEOUT", 30 * 60)
 EVALUATION_TASK_MAX_RETRIES = env_int("EVALUATION_TASK_MAX_RETRIES", 8)
+# Guidance: seconds a suggestion or draft-variant request waits for its gpu task; past it the
+# request answers 503 and a message still queued expires unrun.
+GUIDANCE_SUGGEST_TIMEOUT = env_int("GUIDANCE_SUGGEST_TIMEOUT", 60)
 
 LOGGING = {
     "version": 1,

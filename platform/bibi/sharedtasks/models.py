@@ -75,6 +75,12 @@ class SharedTask(models.Model):
     guidance_visibility = models.CharField(
         max_length=20, choices=GuidanceVisibility.choices, default=GuidanceVisibility.BREAKERS
     )
+    guidance_shows_systems = models.BooleanField(
+        default=True,
+        help_text="Whoever sees the guidance sees each hosted system's prediction, confidence "
+        "and λmax on the starter originals (and on draft variants); otherwise only the ranking. "
+        "Organizers always do.",
+    )
     max_systems_per_team = models.PositiveIntegerField(default=3)
     max_uploads_per_system = models.PositiveIntegerField(default=10)
     max_pair_sets_per_team = models.PositiveIntegerField(default=10)

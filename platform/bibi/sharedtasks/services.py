@@ -45,6 +45,7 @@ SHARED_TASK_EDITABLE_FIELDS = (
     "pair_max_text_chars",
     "strategy_tags",
     "guidance_visibility",
+    "guidance_shows_systems",
     "max_systems_per_team",
     "max_uploads_per_system",
     "max_pair_sets_per_team",

@@ -326,3 +326,9 @@ class LambdaSystemForm(forms.Form):
     def __init__(self, *args: Any, systems: Choices, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["system"].choices = systems
+
+
+class PairEditorForm(PairAddForm):
+    """A pair made in the guidance editor: its original is the page's."""
+
+    original_id = forms.CharField(max_length=200, widget=forms.HiddenInput)

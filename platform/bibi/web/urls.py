@@ -3,7 +3,16 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
-from bibi.web.views import accounts, breakers, builders, organizers, public, results, teams
+from bibi.web.views import (
+    accounts,
+    breakers,
+    builders,
+    guidance,
+    organizers,
+    public,
+    results,
+    teams,
+)
 
 app_name = "web"
 
@@ -89,6 +98,8 @@ urlpatterns = [
         name="system-version-activate",
     ),
     # Breakers
+    path(f"{task}guidance/", guidance.guidance_page, name="guidance"),
+    path(f"{task}guidance/<str:original_id>/edit/", guidance.pair_editor, name="guidance-editor"),
     path(f"{task}pairs/", breakers.pairs, name="pairs"),
     path(f"{task}pairs/upload/", breakers.pair_set_upload, name="pair-set-upload"),
     path(f"{task}pairs/draft/add/", breakers.pair_add, name="pair-add"),

@@ -183,6 +183,16 @@ class Screen:
 
 
 @pytest.fixture
+def worker(request):
+    """A worker process where tasks go through the broker; none where they run in-process."""
+    from django.conf import settings
+
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return None
+    return request.getfixturevalue("celery_worker_process")
+
+
+@pytest.fixture
 def screen(browser, live_server, settings, request) -> Iterator[Screen]:
     # The live server speaks plain http: cookies marked Secure would never come back.
     settings.SESSION_COOKIE_SECURE = False

@@ -13,7 +13,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 
 from ..conftest import build_cast
 from ..systems.conftest import TINY_MODELS, zip_directory
@@ -29,14 +28,6 @@ def padded_archive(folder: Path) -> Path:
     archive = folder / "tiny-bow.zip"
     archive.write_bytes(zip_directory(model))
     return archive
-
-
-@pytest.fixture
-def worker(request):
-    """A worker process where tasks go through the broker; none where they run in-process."""
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        return None
-    return request.getfixturevalue("celery_worker_process")
 
 
 def test_a_builder_uploads_a_hosted_system_and_watches_it_become_ready(

@@ -13,7 +13,6 @@ import re
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 
 from bibi.evaluation.models import ScoringRun, Snapshot
 
@@ -22,14 +21,6 @@ from ..pairs.conftest import start_phase_now
 from .conftest import PHONE
 
 pytestmark = [pytest.mark.browser, pytest.mark.embedded, pytest.mark.slow]
-
-
-@pytest.fixture
-def worker(request):
-    """A worker process where tasks go through the broker; none where they run in-process."""
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        return None
-    return request.getfixturevalue("celery_worker_process")
 
 
 def test_the_organizer_publishes_and_a_visitor_explores_the_results(

@@ -78,6 +78,8 @@ PAGES = [
         only(200, ORG, BUILDER, others=404),
     ),
     Page("pairs", lambda s: f"{TASK}pairs/", only(200, BREAKER)),
+    Page("guidance", lambda s: f"{TASK}guidance/", only(200, ORG, BREAKER)),
+    Page("pair editor", lambda s: f"{TASK}guidance/s1/edit/", only(200, BREAKER)),
     Page(
         "a pair set",
         lambda s: f"{TASK}pair-sets/{s.pair_set.id}/",

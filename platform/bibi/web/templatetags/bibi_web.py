@@ -6,7 +6,8 @@ from datetime import datetime
 
 from django import template
 
-from bibi.sharedtasks.models import Dataset, Team
+from bibi.evaluation.guidance import sight_of
+from bibi.sharedtasks.models import Dataset, SharedTask, Team
 from bibi.sharedtasks.selectors import Viewer
 from bibi.sharedtasks.services import moment_text
 from bibi.systems.models import System, SystemVersion
@@ -42,6 +43,13 @@ def failure(reason: str) -> FailureHelp | None:
 @register.filter
 def versions_newest_first(system: System) -> list[SystemVersion]:
     return versions_of(system=system)
+
+
+@register.filter
+def sees_guidance(viewer: Viewer, shared_task: SharedTask) -> bool:
+    """``{% if viewer|sees_guidance:shared_task %}``: the task's guidance is open to the viewer
+    (``bibi.evaluation.guidance.sight_of``; no query)."""
+    return sight_of(viewer, shared_task).allowed
 
 
 @register.filter

@@ -86,7 +86,7 @@ def pairs(request: HttpRequest, slug: str) -> HttpResponse:
     return _pairs_page(request, shared_task, viewer, team)
 
 
-def _say_warnings(request: HttpRequest, warnings: Sequence[RowError]) -> None:
+def say_warnings(request: HttpRequest, warnings: Sequence[RowError]) -> None:
     """A submission's warnings, as messages: one a problem, with the lines it is on."""
     for group in error_groups(warnings):
         lines = "" if group["lines"] == "0" else f"Line {group['lines']}: "
@@ -123,7 +123,7 @@ def pair_set_upload(request: HttpRequest, slug: str) -> HttpResponse:
                 )
             else:
                 messages.success(request, f"Pair set {pair_set.id} is submitted: {pairs_said}.")
-            _say_warnings(request, submission.warnings)
+            say_warnings(request, submission.warnings)
             if dry_run:
                 return redirect("web:pairs", slug=slug)
             return redirect("web:pair-set", slug=slug, pk=pair_set.id)
@@ -148,7 +148,7 @@ def pair_add(request: HttpRequest, slug: str) -> HttpResponse:
             rejected = add_upload_error(form, error)
         else:
             messages.success(request, "The pair is checked and added to the draft.")
-            _say_warnings(request, pair.warnings)
+            say_warnings(request, pair.warnings)
             return redirect("web:pairs", slug=slug)
     return _pairs_page(
         request, shared_task, viewer, team, add_form=form, add_rejected=rejected, status=400
@@ -188,7 +188,7 @@ def draft_submit(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, " ".join(error.messages))
         return redirect("web:pairs", slug=slug)
     messages.success(request, f"The draft is submitted as pair set {draft.id}.")
-    _say_warnings(request, submission.warnings)
+    say_warnings(request, submission.warnings)
     return redirect("web:pair-set", slug=slug, pk=draft.id)
 
 

@@ -103,6 +103,63 @@ def _minilm_archive(directory: Path) -> Path:
     return Path(shutil.make_archive(str(directory / "minilm"), "zip", model_dir))
 
 
+def bench_task(name: str, slug: str) -> tuple[str, tuple[Any, Any, Any], SharedTask]:
+    """A task for a benchmark that needs workers (so committed): a random suffix, its organizer,
+    a builder and a breaker (users named ``bench-...-{suffix}``), and the task."""
+    suffix = secrets.token_hex(4)
+    users = get_user_model().objects
+    organizer, builder, breaker = (
+        users.create_user(f"bench-{role}-{suffix}") for role in ("organizer", "builder", "breaker")
+    )
+    shared_task = task_services.shared_task_create(
+        creator=organizer, name=f"{name} benchmark {suffix}", slug=f"{slug}-{suffix}"
+    )
+    return suffix, (organizer, builder, breaker), shared_task
+
+
+def hosted_minilm(
+    shared_task: SharedTask, builder: Any, suffix: str, scratch: Path
+) -> tuple[SystemVersion, float]:
+    """A builder team of ``builder`` with a hosted MiniLM-L6 (a fresh head), validated in this
+    process; and the seconds validation took."""
+    from bibi.systems import services as system_services
+    from bibi.systems import validation
+
+    team = task_services.team_create(
+        shared_task=shared_task, owner=builder, kind="builder", name=f"Builders {suffix}"
+    )
+    system = system_services.system_create(team=team, actor=builder, name="minilm", kind="hosted")
+    archive = _minilm_archive(scratch)
+    version = system_services.system_version_upload(
+        system=system,
+        actor=builder,
+        archive=SimpleUploadedFile("minilm.zip", archive.read_bytes()),
+    )
+    started = time.perf_counter()
+    version = validation.system_version_validate(version_id=version.id)
+    validated = time.perf_counter() - started
+    if version.status != SystemVersion.Status.READY:
+        raise CommandError(f"validation failed: {version.failure_detail}")
+    return version, validated
+
+
+def bench_task_delete(
+    shared_task: SharedTask, *, suffix: str, scratch: Path, worker: subprocess.Popen | None
+) -> None:
+    """Stop the benchmark's worker and remove what it made: the task, its models and uploads,
+    its users (named ``...{suffix}``) and the scratch folder."""
+    if worker is not None:
+        os.killpg(worker.pid, 15)
+        worker.wait(timeout=30)
+    for version in SystemVersion.objects.filter(system__shared_task=shared_task):
+        shutil.rmtree(Path(settings.MODEL_STORE) / str(version.uuid), ignore_errors=True)
+        if version.archive_path:
+            (Path(settings.UPLOAD_ROOT) / version.archive_path).unlink(missing_ok=True)
+    shared_task.delete()
+    get_user_model().objects.filter(username__endswith=suffix).delete()
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
 def _start_gpu_worker(log: Path) -> subprocess.Popen:
     from bibi.celery import app
 
@@ -160,20 +217,11 @@ def bench_worker(*, texts: int, repeats: int, out) -> dict[str, Any]:
     import fim_engine
     from bibi.pairs import services as pair_services
     from bibi.pairs.checks import PairInput
-    from bibi.systems import services as system_services
-    from bibi.systems import validation
 
     if settings.CELERY_TASK_ALWAYS_EAGER:
         raise CommandError("the worker benchmark needs a broker: set REDIS_URL")
     sentences = _sst_sentences(texts)
-    suffix = secrets.token_hex(4)
-    users = get_user_model().objects
-    organizer = users.create_user(f"bench-organizer-{suffix}")
-    builder = users.create_user(f"bench-builder-{suffix}")
-    breaker = users.create_user(f"bench-breaker-{suffix}")
-    shared_task = task_services.shared_task_create(
-        creator=organizer, name=f"Evaluation benchmark {suffix}", slug=f"bench-eval-{suffix}"
-    )
+    suffix, (organizer, builder, breaker), shared_task = bench_task("Evaluation", "bench-eval")
     scratch = Path(tempfile.mkdtemp(prefix="bibi-bench-"))
     worker = None
     try:
@@ -187,23 +235,7 @@ def bench_worker(*, texts: int, repeats: int, out) -> dict[str, Any]:
         Example.objects.create(
             dataset=dev, external_id="d0", text="a fine film .", label="positive", position=0
         )
-        team = task_services.team_create(
-            shared_task=shared_task, owner=builder, kind="builder", name=f"Builders {suffix}"
-        )
-        system = system_services.system_create(
-            team=team, actor=builder, name="minilm", kind="hosted"
-        )
-        archive = _minilm_archive(scratch)
-        version = system_services.system_version_upload(
-            system=system,
-            actor=builder,
-            archive=SimpleUploadedFile("minilm.zip", archive.read_bytes()),
-        )
-        started = time.perf_counter()
-        version = validation.system_version_validate(version_id=version.id)
-        validated = time.perf_counter() - started
-        if version.status != SystemVersion.Status.READY:
-            raise CommandError(f"validation failed: {version.failure_detail}")
+        version, validated = hosted_minilm(shared_task, builder, suffix, scratch)
 
         worker = _start_gpu_worker(scratch / "worker.log")
         # Warm the worker (imports, model load) on one starter cell, outside the timing.
@@ -306,16 +338,7 @@ def bench_worker(*, texts: int, repeats: int, out) -> dict[str, Any]:
         )
         return figures
     finally:
-        if worker is not None:
-            os.killpg(worker.pid, 15)
-            worker.wait(timeout=30)
-        for version in SystemVersion.objects.filter(system__shared_task=shared_task):
-            shutil.rmtree(Path(settings.MODEL_STORE) / str(version.uuid), ignore_errors=True)
-            if version.archive_path:
-                (Path(settings.UPLOAD_ROOT) / version.archive_path).unlink(missing_ok=True)
-        shared_task.delete()
-        get_user_model().objects.filter(username__endswith=suffix).delete()
-        shutil.rmtree(scratch, ignore_errors=True)
+        bench_task_delete(shared_task, suffix=suffix, scratch=scratch, worker=worker)
 
 
 # --- A re-score with every cell known -----------------------------------------------------------

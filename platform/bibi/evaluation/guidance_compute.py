@@ -1,0 +1,63 @@
+"""Suggestions and draft-variant checks for breakers: the half of guidance that runs models.
+
+Only the worker imports this module (through ``bibi.evaluation.tasks``), so the web process
+never loads torch. Models come from the worker's cache (``bibi.systems.runner.version_system``);
+``fim_engine.suggest`` and ``fim_engine.check_variant`` do the work. The answer is plain JSON,
+keyed by version id, for ``bibi.evaluation.guidance`` to name and judge for its caller.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import fim_engine
+from bibi.systems.models import SystemVersion
+from bibi.systems.runner import model_call, version_system
+from bibi.systems.services import ValidationFailed
+
+
+def guidance_compute(
+    *,
+    version_ids: list[int],
+    original: str,
+    variant: str | None,
+    top_k: int,
+    words: int,
+) -> dict[str, Any]:
+    """``{"check": VariantCheck.to_dict()}`` for a draft ``variant``, else
+    ``{"report": SuggestionReport.to_dict(), "sources": [...]}`` for ``original`` with the
+    first version as the guide; ``{"error": reason}`` when a model cannot be loaded or run.
+    Systems are named by version id."""
+    versions = {
+        version.id: version
+        for version in SystemVersion.objects.filter(
+            id__in=version_ids, status=SystemVersion.Status.READY
+        )
+    }
+    missing = [version_id for version_id in version_ids if version_id not in versions]
+    if missing:
+        return {"error": f"System version(s) {missing} are no longer ready."}
+    try:
+        systems = {str(vid): version_system(versions[vid]) for vid in version_ids}
+        if variant is not None:
+            check = model_call(fim_engine.check_variant, original, variant, systems)
+            return {"check": check.to_dict()}
+        sources = _sources()
+        report = model_call(
+            fim_engine.suggest, original, systems, top_k=top_k, words=words, sources=sources
+        )
+        return {"report": report.to_dict(), "sources": list(sources)}
+    except ValidationFailed as failed:
+        return {"error": failed.detail}
+
+
+def _sources() -> tuple[str, ...]:
+    """Every source, or the embedding neighbours alone on a worker without WordNet."""
+    from fim_engine.suggestions import SUGGESTION_SOURCES
+    from fim_engine.wordnet import load_wordnet
+
+    try:
+        load_wordnet()
+    except fim_engine.WordNetMissingError:
+        return ("neighbour",)
+    return SUGGESTION_SOURCES

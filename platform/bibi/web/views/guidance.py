@@ -1,0 +1,267 @@
+"""Guidance pages for breakers: the starter originals by boundary rank with their words shaded
+by edit leverage and the strategy advice, and a pair editor that starts from an original,
+shows the word diff, runs the minimal-pair checks and the hosted systems on the draft variant,
+and adds it to the team's draft. The diff is ``bibi.web.diff``'s, as on the results pages.
+
+Who sees guidance is ``bibi.evaluation.guidance.sight_of``'s rule; the models run on a gpu
+worker through ``guidance.guidance_suggest``, as for the API.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+
+from bibi.evaluation import guidance
+from bibi.pairs import services as pair_services
+from bibi.pairs.layouts import pair_input_from_fields
+from bibi.sharedtasks import selectors as task_selectors
+from bibi.sharedtasks.models import Dataset, Example, SharedTask, Team
+from bibi.sharedtasks.selectors import Viewer
+from bibi.web.access import require_team, task_and_viewer
+from bibi.web.diff import word_diff
+from bibi.web.forms import PairEditorForm, add_service_error, add_upload_error
+from bibi.web.views.breakers import say_warnings
+
+ORIGINALS_PER_PAGE = 25
+# Words are shaded in this many steps of their share of the sentence's largest leverage.
+SHADES = 4
+
+
+class GuidanceFilterForm(forms.Form):
+    order = forms.ChoiceField(
+        choices=[
+            ("boundary", "Nearest the boundary first"),
+            ("confidence", "Least confident first"),
+        ],
+        required=False,
+    )
+    label = forms.ChoiceField(required=False, label="Gold label")
+    system = forms.TypedChoiceField(coerce=int, required=False, empty_value=None)
+
+    def __init__(self, *args: Any, shared_task: SharedTask, systems: list, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["label"].choices = [
+            ("", "Any"),
+            *((label, label) for label in shared_task.labels),
+        ]
+        if systems:
+            self.fields["system"].choices = [("", "Every ready system"), *systems]
+        else:
+            del self.fields["system"]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A piece of an original's text: a word with its shade (1..SHADES, 0 for none) and its
+    leverage, or the text between words (shade None)."""
+
+    text: str
+    shade: int | None
+    leverage: float | None = None
+
+
+def segments(original: guidance.RankedOriginal) -> list[Segment]:
+    text = original.example.text
+    top = max((word.leverage or 0.0 for word in original.words), default=0.0)
+    pieces, cursor = [], 0
+    for word in original.words:
+        if word.start > cursor:
+            pieces.append(Segment(text[cursor : word.start], None))
+        shade = round(SHADES * (word.leverage or 0.0) / top) if top > 0 else 0
+        pieces.append(Segment(word.text, shade, word.leverage))
+        cursor = word.end
+    if cursor < len(text):
+        pieces.append(Segment(text[cursor:], None))
+    return pieces
+
+
+def top_words(original: guidance.RankedOriginal, count: int = 3) -> list[guidance.WordLeverage]:
+    """The words with the most leverage (the shading's text alternative)."""
+    words = [word for word in original.words if word.leverage]
+    return sorted(words, key=lambda word: -(word.leverage or 0.0))[:count]
+
+
+def _sight_or_refuse(
+    request: HttpRequest, shared_task: SharedTask, viewer: Viewer
+) -> guidance.GuidanceSight | None:
+    """What the viewer sees of the guidance; None for an anonymous visitor to send to log in,
+    ``PermissionDenied`` (saying who sees it) for anyone else it is closed to."""
+    sight = guidance.sight_of(viewer, shared_task)
+    if not sight.allowed and not request.user.is_authenticated:
+        return None
+    if not sight.allowed:
+        guidance.guidance_sight_require(user=request.user, shared_task=shared_task, viewer=viewer)
+    return sight
+
+
+def guidance_page(request: HttpRequest, slug: str) -> HttpResponse:
+    shared_task, viewer = task_and_viewer(request, slug)
+    sight = _sight_or_refuse(request, shared_task, viewer)
+    if sight is None:
+        return redirect_to_login(request.get_full_path())
+    systems = guidance.ranking_systems(shared_task=shared_task) if sight.per_system else []
+    choices = [
+        (
+            system.id,
+            f"{guidance.team_name(system.team, sight)} / {guidance.system_name(system, sight)}",
+        )
+        for system in systems
+    ]
+    form = GuidanceFilterForm(request.GET or None, shared_task=shared_task, systems=choices)
+    filters: dict[str, Any] = {}
+    if form.is_bound and form.is_valid():
+        filters = {
+            "order": form.cleaned_data["order"] or "boundary",
+            "label": form.cleaned_data["label"] or None,
+            "system_ids": [form.cleaned_data["system"]]
+            if form.cleaned_data.get("system")
+            else None,
+        }
+    ranking = guidance.boundary_ranking(shared_task, sight=sight, with_words=False, **filters)
+    page = Paginator(ranking, ORIGINALS_PER_PAGE).get_page(request.GET.get("page"))
+    originals = guidance.ranking_words(list(page.object_list))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "shared_task": shared_task,
+        "viewer": viewer,
+        "tab": "guidance",
+        "sight": sight,
+        "form": form,
+        "page": page,
+        "query": query.urlencode(),
+        "has_systems": bool(ranking and any(original.systems for original in ranking)),
+        "rows": [
+            {"original": o, "segments": segments(o), "top_words": top_words(o)} for o in originals
+        ],
+        "can_edit": viewer.team is not None and viewer.team.kind == Team.Kind.BREAKER,
+        "advice": guidance.STRATEGY_ADVICE,
+        "near": guidance.NEAR_BOUNDARY,
+    }
+    return render(request, "web/guidance.html", context, status=200 if not form.errors else 400)
+
+
+def _starter_original(shared_task: SharedTask, original_id: str) -> Example:
+    example = task_selectors.example_get(
+        shared_task=shared_task, split=Dataset.Split.STARTER, external_id=original_id
+    )
+    if example is None:
+        raise Http404("No starter original has this id.")
+    return example
+
+
+def _ranked(
+    shared_task: SharedTask, sight: guidance.GuidanceSight, example: Example
+) -> guidance.RankedOriginal | None:
+    ranking = guidance.boundary_ranking(shared_task, sight=sight, with_words=False)
+    found = [original for original in ranking if original.example.id == example.id]
+    return guidance.ranking_words(found)[0] if found else None
+
+
+def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpResponse:
+    shared_task, viewer = task_and_viewer(request, slug)
+    if not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
+    team = require_team(viewer, Team.Kind.BREAKER)
+    example = _starter_original(shared_task, original_id)
+    sight = guidance.sight_of(viewer, shared_task)
+    initial = {
+        "original_id": example.external_id,
+        "variant_text": example.text,
+        "variant_label": example.label,
+    }
+    form = PairEditorForm(request.POST or None, shared_task=shared_task, initial=initial)
+    action = request.POST.get("action", "")
+    context: dict[str, Any] = {"check": None, "try_error": None, "rejected": None, "passed": None}
+    status = 200
+    if request.method == "POST":
+        if not form.is_valid():
+            status = 400
+        elif action == "try":
+            status = _try_variant(request, shared_task, viewer, sight, form, example, context)
+        elif action in ("check", "add"):
+            pair = pair_input_from_fields(
+                1, {**form.cleaned_data, "original_id": example.external_id}
+            )
+            try:
+                if action == "add":
+                    added = pair_services.pair_add(team=team, user=request.user, pair=pair)
+                else:
+                    submission = pair_services.pair_set_submit(
+                        team=team, user=request.user, pairs=[pair], dry_run=True
+                    )
+            except ValidationError as error:
+                context["rejected"] = add_upload_error(form, error)
+                status = 400
+            else:
+                if action == "add":
+                    messages.success(request, "The pair is checked and added to the draft.")
+                    say_warnings(request, added.warnings)
+                    return redirect("web:pairs", slug=slug)
+                context["passed"] = [warning.reason for warning in submission.warnings]
+        else:
+            form.add_error(None, "Choose what to do: try the variant, check it, or add it.")
+            status = 400
+    variant = form.data.get("variant_text", example.text) if form.is_bound else example.text
+    context.update(
+        {
+            "shared_task": shared_task,
+            "viewer": viewer,
+            "tab": "guidance",
+            "team": team,
+            "original": example,
+            "ranked": _ranked(shared_task, sight, example) if sight.allowed else None,
+            "sight": sight,
+            "form": form,
+            "diff": word_diff(example.text, variant),  # (original's parts, variant's parts)
+        }
+    )
+    if context["ranked"] is not None:
+        context["segments"] = segments(context["ranked"])
+    return render(request, "web/guidance_editor.html", context, status=status)
+
+
+def _try_variant(
+    request: HttpRequest,
+    shared_task: SharedTask,
+    viewer: Viewer,
+    sight: guidance.GuidanceSight,
+    form: PairEditorForm,
+    example: Example,
+    context: dict[str, Any],
+) -> int:
+    """The draft variant through every hosted system (``guidance.guidance_suggest``); the
+    status the page answers with."""
+    if not sight.allowed:
+        form.add_error(None, "This task does not show the systems' predictions to breakers.")
+        return 403
+    try:
+        context["check"] = guidance.guidance_suggest(
+            shared_task=shared_task,
+            user=request.user,
+            viewer=viewer,
+            request=guidance.SuggestRequest(
+                original_id=example.external_id,
+                variant_text=form.cleaned_data["variant_text"],
+                variant_label=form.cleaned_data["variant_label"],
+            ),
+        )
+    except ValidationError as error:
+        add_service_error(form, error)
+        return 400
+    except PermissionDenied as denied:
+        form.add_error(None, str(denied))
+        return 403
+    except guidance.SuggestionUnavailable as unavailable:
+        context["try_error"] = str(unavailable)
+        return 503
+    return 200

@@ -1,0 +1,206 @@
+"""Suggestions and draft variants through the API: on the embedded default (in-process) and
+through a real gpu worker process; every reported outcome reproduced by a separate forward
+pass."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from .guidance_conftest import build_geometry_task
+
+SUGGEST = "/api/v1/shared-tasks/sst/guidance/suggest/"
+
+
+def separate_forward_pass(model_dir, texts):
+    """What the model says about ``texts``, loaded afresh in this process."""
+    import fim_engine
+
+    batch = fim_engine.load_system(model_dir).predict(list(texts))
+    return dict(zip(texts, batch.labels, strict=True))
+
+
+def assert_suggestions_are_reproduced(task):
+    client = task.cast.client("breaker")
+
+    response = client.post(SUGGEST, {"original_id": "mild-pos", "top_k": 3}, format="json")
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["original"] == {"id": "mild-pos", "text": "the film is good", "label": "positive"}
+    assert max(body["leverage"], key=lambda pair: pair[1])[0] == "good"
+    suggestions = body["suggestions"]
+    assert suggestions, body
+    assert {s["keeps_label"] for s in suggestions} == {True, False}
+    # "bad" for "good": the antonym of the decisive word flips both systems, which breaks
+    # neither (both follow the flip to the label the breaker means).
+    antonym = next(s for s in suggestions if s["text"] == "the film is bad")
+    assert antonym["source"] == "antonym" and antonym["variant_label"] == "negative"
+    assert antonym["changed"] == 2 and antonym["breaks"] == 0
+
+    fresh = separate_forward_pass(task.model_dir, [s["text"] for s in suggestions])
+    for suggestion in suggestions:
+        assert len(suggestion["outcomes"]) == 2
+        for outcome in suggestion["outcomes"]:
+            assert outcome["label"] == fresh[suggestion["text"]], suggestion
+        # The same text as a draft variant, with the label the suggestion means: same answer.
+        draft = client.post(
+            SUGGEST,
+            {
+                "original_id": "mild-pos",
+                "variant_text": suggestion["text"],
+                "variant_label": suggestion["variant_label"],
+            },
+            format="json",
+        ).json()
+        assert {o["system_id"]: o["variant"]["label"] for o in draft["outcomes"]} == {
+            o["system_id"]: o["label"] for o in suggestion["outcomes"]
+        }
+        assert draft["breaks"] == suggestion["breaks"]
+        assert draft["changed"] == suggestion["changed"]
+
+
+def assert_a_draft_reports_breaks_by_the_intended_labels(task):
+    client = task.cast.client("breaker")
+    ask = {"original_id": "mild-pos", "variant_text": "the film is bad"}
+
+    kept = client.post(SUGGEST, {**ask, "variant_label": "positive"}, format="json").json()
+    flipped = client.post(SUGGEST, {**ask, "variant_label": "negative"}, format="json").json()
+
+    # Both systems move to negative: a break if the breaker says the label stays.
+    assert kept["keeps_label"] and kept["breaks"] == 2 and kept["changed"] == 2
+    assert not flipped["keeps_label"] and flipped["breaks"] == 0
+    for outcome in kept["outcomes"]:
+        assert outcome["original"]["label"] == "positive"
+        assert outcome["variant"]["label"] == "negative"
+        assert outcome["variant_lambda_max"] > 0 and outcome["breaks"] is True
+        assert set(outcome["variant"]["probabilities"]) == {"negative", "positive"}
+
+
+@pytest.mark.embedded
+def test_suggestions_and_drafts_in_process(db, tmp_path, settings):
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("in-process only on the embedded default (the worker test covers services)")
+    task = build_geometry_task(tmp_path)
+
+    assert_suggestions_are_reproduced(task)
+    assert_a_draft_reports_breaks_by_the_intended_labels(task)
+
+
+@pytest.mark.slow
+def test_suggestions_and_drafts_through_a_real_gpu_worker(transactional_db, tmp_path, settings):
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("the embedded default runs tasks in-process: there are no workers")
+    from .conftest import Stack
+
+    task = build_geometry_task(tmp_path)
+    # The worker on this test's broker and result backend (the settings' Redis database).
+    stack = Stack(tmp_path, SimpleNamespace(url=settings.REDIS_URL), {})
+    try:
+        gpu = stack.start("gpu", "gpu")
+        assert_suggestions_are_reproduced(task)
+        assert_a_draft_reports_breaks_by_the_intended_labels(task)
+        assert gpu.received("gpu.guidance_suggest") >= 2
+    finally:
+        stack.close()
+
+
+def test_no_worker_in_time_answers_503_and_the_message_expires(db, tmp_path, settings):
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("the embedded default runs tasks in-process")
+    settings.GUIDANCE_SUGGEST_TIMEOUT = 1
+    task = build_geometry_task(tmp_path)
+
+    response = task.cast.client("breaker").post(
+        SUGGEST, {"original_id": "on", "variant_text": "the film is good but awful"}, format="json"
+    )
+
+    assert response.status_code == 503
+    assert "No model worker answered within 1 seconds" in response.json()["detail"]
+    assert response["Retry-After"] == "10"
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "message"),
+    [
+        ({"original_id": "d1"}, "original_id", "is not an original of the starter set"),
+        ({"original_id": "on", "variant_text": "   "}, "variant_text", "The variant is empty"),
+        (
+            {"original_id": "on", "variant_text": " the film is good but bad "},
+            "variant_text",
+            "the original unchanged",
+        ),
+        (
+            {"original_id": "on", "variant_text": "x" * 1001},
+            "variant_text",
+            "this task allows 1000",
+        ),
+        (
+            {"original_id": "on", "variant_text": "the film", "variant_label": "neutral"},
+            "variant_label",
+            "not a label of this task",
+        ),
+        ({"original_id": "on", "systems": [424242]}, "system", "Not a ready hosted system"),
+        ({"original_id": "on", "top_k": 0}, "top_k", "greater than or equal to 1"),
+        ({}, "original_id", "required"),
+    ],
+)
+def test_bad_requests_are_refused_before_any_model_runs(db, tmp_path, body, field, message):
+    task = build_geometry_task(tmp_path)
+
+    response = task.cast.client("breaker").post(SUGGEST, body, format="json")
+
+    assert response.status_code == 400, response.content
+    assert message in str(response.json()[field])
+
+
+@pytest.mark.embedded
+def test_without_per_system_guidance_a_draft_gives_counts_only(db, tmp_path, settings):
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("runs the models in-process (embedded default)")
+    task = build_geometry_task(tmp_path)
+    task.shared_task.guidance_shows_systems = False
+    task.shared_task.save()
+
+    body = (
+        task.cast.client("breaker")
+        .post(
+            SUGGEST, {"original_id": "mild-pos", "variant_text": "the film is bad"}, format="json"
+        )
+        .json()
+    )
+
+    assert body["outcomes"] == [] and body["breaks"] == 2 and body["systems"] == 2
+
+
+def test_without_per_system_guidance_no_system_can_be_picked(db, tmp_path):
+    task = build_geometry_task(tmp_path)
+    task.shared_task.guidance_shows_systems = False
+    task.shared_task.save()
+
+    response = task.cast.client("breaker").post(
+        SUGGEST, {"original_id": "on", "systems": [task.strawman_bow.id]}, format="json"
+    )
+
+    assert response.status_code == 403
+    assert "ranking only" in response.json()["detail"]
+
+
+@pytest.mark.embedded
+def test_a_model_that_cannot_be_loaded_answers_503_with_the_reason(db, tmp_path, settings):
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("runs the models in-process (embedded default)")
+    import shutil
+    from pathlib import Path
+
+    task = build_geometry_task(tmp_path)
+    version = task.strawman_bow.active_version
+    shutil.rmtree(Path(settings.MODEL_STORE) / version.model_dir)
+
+    response = task.cast.client("breaker").post(
+        SUGGEST, {"original_id": "on", "variant_text": "the film is bad"}, format="json"
+    )
+
+    assert response.status_code == 503
+    assert "A system could not run" in response.json()["detail"]

@@ -1,0 +1,72 @@
+"""A breaker in a real browser uses the guidance: the originals by boundary rank, the pair
+editor with its live word diff, the systems' predictions on a draft variant, a good pair added
+and a non-minimal one refused with the reason.
+
+On the services backend a real Celery worker runs the models; on the embedded default they run
+in the live server's process, as in the demo.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bibi.pairs.models import PairSet
+
+from ..evaluation.guidance_conftest import build_geometry_task
+
+pytestmark = [pytest.mark.browser, pytest.mark.embedded, pytest.mark.slow]
+
+
+def test_a_breaker_follows_the_guidance_to_a_pair(transactional_db, worker, screen, tmp_path):
+    task = build_geometry_task(tmp_path)
+    page = screen.page
+    screen.log_in("brian", "pw-brian-123")
+    screen.goto("/tasks/sst/")
+    page.get_by_role("link", name="Guidance").click()
+
+    assert page.get_by_role("heading", level=1).inner_text().startswith("Guidance")
+    items = page.locator(".guidance-item h2")
+    assert items.first.inner_text().startswith("#1 on")
+    assert page.locator(".shade-4", has_text="good").count() >= 1
+    screen.shot("guidance")
+    assert screen.axe_violations() == []
+
+    page.get_by_role("link", name="Make a pair from mild-pos").click()
+    page.wait_for_load_state()
+    assert page.get_by_role("heading", level=1).inner_text() == "Make a pair from mild-pos"
+    variant = page.get_by_label("Variant", exact=True)
+    assert variant.input_value() == "the film is good"
+    # The diff follows the typing, without a round trip.
+    variant.fill("the film is bad")
+    page.locator("#diff-variant ins", has_text="bad").wait_for()
+    assert page.locator("#diff-original del").text_content() == "[removed: good]"
+    assert page.locator("#diff-variant").text_content().strip() == "the film is [added: bad]"
+    page.get_by_label("The variant's label").select_option("positive")
+    page.get_by_role("button", name="Try it on the systems").click()
+    predictions = page.get_by_role(
+        "region", name="Each hosted system on the original and on your variant"
+    )
+    assert predictions.get_by_role("row").count() == 3  # the header and two systems
+    assert "2 of 2 systems would break" in page.locator("#predictions").inner_text()
+    screen.shot("draft-tried")
+    assert screen.axe_violations() == []
+
+    # Not minimal: refused, with the reason, and nothing stored.
+    page.get_by_label("Variant", exact=True).fill(
+        "an entirely different sentence about nothing at all"
+    )
+    page.get_by_role("button", name="Check and add to the draft").click()
+    problems = page.locator("#pair-problems")
+    assert "This is not a pair the task accepts" in problems.inner_text()
+    assert "edit" in problems.inner_text()
+    screen.shot("not-minimal")
+    assert not PairSet.objects.filter(team=task.cast.breaker_team).exists()
+
+    page.get_by_label("Variant", exact=True).fill("the film is bad")
+    page.get_by_label("The variant's label").select_option("negative")
+    page.get_by_role("button", name="Check and add to the draft").click()
+    assert page.get_by_text("The pair is checked and added to the draft.").is_visible()
+    page.get_by_role("button", name="Submit the draft as a set").click()
+    submitted = PairSet.objects.get(team=task.cast.breaker_team, status="submitted")
+    assert submitted.pairs.get().variant_text == "the film is bad"
+    screen.shot("submitted")
