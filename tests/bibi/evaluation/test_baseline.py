@@ -189,10 +189,23 @@ def test_a_second_run_is_the_same_pairs_as_a_new_version_of_the_teams_set(db, we
     assert PairSet.objects.filter(team=first.team).count() == 2
 
 
-def test_it_refuses_outside_the_break_phase_and_writes_nothing(db, weak_bow):
+def test_a_run_past_the_quota_of_sets_is_refused(db, weak_bow):
     cast, _ = ready_task(weak_bow)
-    start_phase_now(cast.shared_task, "contest")
-    with pytest.raises(ValidationError, match="break phase closed"):
+    cast.shared_task.max_pair_sets_per_team = 1
+    cast.shared_task.save()
+    baseline_breaker_run(cast.shared_task, team_name="Strawman breaker", n=4)
+    with pytest.raises(ValidationError, match="the most this shared task allows"):
+        baseline_breaker_run(cast.shared_task, team_name="Strawman breaker", n=4)
+    assert PairSet.objects.filter(team__name="Strawman breaker").count() == 1
+
+
+@pytest.mark.parametrize(
+    ("phase", "message"), [("build", "break phase opens"), ("contest", "break phase closed")]
+)
+def test_it_refuses_outside_the_break_phase_and_writes_nothing(db, weak_bow, phase, message):
+    cast, _ = ready_task(weak_bow)
+    start_phase_now(cast.shared_task, phase)
+    with pytest.raises(ValidationError, match=message):
         baseline_breaker_run(cast.shared_task, team_name="Strawman breaker", n=5)
     assert not Team.objects.filter(name="Strawman breaker").exists()
     assert not get_user_model().objects.filter(username=BOT_USERNAME).exists()
