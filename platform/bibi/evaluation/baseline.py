@@ -11,18 +11,20 @@ How the pairs are made, for each original in rank order (nearest the boundary fi
 | source | edit (``fim_engine.perturbations``, ``fim_engine.suggest_many``) | variant's gold label |
 |---|---|---|
 | ``synonym`` | a high-leverage word → a WordNet synonym (guided: ranked by the top eigenvector) | the original's |
-| ``neighbour`` | a high-leverage word → a neighbour in the guide's input-embedding space | the original's |
+| ``neighbour`` | a high-leverage word → a neighbour in a transformers guide's input embeddings | the original's |
 | ``name`` | a person's name → another name | the original's |
 | ``typo`` | one keyboard slip in one of the three highest-leverage words | the original's |
-| ``antonym`` | a high-leverage word → a WordNet antonym (guided) | the other label |
-| ``negation`` | ``not`` inserted after an auxiliary, or a negation removed | the other label |
+| ``antonym`` | a high-leverage word → a WordNet antonym that moves the guide (projection > 0) | the other label |
+| ``negation`` | ``not`` after an auxiliary of a text without negation, or its one negation removed | the other label |
 
 The *guide* of an original (the system whose λmax, eigenvector and word leverage place the
 edits) is the ready hosted system in whose λmax distribution that original stands highest
 (the ranking's ``percentile``). Label-changing edits need "the other label": on a binary task
 it is the label the original does not have; on a larger label set only a polarity pair
 (``positive``/``negative``, ``pos``/``neg``, any case) has one, so elsewhere label-changing
-edits are not made (a negated "neutral" sentence is not reliably anything).
+edits are not made (a negated "neutral" sentence is not reliably anything). A native model's
+embeddings start random and, trained on a small set, their neighbours say nothing of meaning:
+neighbours come from transformers guides only.
 
 Every candidate goes through ``pairs.checks.check_pair`` with the task's rules (refused ones are
 dropped and counted), then every ready hosted system predicts both of its texts, and the break
@@ -74,6 +76,7 @@ from fim_engine.perturbations import (
     ANTONYM,
     NAME,
     NEGATION,
+    NEGATIONS,
     NEIGHBOUR,
     SYNONYM,
     TYPO,
@@ -85,6 +88,7 @@ from fim_engine.perturbations import (
 )
 from fim_engine.suggestions import SUGGESTION_SOURCES, SuggestionReport, suggest_many
 from fim_engine.wordnet import load_wordnet
+from fim_engine.words import split_words
 
 if TYPE_CHECKING:
     from bibi.evaluation.guidance import RankedOriginal
@@ -108,6 +112,9 @@ SOURCE_TAGS = {
 }
 # Labels with an obvious opposite on a label set larger than two.
 POLARITY = {"positive": "negative", "negative": "positive", "pos": "neg", "neg": "pos"}
+# Words that negate, beyond those ``negation_edits`` inserts and removes: a second negation
+# makes a double negative whose label nobody can set by construction.
+NEGATION_WORDS = NEGATIONS | {"neither", "nor", "nothing", "nobody", "none", "cannot", "nowhere"}
 # Guided suggestions per original: edited words, and kept label-keeping / label-changing ones.
 SUGGESTED_WORDS = 3
 SUGGESTED_PER_KIND = 3
@@ -415,6 +422,9 @@ def _candidates(
         by_guide[_guide(entry, hosted)].append(entry)
     reports: dict[int, SuggestionReport] = {}
     for guide, group in sorted(by_guide.items()):
+        sources = SUGGESTION_SOURCES
+        if systems[guide].format != "transformers":
+            sources = tuple(source for source in sources if source != NEIGHBOUR)
         try:
             made = model_call(
                 suggest_many,
@@ -422,7 +432,7 @@ def _candidates(
                 {guide: systems[guide]},
                 words=SUGGESTED_WORDS,
                 top_k=SUGGESTED_PER_KIND,
-                sources=SUGGESTION_SOURCES,
+                sources=sources,
                 wordnet=wordnet,
             )
         except ValidationFailed as failure:
@@ -443,6 +453,7 @@ def _candidates(
                 s.projection,
             )
             for s in report.suggestions
+            if s.keeps_label or s.projection > 0
         ]
         made_here += [(p, 0.0) for p in name_swaps(example.text, wordnet=wordnet)]
         levered = _levered_words(report, TYPO_WORDS)
@@ -451,13 +462,25 @@ def _candidates(
             for p in keyboard_typos(example.text, per_word=1, seed=seed)
             if p.edit.original.lower() in levered
         ]
-        made_here += [(p, 0.0) for p in negation_edits(example.text)]
+        made_here += [(p, 0.0) for p in _negation_edits(example.text)]
         other = changed_label(example.label, labels)
         for perturbation, projection in made_here:
             label = example.label if perturbation.keeps_label else other
             if label is not None:
                 candidates.append(_Candidate(entry, perturbation, label, projection))
     return candidates
+
+
+def _negation_edits(text: str) -> list[Perturbation]:
+    """``negation_edits`` where the result is a plain negation or affirmation: ``not`` only
+    into a text without any negation, a negation removed only from a text with one."""
+    negations = [w for w, _, _ in split_words(text) if w in NEGATION_WORDS]
+    edits = negation_edits(text)
+    if not negations:
+        return edits
+    if len(negations) == 1:
+        return [p for p in edits if p.edit.start != p.edit.end]
+    return []
 
 
 def _levered_words(report: SuggestionReport, count: int) -> set[str]:

@@ -263,6 +263,15 @@ def test_the_other_label_of_a_label_change():
     assert changed_label("entailment", ["entailment", "neutral", "contradiction"]) is None
 
 
+def test_negations_go_only_where_the_label_change_is_plain():
+    from bibi.evaluation.baseline import _negation_edits
+
+    assert [p.text for p in _negation_edits("The jokes are stale.")] == ["The jokes are not stale."]
+    assert [p.text for p in _negation_edits("I did not enjoy it.")] == ["I did enjoy it."]
+    assert _negation_edits("The movie is neither funny nor clever.") == []
+    assert _negation_edits("It is not bad, and never dull.") == []
+
+
 def test_the_command_submits_and_reports(db, weak_bow):
     cast, _ = ready_task(weak_bow)
     out = StringIO()
