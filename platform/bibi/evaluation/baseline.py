@@ -374,7 +374,8 @@ def _hosted_systems(shared_task: SharedTask) -> list[_Hosted]:
     hosted = []
     for entry in scored:
         version = versions[entry.version_id]
-        name = f"{version.system.team.name} / {entry.system_name}"
+        # Rationales are public once results are: an anonymous team keeps its alias there.
+        name = f"{version.system.team.public_name} / {entry.system_name}"
         try:
             system = version_system(version)
         except ValidationFailed as failure:
