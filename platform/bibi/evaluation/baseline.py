@@ -87,7 +87,7 @@ from fim_engine.perturbations import (
     negation_edits,
 )
 from fim_engine.suggestions import SUGGESTION_SOURCES, SuggestionReport, suggest_many
-from fim_engine.wordnet import load_wordnet
+from fim_engine.wordnet import WordNet, load_wordnet
 from fim_engine.words import split_words
 
 if TYPE_CHECKING:
@@ -115,6 +115,17 @@ POLARITY = {"positive": "negative", "negative": "positive", "pos": "neg", "neg":
 # Words that negate, beyond those ``negation_edits`` inserts and removes: a second negation
 # makes a double negative whose label nobody can set by construction.
 NEGATION_WORDS = NEGATIONS | {"neither", "nor", "nothing", "nobody", "none", "cannot", "nowhere"}
+# Words whose swap for one another turns a statement around (*nothing* works / *everything*
+# works): an embedding neighbour among them is no label-keeping edit.
+QUANTIFIERS = frozenset(
+    {
+        "nothing", "everything", "something", "anything", "nobody", "everybody", "somebody",
+        "anybody", "none", "all", "some", "every", "any", "always", "never", "sometimes",
+        "often", "rarely", "seldom",
+    }
+)  # fmt: skip
+# WordNet senses searched for antonyms when a neighbour is screened.
+NEIGHBOUR_ANTONYM_SENSES = 8
 # Guided suggestions per original: edited words, and kept label-keeping / label-changing ones.
 SUGGESTED_WORDS = 3
 SUGGESTED_PER_KIND = 3
@@ -454,7 +465,7 @@ def _candidates(
                 s.projection,
             )
             for s in report.suggestions
-            if s.keeps_label or s.projection > 0
+            if _believable(s.edit.original, s.edit.replacement, s.source, s.projection, wordnet)
         ]
         made_here += [(p, 0.0) for p in name_swaps(example.text, wordnet=wordnet)]
         levered = _levered_words(report, TYPO_WORDS)
@@ -470,6 +481,33 @@ def _candidates(
             if label is not None:
                 candidates.append(_Candidate(entry, perturbation, label, projection))
     return candidates
+
+
+def _believable(
+    word: str, replacement: str, source: str, projection: float, wordnet: WordNet
+) -> bool:
+    """Whether a guided suggestion's label by construction is believable.
+
+    An antonym must move the guide away from its label to first order (the model reads the
+    word as carrying the label). A neighbour in an embedding space is often the word's
+    opposite (*boring* → *enjoyable*, *weak* → *stronger*, *nothing* → *everything*): one that
+    WordNet knows as an antonym of the word (or a form of one), or a swap between quantifiers,
+    is dropped.
+    """
+    if source == ANTONYM:
+        return projection > 0
+    if source != NEIGHBOUR:
+        return True
+    word, replacement = word.lower(), replacement.lower()
+    if word in QUANTIFIERS or replacement in QUANTIFIERS:
+        return False
+    opposites = [
+        lexical.word.lower()
+        for first, second in ((word, replacement), (replacement, word))
+        for lexical in wordnet.antonyms(first, senses=NEIGHBOUR_ANTONYM_SENSES)
+        if second.startswith(lexical.word.lower())
+    ]
+    return not opposites
 
 
 def _negation_edits(text: str) -> list[Perturbation]:

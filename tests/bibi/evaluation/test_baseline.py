@@ -272,6 +272,20 @@ def test_negations_go_only_where_the_label_change_is_plain():
     assert _negation_edits("It is not bad, and never dull.") == []
 
 
+def test_neighbours_that_are_opposites_are_not_taken_for_label_keeping_edits():
+    from bibi.evaluation.baseline import _believable
+
+    wordnet = fim_engine.load_wordnet()
+    assert _believable("boring", "dull", "neighbour", 0.0, wordnet)
+    assert not _believable("weak", "stronger", "neighbour", 0.0, wordnet)
+    assert not _believable("good", "bad", "neighbour", 0.0, wordnet)
+    assert not _believable("Nothing", "Everything", "neighbour", 0.0, wordnet)
+    # An antonym must move the guide; a synonym is taken as WordNet gives it.
+    assert _believable("good", "bad", "antonym", 0.3, wordnet)
+    assert not _believable("ride", "walk", "antonym", -0.1, wordnet)
+    assert _believable("film", "movie", "synonym", -0.1, wordnet)
+
+
 def test_the_command_submits_and_reports(db, weak_bow):
     cast, _ = ready_task(weak_bow)
     out = StringIO()
