@@ -18,11 +18,11 @@ How the pairs are made, for each original in rank order (nearest the boundary fi
 | ``negation`` | ``not`` after an auxiliary of a text without negation, or its one negation removed | the other label |
 
 The *guide* of an original (the system whose λmax, eigenvector and word leverage place the
-edits) is the ready hosted system in whose λmax distribution that original stands highest
-(the ranking's ``percentile``). Label-changing edits need "the other label": on a binary task
-it is the label the original does not have; on a larger label set only a polarity pair
-(``positive``/``negative``, ``pos``/``neg``, any case) has one, so elsewhere label-changing
-edits are not made (a negated "neutral" sentence is not reliably anything). A native model's
+edits) is the guidance's: the ready hosted system in whose λmax distribution that original
+stands highest (``guidance.guide_order`` on the ranking's ``percentile``). Label-changing
+edits need "the other label", ``guidance.changed_label``: on a binary task the label the
+original does not have; on a larger label set only a polarity pair (``positive``/``negative``,
+``pos``/``neg``, any case) has one, so elsewhere label-changing edits are not made. A native model's
 embeddings start random and, trained on a small set, their neighbours say nothing of meaning:
 neighbours come from transformers guides only.
 
@@ -51,7 +51,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 from django.contrib.auth import get_user_model
@@ -61,6 +61,14 @@ from django.db import transaction
 
 import fim_engine
 import scoring
+from bibi.evaluation.guidance import (
+    LABEL_CHANGING,
+    LABEL_PRESERVING,
+    RankedOriginal,
+    boundary_ranking,
+    changed_label,
+    guide_order,
+)
 from bibi.evaluation.matrix import ScoredVersion, active_versions
 from bibi.pairs import services as pair_services
 from bibi.pairs.checks import CheckedPair, PairInput, PairRules, StarterExample, StarterIndex
@@ -90,9 +98,6 @@ from fim_engine.suggestions import SUGGESTION_SOURCES, SuggestionReport, suggest
 from fim_engine.wordnet import WordNet, load_wordnet
 from fim_engine.words import split_words
 
-if TYPE_CHECKING:
-    from bibi.evaluation.guidance import RankedOriginal
-
 DEFAULT_PAIRS = 100
 # The dedicated account that owns a team the breaker creates: it cannot log in.
 BOT_USERNAME = "baseline-breaker"
@@ -110,8 +115,6 @@ SOURCE_TAGS = {
     TYPO: ("morphosyntax",),
     NEGATION: ("morphosyntax",),
 }
-# Labels with an obvious opposite on a label set larger than two.
-POLARITY = {"positive": "negative", "negative": "positive", "pos": "neg", "neg": "pos"}
 # Words that negate, beyond those ``negation_edits`` inserts and removes: a second negation
 # makes a double negative whose label nobody can set by construction.
 NEGATION_WORDS = NEGATIONS | {"neither", "nor", "nothing", "nobody", "none", "cannot", "nowhere"}
@@ -252,10 +255,11 @@ def baseline_breaker_run(
         pair_services.pair_set_submit_require(team=team, user=submitter)
     hosted = _hosted_systems(shared_task)
     if originals is None:
-        from bibi.evaluation.guidance import boundary_ranking
-
+        # The edits' words come from the guide's own leverage: the ranking's are not needed.
         originals = boundary_ranking(
-            shared_task, system_ids=[entry.version.system_id for entry in hosted]
+            shared_task,
+            system_ids=[entry.version.system_id for entry in hosted],
+            with_words=False,
         )
     ranked = sorted(originals, key=lambda entry: (entry.rank, entry.example.position))[:n]
     if not ranked:
@@ -400,29 +404,14 @@ def _hosted_systems(shared_task: SharedTask) -> list[_Hosted]:
     return hosted
 
 
-def changed_label(label: str, labels: Sequence[str]) -> str | None:
-    """The gold label of a label-changing edit of an original labelled ``label``: the other
-    label of a binary task, the opposite of a polarity pair on a larger label set, else None.
-
-    >>> changed_label("positive", ["negative", "positive"])
-    'negative'
-    >>> changed_label("neutral", ["negative", "neutral", "positive"]) is None
-    True
-    """
-    if len(labels) == 2:
-        return labels[1] if label == labels[0] else labels[0]
-    opposite = POLARITY.get(label.lower())
-    return next((other for other in labels if other.lower() == opposite), None)
-
-
 def _guide(ranked: RankedOriginal, hosted: Sequence[_Hosted]) -> str:
-    """The system in whose λmax distribution the original stands highest (its key)."""
+    """The key of the original's guide (``guidance.guide_order`` on the ranking's
+    percentiles); the first hosted system when none has the original's λmax."""
     keys = {entry.version.system_id: entry.key for entry in hosted}
-    views = [view for view in ranked.systems if view.system_id in keys]
-    if not views:
-        return hosted[0].key
-    best = max(views, key=lambda view: (view.percentile or 0.0, -view.system_id))
-    return keys[best.system_id]
+    order = guide_order(
+        {view.system_id: view.percentile for view in ranked.systems if view.system_id in keys}
+    )
+    return keys[order[0]] if order else hosted[0].key
 
 
 def _candidates(
@@ -598,7 +587,7 @@ def _select(candidates: Sequence[_Candidate], n: int) -> list[_Candidate]:
 
     def order(index: int) -> tuple[Any, ...]:
         c = candidates[index]
-        kind = "label_preserving" if c.perturbation.keeps_label else "label_changing"
+        kind = LABEL_PRESERVING if c.perturbation.keeps_label else LABEL_CHANGING
         return (-len(c.broken), c.ranked.strategy != kind, c.ranked.rank, -c.projection, c.text)
 
     breaking = [i for i, c in enumerate(candidates) if c.broken]

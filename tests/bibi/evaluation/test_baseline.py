@@ -18,7 +18,8 @@ from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 
 import fim_engine
-from bibi.evaluation.baseline import BOT_USERNAME, baseline_breaker_run, changed_label
+from bibi.evaluation.baseline import BOT_USERNAME, baseline_breaker_run
+from bibi.evaluation.guidance import changed_label
 from bibi.pairs.checks import PairInput, PairRules, StarterExample, StarterIndex, check_pair
 from bibi.pairs.models import Pair, PairSet
 from bibi.sharedtasks.models import Example, Team
@@ -34,41 +35,6 @@ pytestmark = [pytest.mark.embedded]
 DEMO = Path(__file__).resolve().parents[3] / "fixtures" / "demo"
 KEEPS = {"synonym", "neighbour", "name", "typo"}
 CHANGES = {"antonym", "negation"}
-
-
-@pytest.fixture(autouse=True)
-def interim_ranking(monkeypatch):
-    """Until ``bibi.evaluation.guidance`` lands: the starter set in import order."""
-    import sys
-    import types
-    from dataclasses import dataclass
-
-    try:
-        import bibi.evaluation.guidance  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        return
-
-    @dataclass
-    class Ranked:
-        example: Example
-        rank: int
-        boundary_score: float = 0.0
-        disagreements: int = 0
-        strategy: str = "label_preserving"
-        strategy_tags: tuple = ()
-        systems: tuple = ()
-
-    def boundary_ranking(shared_task, *, system_ids=None, label=None, order="boundary"):
-        examples = Example.objects.filter(
-            dataset__shared_task=shared_task, dataset__split="starter"
-        ).order_by("position")
-        return [Ranked(e, i) for i, e in enumerate(examples, start=1)]
-
-    module = types.ModuleType("bibi.evaluation.guidance")
-    module.boundary_ranking = boundary_ranking
-    monkeypatch.setitem(sys.modules, "bibi.evaluation.guidance", module)
 
 
 @pytest.fixture(scope="session")
