@@ -32,7 +32,7 @@ import bisect
 import logging
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -51,6 +51,8 @@ STRATEGIES = (LABEL_PRESERVING, LABEL_CHANGING)
 # A boundary score at or above this (the systems' median original, on average) counts as near.
 NEAR_BOUNDARY = 0.5
 ORDERS = ("boundary", "confidence")
+# Labels with an obvious opposite on a label set larger than two (``changed_label``).
+POLARITY = {"positive": "negative", "negative": "positive", "pos": "neg", "neg": "pos"}
 
 STRATEGY_ADVICE = {
     LABEL_PRESERVING: (
@@ -593,9 +595,15 @@ def _clean_variant(shared_task: SharedTask, example: Example, text: str | None) 
     return variant
 
 
+def guide_order(percentiles: Mapping[int, float]) -> list[int]:
+    """System ids (keys of ``percentiles``, each system's λmax percentile on one original)
+    with the original's *guide* first: the system it lies nearest the boundary of (highest
+    percentile), ties by id. The guide's eigenvector and leverage place suggested edits."""
+    return sorted(percentiles, key=lambda system_id: (-percentiles[system_id], system_id))
+
+
 def _guide_first(systems: list[System], example: Example) -> list[System]:
-    """The systems with the guide first: the one whose λmax percentile on the original is
-    highest (the one it lies nearest the boundary of)."""
+    """The systems in ``guide_order`` for the original (one without its λmax last)."""
     cells = _starter_cells(systems, leverage=False)
     percentile = {
         system.id: _percentiles(
@@ -603,7 +611,8 @@ def _guide_first(systems: list[System], example: Example) -> list[System]:
         ).get(example.id, -1.0)
         for system in systems
     }
-    return sorted(systems, key=lambda system: (-percentile[system.id], system.id))
+    by_id = {system.id: system for system in systems}
+    return [by_id[system_id] for system_id in guide_order(percentile)]
 
 
 def _run_on_worker(
@@ -757,8 +766,23 @@ def _suggestion_answer(
 
 def _intended_label(keeps_label: bool, original_label: str, labels: Sequence[str]) -> str | None:
     """The gold label a suggestion is meant to carry: the original's when it keeps the label,
-    the other label of a binary task when it changes it; None when that is not known."""
-    if keeps_label:
-        return original_label
-    others = [label for label in labels if label != original_label]
-    return others[0] if len(others) == 1 else None
+    else ``changed_label`` (None when that is not known)."""
+    return original_label if keeps_label else changed_label(original_label, labels)
+
+
+def changed_label(label: str, labels: Sequence[str]) -> str | None:
+    """The gold label of a label-changing edit of an original labelled ``label``: the other
+    label of a binary task, the opposite of a polarity pair (``POLARITY``, any case) on a
+    larger label set, else None (a negated "neutral" item is not reliably anything).
+
+    >>> changed_label("positive", ["negative", "positive"])
+    'negative'
+    >>> changed_label("Positive", ["Negative", "Neutral", "Positive"])
+    'Negative'
+    >>> changed_label("neutral", ["negative", "neutral", "positive"]) is None
+    True
+    """
+    if len(labels) == 2:
+        return labels[1] if label == labels[0] else labels[0]
+    opposite = POLARITY.get(label.lower())
+    return next((other for other in labels if other.lower() == opposite), None)

@@ -42,6 +42,7 @@ class PairSet(models.Model):
         FILE = "file", "File upload"
         API = "api", "JSON list"
         FORM = "form", "One pair at a time"
+        BASELINE = "baseline", "The automatic baseline breaker"
 
     shared_task = models.ForeignKey(SharedTask, on_delete=models.CASCADE, related_name="pair_sets")
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="pair_sets")

@@ -304,3 +304,16 @@ def test_a_page_of_guidance_costs_the_same_queries_whatever_the_starter_set(geom
 
     assert query_count(client, URL) == before
     assert query_count(client, URL, page_size=36) == before
+
+
+def test_the_guide_is_the_system_an_original_lies_nearest_the_boundary_of():
+    assert guidance.guide_order({7: 0.25, 3: 0.9, 5: 0.9}) == [3, 5, 7]
+    assert guidance.guide_order({}) == []
+
+
+def test_a_label_changing_suggestion_means_the_other_label_where_there_is_one():
+    binary, three = ["negative", "positive"], ["negative", "neutral", "positive"]
+    assert guidance._intended_label(False, "positive", binary) == "negative"
+    assert guidance._intended_label(False, "positive", three) == "negative"
+    assert guidance._intended_label(False, "neutral", three) is None
+    assert guidance._intended_label(True, "neutral", three) == "neutral"

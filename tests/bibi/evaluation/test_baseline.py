@@ -1,0 +1,275 @@
+"""The automatic baseline breaker (``bibi.evaluation.baseline``, ``manage.py baseline_breaker``).
+
+The fixture task is the cast's, its starter set grown with the demo's starter sentences, and
+one deliberately weak hosted system: a bag-of-ngrams trained here for one epoch on the demo's
+training sentences. Whether a pair breaks it is judged here again, by loading the same model
+directory and applying the break rule by hand.
+"""
+
+from __future__ import annotations
+
+import csv
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.management import CommandError, call_command
+
+import fim_engine
+from bibi.evaluation.baseline import BOT_USERNAME, baseline_breaker_run
+from bibi.evaluation.guidance import changed_label
+from bibi.pairs.checks import PairInput, PairRules, StarterExample, StarterIndex, check_pair
+from bibi.pairs.models import Pair, PairSet
+from bibi.sharedtasks.models import Example, Team
+from fim_engine.datasets import read_labelled
+from fim_engine.training import train_system
+
+from ..conftest import build_cast
+from ..pairs.conftest import start_phase_now
+from .conftest import hosted_version
+
+pytestmark = [pytest.mark.embedded]
+
+DEMO = Path(__file__).resolve().parents[3] / "fixtures" / "demo"
+KEEPS = {"synonym", "neighbour", "name", "typo"}
+CHANGES = {"antonym", "negation"}
+
+
+@pytest.fixture(scope="session")
+def weak_bow(tmp_path_factory) -> Path:
+    """A bag-of-ngrams that saw the demo's 240 training sentences once: weak on purpose."""
+    out = tmp_path_factory.mktemp("weak-bow")
+    train = read_labelled(DEMO / "train.tsv")
+    dev = read_labelled(DEMO / "blind_dev.tsv")
+    train_system("bow", train, dev, out, epochs=1, seed=0, progress=False)
+    return out
+
+
+def grow_starter(cast) -> None:
+    """Add the demo's starter sentences (those the cast's set does not already hold)."""
+    have = set(cast.starter.examples.values_list("text", flat=True))
+    with (DEMO / "starter.tsv").open(encoding="utf-8") as handle:
+        rows = [row for row in csv.DictReader(handle, delimiter="\t") if row["text"] not in have]
+    start = cast.starter.examples.count()
+    Example.objects.bulk_create(
+        Example(
+            dataset=cast.starter, external_id=row["id"], text=row["text"], label=row["label"],
+            position=start + i,
+        )
+        for i, row in enumerate(rows)
+    )  # fmt: skip
+
+
+def ready_task(weak_bow: Path):
+    """The cast with the grown starter set and the weak hosted bow, in its break phase."""
+    cast = build_cast(current_phase="build")
+    grow_starter(cast)
+    system = hosted_version(cast, cast.builder_team, cast.builder, "weak bow", weak_bow)
+    start_phase_now(cast.shared_task, "break")
+    return cast, system
+
+
+def test_it_submits_checked_pairs_with_labels_by_construction_that_break_the_weak_system(
+    db, weak_bow
+):
+    cast, _ = ready_task(weak_bow)
+    shared_task = cast.shared_task
+    result = baseline_breaker_run(shared_task, team_name="Strawman breaker", n=30)
+
+    # A team of its own, owned by an account nobody can log in as.
+    team = Team.objects.get(shared_task=shared_task, name="Strawman breaker")
+    assert result.team_created and result.team == team and team.kind == "breaker"
+    bot = get_user_model().objects.get(username=BOT_USERNAME)
+    assert team.memberships.filter(user=bot).exists()
+    assert not bot.has_usable_password()
+
+    pair_set = PairSet.objects.get(team=team)
+    assert pair_set.source == "baseline" and pair_set.status == "submitted"
+    assert result.submission.is_entry and result.pair_set == pair_set
+    stored = {pair.variant_text: pair for pair in Pair.objects.filter(pair_set=pair_set)}
+    assert 0 < len(stored) == len(result.pairs) <= 30
+
+    # The checks pass on what was stored, as a human's pair would.
+    rules = PairRules.for_shared_task(shared_task)
+    starter = StarterIndex(
+        StarterExample(e.id, e.external_id, e.text, e.label)
+        for e in Example.objects.filter(dataset=cast.starter).order_by("position")
+    )
+    for pair in stored.values():
+        checked, problems = check_pair(
+            PairInput(
+                row=pair.row, original_id=pair.original.external_id,
+                variant_text=pair.variant_text, variant_label=pair.variant_label,
+                rationale=pair.rationale, tags=tuple(pair.tags),
+            ),
+            starter=starter,
+            rules=rules,
+        )  # fmt: skip
+        assert checked is not None, (pair.variant_text, problems)
+        assert pair.rationale.startswith("Baseline breaker (")
+        assert set(pair.tags) <= set(shared_task.strategy_tags)
+
+    # Gold labels by construction: label-keeping edits keep it, the others take the other one.
+    sources = {made.source for made in result.pairs}
+    assert len(sources) >= 3, sources
+    for made in result.pairs:
+        pair = stored[made.variant_text]
+        assert made.source in KEEPS | CHANGES
+        assert made.keeps_label == (made.source in KEEPS)
+        if made.keeps_label:
+            assert pair.variant_label == pair.original_label
+        else:
+            assert pair.variant_label == changed_label(pair.original_label, shared_task.labels)
+            assert pair.variant_label != pair.original_label
+        assert made.source in pair.rationale
+
+    # At least one pair breaks the weak system, judged here on the model itself.
+    model = fim_engine.load_system(weak_bow)
+    pairs = list(stored.values())
+    originals = model.predict([p.original_text for p in pairs]).labels
+    variants = model.predict([p.variant_text for p in pairs]).labels
+    broken = [
+        p.variant_text
+        for p, on_original, on_variant in zip(pairs, originals, variants, strict=True)
+        if (on_original == p.original_label) != (on_variant == p.variant_label)
+    ]
+    assert broken
+    # The run's own account of its breaks is the same.
+    assert {m.variant_text for m in result.pairs if m.broken} == set(broken)
+    # Breaking pairs come first.
+    assert all(m.broken for m in result.pairs[: len(broken)])
+
+
+def test_a_second_run_is_the_same_pairs_as_a_new_version_of_the_teams_set(db, weak_bow):
+    cast, _ = ready_task(weak_bow)
+    first = baseline_breaker_run(cast.shared_task, team_name="Strawman breaker", n=12)
+    again = baseline_breaker_run(cast.shared_task, team_name="strawman BREAKER", n=12)
+
+    assert not again.team_created and again.team == first.team
+    assert again.pair_set.id != first.pair_set.id
+    assert again.submission.is_entry and again.submission.replaced_entry == first.pair_set
+    texts = [(p.original_id, p.variant_text, p.variant_label) for p in first.pairs]
+    assert texts == [(p.original_id, p.variant_text, p.variant_label) for p in again.pairs]
+    assert PairSet.objects.filter(team=first.team).count() == 2
+
+
+def test_a_run_past_the_quota_of_sets_is_refused(db, weak_bow):
+    cast, _ = ready_task(weak_bow)
+    cast.shared_task.max_pair_sets_per_team = 1
+    cast.shared_task.save()
+    baseline_breaker_run(cast.shared_task, team_name="Strawman breaker", n=4)
+    with pytest.raises(ValidationError, match="the most this shared task allows"):
+        baseline_breaker_run(cast.shared_task, team_name="Strawman breaker", n=4)
+    assert PairSet.objects.filter(team__name="Strawman breaker").count() == 1
+
+
+@pytest.mark.parametrize(
+    ("phase", "message"), [("build", "break phase opens"), ("contest", "break phase closed")]
+)
+def test_it_refuses_outside_the_break_phase_and_writes_nothing(db, weak_bow, phase, message):
+    cast, _ = ready_task(weak_bow)
+    start_phase_now(cast.shared_task, phase)
+    with pytest.raises(ValidationError, match=message):
+        baseline_breaker_run(cast.shared_task, team_name="Strawman breaker", n=5)
+    assert not Team.objects.filter(name="Strawman breaker").exists()
+    assert not get_user_model().objects.filter(username=BOT_USERNAME).exists()
+
+
+@pytest.mark.parametrize("n", [0, -3])
+def test_it_refuses_a_count_below_one(db, n):
+    cast = build_cast(current_phase="break")
+    with pytest.raises(ValidationError, match="at least one pair"):
+        baseline_breaker_run(cast.shared_task, team_name="Strawman breaker", n=n)
+
+
+def test_it_refuses_more_pairs_than_the_task_allows_per_set(db):
+    cast = build_cast(current_phase="break")
+    cast.shared_task.max_pairs_per_set = 10
+    cast.shared_task.save()
+    with pytest.raises(ValidationError, match="at most 10 pairs per set"):
+        baseline_breaker_run(cast.shared_task, team_name="Strawman breaker", n=11)
+
+
+def test_it_needs_a_ready_hosted_system(db):
+    cast = build_cast(current_phase="break")
+    with pytest.raises(ValidationError, match="no ready hosted system"):
+        baseline_breaker_run(cast.shared_task, team_name="Strawman breaker", n=5)
+    assert not Team.objects.filter(name="Strawman breaker").exists()
+
+
+def test_it_refuses_a_builder_teams_name(db):
+    cast = build_cast(current_phase="break")
+    with pytest.raises(ValidationError, match="builder team"):
+        baseline_breaker_run(cast.shared_task, team_name="strawman", n=5)
+
+
+def test_it_submits_for_an_existing_team_only_as_one_of_its_members(db, weak_bow):
+    cast, _ = ready_task(weak_bow)
+    with pytest.raises(ValidationError, match="not one of its members"):
+        baseline_breaker_run(cast.shared_task, team_name="Utrecht", n=5)
+    result = baseline_breaker_run(cast.shared_task, team_name="Utrecht", n=5, user=cast.breaker)
+    assert not result.team_created and result.team == cast.breaker_team
+    assert result.pair_set.submitted_by == cast.breaker
+
+
+def test_the_bot_runs_one_team_per_task(db, weak_bow):
+    cast, _ = ready_task(weak_bow)
+    baseline_breaker_run(cast.shared_task, team_name="Strawman breaker", n=3)
+    with pytest.raises(ValidationError, match="already in the team 'Strawman breaker'"):
+        baseline_breaker_run(cast.shared_task, team_name="Another bot", n=3)
+
+
+def test_the_other_label_of_a_label_change():
+    assert changed_label("negative", ["negative", "positive"]) == "positive"
+    assert changed_label("-1", ["-1", "1"]) == "1"
+    assert changed_label("Positive", ["Negative", "Neutral", "Positive"]) == "Negative"
+    assert changed_label("Neutral", ["Negative", "Neutral", "Positive"]) is None
+    assert changed_label("entailment", ["entailment", "neutral", "contradiction"]) is None
+
+
+def test_negations_go_only_where_the_label_change_is_plain():
+    from bibi.evaluation.baseline import _negation_edits
+
+    assert [p.text for p in _negation_edits("The jokes are stale.")] == ["The jokes are not stale."]
+    assert [p.text for p in _negation_edits("I did not enjoy it.")] == ["I did enjoy it."]
+    assert _negation_edits("The movie is neither funny nor clever.") == []
+    assert _negation_edits("It is not bad, and never dull.") == []
+
+
+def test_neighbours_that_are_opposites_are_not_taken_for_label_keeping_edits():
+    from bibi.evaluation.baseline import _believable
+
+    wordnet = fim_engine.load_wordnet()
+    assert _believable("boring", "dull", "neighbour", 0.0, wordnet)
+    assert not _believable("weak", "stronger", "neighbour", 0.0, wordnet)
+    assert not _believable("good", "bad", "neighbour", 0.0, wordnet)
+    assert not _believable("Nothing", "Everything", "neighbour", 0.0, wordnet)
+    # An antonym must move the guide; a synonym is taken as WordNet gives it.
+    assert _believable("good", "bad", "antonym", 0.3, wordnet)
+    assert not _believable("ride", "walk", "antonym", -0.1, wordnet)
+    assert _believable("film", "movie", "synonym", -0.1, wordnet)
+
+
+def test_the_command_submits_and_reports(db, weak_bow):
+    cast, _ = ready_task(weak_bow)
+    out = StringIO()
+    call_command("baseline_breaker", "sst", "--team", "Strawman breaker", "--n", "8", stdout=out)
+    text = out.getvalue()
+    pair_set = PairSet.objects.get(team__name="Strawman breaker")
+    assert f"pair set {pair_set.id}" in text
+    assert f"{pair_set.pairs.count()} pairs" in text
+    assert "created" in text
+
+
+def test_the_command_names_what_is_wrong(db):
+    build_cast(current_phase="break")
+    with pytest.raises(CommandError, match="No shared task has the slug 'nope'"):
+        call_command("baseline_breaker", "nope", "--team", "Bot")
+    with pytest.raises(CommandError, match="at least one pair"):
+        call_command("baseline_breaker", "sst", "--team", "Bot", "--n", "0")
+    with pytest.raises(CommandError, match="no ready hosted system"):
+        call_command("baseline_breaker", "sst", "--team", "Bot")
+    with pytest.raises(CommandError, match="No user is called 'ghost'"):
+        call_command("baseline_breaker", "sst", "--team", "Bot", "--user", "ghost")
