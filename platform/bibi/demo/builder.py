@@ -47,6 +47,10 @@ BUILDER_TEAM = "Demo builders"
 BREAKER_TEAM = "Demo breakers"
 BASELINE_TEAM = "Baseline breaker"
 BASELINE_PAIRS = 100
+# SST-2 files label sentences 0 and 1.
+SST2_LABEL_MAP = {"0": "negative", "1": "positive"}
+# The problems of a refused file shown in the demo's error, before "and N more".
+PROBLEMS_SHOWN = 5
 SYSTEM_NAMES = {"bow": "bow", "cnn": "cnn", "minilm": "minilm"}
 VALIDATION_WAIT_SECONDS = 30 * 60
 
@@ -125,6 +129,7 @@ def examples_import(*, shared_task: SharedTask, organizer: Any, data: DemoData, 
             actor=organizer,
             data=path.read_bytes(),
             filename=path.name,
+            label_map=SST2_LABEL_MAP if data.layout == "sst2" else None,
         )
         say(f"  {split}: {report.created} examples from {path.name} ({report.file_format})")
 
@@ -264,6 +269,13 @@ def leaderboards_text(snapshot: Snapshot) -> str:
     return "\n".join(lines)
 
 
+def _problems(error: Exception) -> str:
+    messages = getattr(error, "messages", None) or [str(error)]
+    shown = "; ".join(messages[:PROBLEMS_SHOWN])
+    more = (getattr(error, "error_count", None) or len(messages)) - PROBLEMS_SHOWN
+    return f"{shown}; and {more} more" if more > 0 else shown
+
+
 def _pct(value: float | None, width: int = 6) -> str:
     """A percentage (0-100, as the tables hold them but the dev accuracy)."""
     if value is None:
@@ -304,7 +316,7 @@ def demo_build(*, data: DemoData, say: Say = print, progress: bool = True) -> De
         snapshot = results_publish(shared_task=shared_task, organizer=organizer, say=say)
     except (ValidationError, PermissionDenied, PairSetRejected) as error:
         demo_reset()
-        raise DemoError(f"The demo could not be built: {error}") from error
+        raise DemoError(f"The demo could not be built: {_problems(error)}") from error
     except BaseException:
         demo_reset()
         raise
