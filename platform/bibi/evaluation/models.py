@@ -170,6 +170,10 @@ class Snapshot(models.Model):
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["shared_task", "published_at"])]
 
+    def __str__(self) -> str:
+        state = "published" if self.published_at else "unpublished"
+        return f"snapshot {self.id} of {self.shared_task.slug} ({state})"
+
     # The only fields that change once a snapshot is written: publishing it.
     PUBLICATION_FIELDS = frozenset({"published_at", "published_by"})
 
@@ -184,10 +188,6 @@ class Snapshot(models.Model):
                     f"(save(update_fields=...) of {', '.join(sorted(self.PUBLICATION_FIELDS))})."
                 )
         super().save(*args, **kwargs)
-
-    def __str__(self) -> str:
-        state = "published" if self.published_at else "unpublished"
-        return f"snapshot {self.id} of {self.shared_task.slug} ({state})"
 
 
 class SnapshotItem(models.Model):
@@ -217,12 +217,12 @@ class SnapshotItem(models.Model):
             models.UniqueConstraint(fields=["snapshot", "position"], name="one_item_per_position")
         ]
 
+    def __str__(self) -> str:
+        return f"item {self.position} of snapshot {self.snapshot_id}"
+
     def save(self, *args: Any, **kwargs: Any) -> None:
         if self.pk is not None and not kwargs.get("force_insert"):
             raise ImmutableSnapshot(
                 f"Item {self.position} of snapshot {self.snapshot_id} is immutable."
             )
         super().save(*args, **kwargs)
-
-    def __str__(self) -> str:
-        return f"item {self.position} of snapshot {self.snapshot_id}"
