@@ -254,7 +254,7 @@ def leaderboards_text(snapshot: Snapshot) -> str:
     ]
     for row in TABLES["builders"].as_json(snapshot, names):
         lines.append(
-            f"  {row['rank']:>2}  {row['system']:<28} {_pct(row['f1'])} {_pct(row['accuracy'])} "
+            f"  {row['rank']:>2}  {row['system']:<28} {_share(row['f1'])} {_share(row['accuracy'])} "
             f"{_pct(row['broken_pct'], width=7)} {_share(row['dev_accuracy'], width=8)}"
         )
     lines += [
@@ -277,14 +277,14 @@ def _problems(error: Exception) -> str:
 
 
 def _pct(value: float | None, width: int = 6) -> str:
-    """A percentage (0-100, as the tables hold them but the dev accuracy)."""
+    """A percentage (0-100): the share of pairs that break a system."""
     if value is None:
         return f"{'—':>{width}}"
     return f"{value:>{width - 1}.1f}%"
 
 
 def _share(value: float | None, width: int = 6) -> str:
-    """A share (0-1): the dev accuracy."""
+    """A share (0-1), shown as a percentage: F1, accuracy, dev accuracy."""
     return _pct(None if value is None else value * 100, width)
 
 
