@@ -217,9 +217,12 @@ def baseline_pairs_submit(*, shared_task: SharedTask, say: Say) -> int:
     """The automatic baseline breaker as a second breaker team."""
     from bibi.evaluation.baseline import baseline_breaker_run
 
-    submission = baseline_breaker_run(shared_task, team_name=BASELINE_TEAM, n=BASELINE_PAIRS)
-    count = submission.pair_set.pair_count
-    say(f"  {BASELINE_TEAM}: {count} pairs built around the originals nearest the boundary")
+    result = baseline_breaker_run(shared_task, team_name=BASELINE_TEAM, n=BASELINE_PAIRS)
+    count = result.pair_set.pair_count
+    say(
+        f"  {BASELINE_TEAM}: {count} pairs built around the {result.originals} originals "
+        f"nearest the boundary; {result.breaking} break at least one system"
+    )
     return count
 
 
