@@ -8,6 +8,8 @@ STAMP := $(VENV)/.installed-stamp
 # reads the same variable from the environment).
 BIBI_WORDNET_DIR ?= /usr/share/wordnet
 DEMO_ADDR ?= 127.0.0.1:8000
+# The demo's data: this project's small set, or e.g. DATA=../shared/data/sst2.
+DATA ?= fixtures/demo
 
 .PHONY: install demo test test-services test-embedded lint format services browser vendor worker bench clean
 
@@ -21,9 +23,11 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# The main job on the embedded default: SQLite under var/, Celery tasks in-process.
+# The main job on the embedded default: SQLite under var/, Celery tasks in-process. Builds the
+# demo task (three trained systems, two breaker teams, published results), then serves it.
 demo: install
 	DEBUG=1 $(BIN)/python manage.py migrate --noinput
+	DEBUG=1 BIBI_WORDNET_DIR=$(BIBI_WORDNET_DIR) $(BIN)/python manage.py demo --data $(DATA)
 	DEBUG=1 $(BIN)/python manage.py runserver --noreload $(DEMO_ADDR)
 
 lint: install

@@ -124,6 +124,7 @@ INSTALLED_APPS = [
     "bibi.pairs",
     "bibi.evaluation",
     "bibi.web",
+    "bibi.demo",
 ]
 
 MIDDLEWARE = [
@@ -288,7 +289,8 @@ if REDIS_URL:
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-CELERY_BROKER_URL = REDIS_URL or "memory://"
+# The in-memory transport needs a host name, or kombu warns on every send.
+CELERY_BROKER_URL = REDIS_URL or "memory://localhost/"
 CELERY_RESULT_BACKEND = REDIS_URL or None
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True

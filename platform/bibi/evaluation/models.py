@@ -16,6 +16,8 @@ system version, source and text). This app adds what it takes to fill and score 
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -135,6 +137,10 @@ class CellFailure(models.Model):
         return f"{self.system_version} failed on {self.text[:40]}"
 
 
+class ImmutableSnapshot(Exception):
+    """Something tried to change a snapshot after it was written."""
+
+
 class Snapshot(models.Model):
     """What one scoring run computed, and with what. Written once, then only published."""
 
@@ -168,6 +174,21 @@ class Snapshot(models.Model):
         state = "published" if self.published_at else "unpublished"
         return f"snapshot {self.id} of {self.shared_task.slug} ({state})"
 
+    # The only fields that change once a snapshot is written: publishing it.
+    PUBLICATION_FIELDS = frozenset({"published_at", "published_by"})
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Written once; afterwards only ``save(update_fields=...)`` of the publication fields.
+        What was scored, and how, never changes under a published leaderboard."""
+        if self.pk is not None and not kwargs.get("force_insert"):
+            fields = kwargs.get("update_fields")
+            if fields is None or not set(fields) <= self.PUBLICATION_FIELDS:
+                raise ImmutableSnapshot(
+                    f"Snapshot {self.pk} is immutable: only its publication can change "
+                    f"(save(update_fields=...) of {', '.join(sorted(self.PUBLICATION_FIELDS))})."
+                )
+        super().save(*args, **kwargs)
+
 
 class SnapshotItem(models.Model):
     """One pair of a snapshot's item table, with every system's predictions on it."""
@@ -198,3 +219,10 @@ class SnapshotItem(models.Model):
 
     def __str__(self) -> str:
         return f"item {self.position} of snapshot {self.snapshot_id}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None and not kwargs.get("force_insert"):
+            raise ImmutableSnapshot(
+                f"Item {self.position} of snapshot {self.snapshot_id} is immutable."
+            )
+        super().save(*args, **kwargs)

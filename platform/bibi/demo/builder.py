@@ -1,0 +1,326 @@
+"""Build the demo's shared task through the same services the site's users go through.
+
+Organizer: create the task and its phases, import train, blind dev and starter sets.
+Builder: one team, three hosted systems (bow, cnn, MiniLM) trained by fim_engine, uploaded as
+archives and validated like any upload. Breakers: a team submitting this project's sample
+pair set, and the automatic baseline breaker. Then the phases move on, the task is scored in
+this process and the snapshot is published as the leaderboard.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.utils import timezone
+
+from bibi.demo.data import DemoData
+from bibi.demo.models import ARCHITECTURES, TrainedModel, model_archive, model_train
+from bibi.evaluation import selectors as evaluation_selectors
+from bibi.evaluation import services as evaluation_services
+from bibi.evaluation.exports import TABLES
+from bibi.evaluation.models import ScoringRun, Snapshot
+from bibi.pairs import services as pair_services
+from bibi.pairs.services import PairSetRejected
+from bibi.sharedtasks import importing
+from bibi.sharedtasks import services as task_services
+from bibi.sharedtasks.models import Phase, SharedTask, Team
+from bibi.systems import services as system_services
+from bibi.systems.models import System, SystemVersion
+
+SLUG = "demo-sentiment"
+LABELS = ["negative", "positive"]
+# Demo accounts: username → (password, what the account is for).
+ACCOUNTS = {
+    "organizer": ("demo-organizer", "organizes the demo task (dashboard, scoring, publishing)"),
+    "builder": ("demo-builder", "owns the builder team and its three systems"),
+    "breaker": ("demo-breaker", "owns the breaker team that submitted the sample pairs"),
+}
+BUILDER_TEAM = "Demo builders"
+BREAKER_TEAM = "Demo breakers"
+BASELINE_TEAM = "Baseline breaker"
+BASELINE_PAIRS = 100
+# SST-2 files label sentences 0 and 1.
+SST2_LABEL_MAP = {"0": "negative", "1": "positive"}
+# The problems of a refused file shown in the demo's error, before "and N more".
+PROBLEMS_SHOWN = 5
+SYSTEM_NAMES = {"bow": "bow", "cnn": "cnn", "minilm": "minilm"}
+VALIDATION_WAIT_SECONDS = 30 * 60
+
+Say = Callable[[str], None]
+
+
+class DemoError(Exception):
+    """A step of the demo failed; the message says which and why."""
+
+
+@dataclass
+class DemoResult:
+    shared_task: SharedTask
+    snapshot: Snapshot
+    models: list[TrainedModel] = field(default_factory=list)
+    pair_counts: dict[str, int] = field(default_factory=dict)
+
+
+def demo_task() -> SharedTask | None:
+    return SharedTask.objects.filter(slug=SLUG).first()
+
+
+def demo_reset() -> None:
+    """Remove the demo task (everything hangs off it) and keep the accounts."""
+    SharedTask.objects.filter(slug=SLUG).delete()
+
+
+def accounts_ensure() -> dict[str, Any]:
+    """The demo accounts, created or reset to their printed passwords."""
+    users = {}
+    User = get_user_model()
+    for username, (password, _) in ACCOUNTS.items():
+        user, _ = User.objects.get_or_create(
+            username=username, defaults={"email": f"{username}@demo.invalid"}
+        )
+        user.set_password(password)
+        user.is_active = True
+        user.save()
+        users[username] = user
+    return users
+
+
+def task_create(*, organizer: Any, data: DemoData) -> SharedTask:
+    """The task, open in its build phase; the later phases follow, a week each."""
+    now = timezone.now()
+    shared_task = task_services.shared_task_create(
+        creator=organizer,
+        name="Demo: sentiment, Build It Break It",
+        slug=SLUG,
+        description=(
+            "A sample shared task built by `make demo` from "
+            f"{data.name}: three baseline systems (bag of words, CNN, fine-tuned MiniLM), a "
+            "breaker team's hand-written minimal pairs and the automatic baseline breaker."
+        ),
+        labels=LABELS,
+    )
+    start = now - timedelta(hours=1)
+    for index, kind in enumerate(Phase.Kind.values):
+        begins = start if index == 0 else now + timedelta(days=7 * index)
+        task_services.phase_create(
+            shared_task=shared_task,
+            actor=organizer,
+            kind=kind,
+            starts_at=begins,
+            ends_at=now + timedelta(days=7 * (index + 1)),
+        )
+    return shared_task
+
+
+def examples_import(*, shared_task: SharedTask, organizer: Any, data: DemoData, say: Say) -> None:
+    for split in ("train", "blind_dev", "starter"):
+        path = data.files[split]
+        report = importing.examples_import(
+            shared_task=shared_task,
+            split=split,
+            actor=organizer,
+            data=path.read_bytes(),
+            filename=path.name,
+            label_map=SST2_LABEL_MAP if data.layout == "sst2" else None,
+        )
+        say(f"  {split}: {report.created} examples from {path.name} ({report.file_format})")
+
+
+def phase_advance(*, shared_task: SharedTask, organizer: Any, kind: str) -> None:
+    """End the running ``kind`` phase now; the next one opens (as the organizer's button)."""
+    phase = shared_task.phases.get(kind=kind)
+    task_services.phase_close_now(phase=phase, actor=organizer)
+
+
+def systems_upload(
+    *, shared_task: SharedTask, builder: Any, data: DemoData, say: Say, progress: bool
+) -> list[TrainedModel]:
+    """Train (or find cached) the three baselines and upload each as the builder would."""
+    team = task_services.team_create(
+        shared_task=shared_task, owner=builder, kind=Team.Kind.BUILDER, name=BUILDER_TEAM
+    )
+    trained = []
+    for architecture in ARCHITECTURES:
+        started = time.monotonic()
+        model = model_train(architecture, data, progress=progress)
+        how = "cached" if model.cached else f"trained in {time.monotonic() - started:.0f} s"
+        say(f"  {architecture}: {how}, dev accuracy {model.dev_accuracy:.1%}")
+        trained.append(model)
+    for model in trained:
+        system = system_services.system_create(
+            team=team,
+            actor=builder,
+            name=SYSTEM_NAMES[model.architecture],
+            kind=System.Kind.HOSTED,
+        )
+        version = system_services.system_version_upload(
+            system=system,
+            actor=builder,
+            archive=model_archive(model.directory, f"{model.architecture}.zip"),
+        )
+        version = _validated(version)
+        if version.status != SystemVersion.Status.READY:
+            raise DemoError(
+                f"The {model.architecture} system was refused by validation: "
+                f"{version.failure_reason} {version.failure_detail}".strip()
+            )
+        say(f"  uploaded {system.name}: validated, blind-dev accuracy {version.dev_accuracy:.1%}")
+    return trained
+
+
+def _validated(version: SystemVersion) -> SystemVersion:
+    """The version once its validation ended (at once on the embedded default, where it runs
+    in-process; with a worker, when the worker is done)."""
+    deadline = time.monotonic() + VALIDATION_WAIT_SECONDS
+    done = {SystemVersion.Status.READY, SystemVersion.Status.FAILED}
+    while version.status not in done:
+        if time.monotonic() > deadline:
+            raise DemoError(
+                f"Validation of version {version.id} did not end within "
+                f"{VALIDATION_WAIT_SECONDS // 60} minutes: is a worker on the gpu queue running?"
+            )
+        time.sleep(1)
+        version.refresh_from_db()
+    return version
+
+
+def human_pairs_submit(*, shared_task: SharedTask, breaker: Any, data: DemoData, say: Say) -> int:
+    """The sample pair set, uploaded as a file by the breaker team (0 when the data has none)."""
+    team = task_services.team_create(
+        shared_task=shared_task, owner=breaker, kind=Team.Kind.BREAKER, name=BREAKER_TEAM
+    )
+    if data.pairs is None:
+        say(
+            f"  {BREAKER_TEAM}: no sample pairs for {data.name} (fixtures/demo/pairs.tsv edits "
+            "the fixture starter set); the team is there to try the pages"
+        )
+        return 0
+    submission = pair_services.pair_set_upload(
+        team=team,
+        user=breaker,
+        file=ContentFile(data.pairs.read_bytes(), name=data.pairs.name),
+    )
+    count = submission.pair_set.pair_count
+    say(f"  {BREAKER_TEAM}: {count} pairs from {data.pairs.name}")
+    return count
+
+
+def baseline_pairs_submit(*, shared_task: SharedTask, say: Say) -> int:
+    """The automatic baseline breaker as a second breaker team."""
+    from bibi.evaluation.baseline import baseline_breaker_run
+
+    result = baseline_breaker_run(shared_task, team_name=BASELINE_TEAM, n=BASELINE_PAIRS)
+    count = result.pair_set.pair_count
+    say(
+        f"  {BASELINE_TEAM}: {count} pairs built around the {result.originals} originals "
+        f"nearest the boundary; {result.breaking} break at least one system"
+    )
+    return count
+
+
+def results_publish(*, shared_task: SharedTask, organizer: Any, say: Say) -> Snapshot:
+    """Score in this process (the missing cells, then the scores) and publish the snapshot."""
+    from bibi.evaluation import compute
+
+    run = evaluation_services.scoring_run_request(
+        shared_task=shared_task, trigger=ScoringRun.Trigger.COMMAND, actor=organizer, send=False
+    )
+    run = compute.scoring_run_complete(run_id=run.id)
+    if run.status != ScoringRun.Status.DONE:
+        raise DemoError(f"Scoring run {run.id} ended {run.status}: {run.failure_reason}")
+    snapshot = evaluation_services.snapshot_publish(snapshot=run.snapshot, actor=organizer)
+    counts = snapshot.counts
+    say(
+        f"  scoring run {run.id}: {counts['pairs']} pairs × {counts['systems']} systems, "
+        f"{counts['cells_computed']} cells computed; snapshot {snapshot.id} published"
+    )
+    return snapshot
+
+
+def leaderboards_text(snapshot: Snapshot) -> str:
+    """The published leaderboards as the terminal shows them."""
+    viewer = evaluation_selectors.Viewer(private_teams=None, results_started=True)
+    names = evaluation_selectors.names_for(viewer=viewer, snapshot=snapshot)
+    settings_used = snapshot.settings_used
+    lines = [
+        "Builders (ranked by the share of pairs that break the system, fewest first; F1 and "
+        "accuracy on the pairs' texts; accuracy on the blind dev set):",
+        f"  {'#':>2}  {'system':<28} {'F1':>6} {'acc':>6} {'broken':>7} {'dev acc':>8}",
+    ]
+    for row in TABLES["builders"].as_json(snapshot, names):
+        lines.append(
+            f"  {row['rank']:>2}  {row['system']:<28} {_share(row['f1'])} {_share(row['accuracy'])} "
+            f"{_pct(row['broken_pct'], width=7)} {_share(row['dev_accuracy'], width=8)}"
+        )
+    lines += [
+        "",
+        f"Breakers (break rate per {settings_used['break_rate_mode']}, weighted by "
+        f"{settings_used['weight_mode']}):",
+        f"  {'#':>2}  {'team':<28} {'pairs':>5} {'score':>7}",
+    ]
+    for row in TABLES["breakers"].as_json(snapshot, names):
+        score = "—" if row["score"] is None else f"{row['score']:.2f}"
+        lines.append(f"  {row['rank']:>2}  {row['team']:<28} {row['pairs']:>5} {score:>7}")
+    return "\n".join(lines)
+
+
+def _problems(error: Exception) -> str:
+    messages = getattr(error, "messages", None) or [str(error)]
+    shown = "; ".join(messages[:PROBLEMS_SHOWN])
+    more = (getattr(error, "error_count", None) or len(messages)) - PROBLEMS_SHOWN
+    return f"{shown}; and {more} more" if more > 0 else shown
+
+
+def _pct(value: float | None, width: int = 6) -> str:
+    """A percentage (0-100): the share of pairs that break a system."""
+    if value is None:
+        return f"{'—':>{width}}"
+    return f"{value:>{width - 1}.1f}%"
+
+
+def _share(value: float | None, width: int = 6) -> str:
+    """A share (0-1), shown as a percentage: F1, accuracy, dev accuracy."""
+    return _pct(None if value is None else value * 100, width)
+
+
+def demo_build(*, data: DemoData, say: Say = print, progress: bool = True) -> DemoResult:
+    """Build, score and publish the demo task from ``data``. Raises DemoError on a failed step;
+    a task left half-built is removed, so the next run starts again."""
+    users = accounts_ensure()
+    organizer = users["organizer"]
+    try:
+        say(f"Creating the task '{SLUG}' from {data.name} ({data.directory})")
+        with transaction.atomic():
+            shared_task = task_create(organizer=organizer, data=data)
+            examples_import(shared_task=shared_task, organizer=organizer, data=data, say=say)
+        say("Builders: three baseline systems")
+        models = systems_upload(
+            shared_task=shared_task, builder=users["builder"], data=data, say=say, progress=progress
+        )
+        phase_advance(shared_task=shared_task, organizer=organizer, kind=Phase.Kind.BUILD)
+        say("Breakers: the break phase is open")
+        counts = {
+            BREAKER_TEAM: human_pairs_submit(
+                shared_task=shared_task, breaker=users["breaker"], data=data, say=say
+            ),
+            BASELINE_TEAM: baseline_pairs_submit(shared_task=shared_task, say=say),
+        }
+        phase_advance(shared_task=shared_task, organizer=organizer, kind=Phase.Kind.BREAK)
+        phase_advance(shared_task=shared_task, organizer=organizer, kind=Phase.Kind.CONTEST)
+        say("Results: scoring every system on every pair")
+        snapshot = results_publish(shared_task=shared_task, organizer=organizer, say=say)
+    except (ValidationError, PermissionDenied, PairSetRejected) as error:
+        demo_reset()
+        raise DemoError(f"The demo could not be built: {_problems(error)}") from error
+    except BaseException:
+        demo_reset()
+        raise
+    return DemoResult(shared_task, snapshot, models, counts)

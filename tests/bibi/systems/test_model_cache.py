@@ -1,0 +1,61 @@
+"""A process keeps the last few loaded models (``SYSTEM_MODEL_CACHE_SIZE``), least recently
+used out first, so a worker computing chunk after chunk of one version loads it once."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from bibi.systems import runner
+from bibi.systems.models import SystemVersion
+
+TINY = Path(__file__).resolve().parents[3] / "fixtures" / "fim_engine" / "models"
+
+
+@pytest.fixture
+def loads(settings, monkeypatch):
+    settings.MODEL_STORE = TINY
+    settings.SYSTEM_MODEL_CACHE_SIZE = 2
+    monkeypatch.setattr(runner, "_LOADED", type(runner._LOADED)())
+    calls: list[str] = []
+    real = runner.model_load
+
+    def counted(path, **options):
+        calls.append(Path(path).name)
+        return real(path, **options)
+
+    monkeypatch.setattr(runner, "model_load", counted)
+    return calls
+
+
+def version(model: str) -> SystemVersion:
+    return SystemVersion(uuid=uuid.uuid4(), model_dir=model)
+
+
+def test_a_model_is_loaded_once_while_it_stays_in_the_cache(loads):
+    bow = version("tiny-bow")
+    first = runner.version_system(bow)
+    assert runner.version_system(bow) is first
+    assert first.predict(["a good film"]).labels[0] in {"negative", "positive"}
+    assert loads == ["tiny-bow"]
+
+
+def test_the_least_recently_used_model_leaves_first(loads):
+    bow, cnn, bert = version("tiny-bow"), version("tiny-cnn"), version("tiny-bert")
+    runner.version_system(bow)
+    runner.version_system(cnn)
+    runner.version_system(bow)  # bow is now the most recently used
+    runner.version_system(bert)  # over the size of 2: cnn goes
+    assert runner.loaded_versions() == [str(bow.uuid), str(bert.uuid)]
+    runner.version_system(cnn)
+    assert loads == ["tiny-bow", "tiny-cnn", "tiny-bert", "tiny-cnn"]
+    assert runner.loaded_versions() == [str(bert.uuid), str(cnn.uuid)]
+
+
+def test_a_cache_size_below_one_still_keeps_the_model_in_use(loads, settings):
+    settings.SYSTEM_MODEL_CACHE_SIZE = 0
+    bow = version("tiny-bow")
+    assert runner.version_system(bow) is runner.version_system(bow)
+    assert runner.loaded_versions() == [str(bow.uuid)]
