@@ -172,6 +172,24 @@ def test_trying_a_variant_shows_each_systems_prediction(geometry, settings):
     assert "negative" in text and "changed" in text
 
 
+def test_the_editor_suggests_verified_edits_each_ready_to_try(geometry, settings):
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("runs the models in-process; the browser test uses a real worker")
+    client = page_client(geometry.cast, BREAKER)
+
+    response = client.post(EDITOR, {"action": "suggest"})
+
+    assert response.status_code == 200
+    text = html.unescape(response.content.decode())
+    row = text[text.index("<td>the film is bad</td>") :][:900]
+    assert "antonym: changes it to negative" in row
+    assert '<td class="num">2</td>' in row and '<td class="num">0</td>' in row
+    assert 'name="variant_text" value="the film is bad"' in row
+    assert 'name="variant_label" value="negative"' in row
+    # The variant form is left as it was (the original), not refused.
+    assert "This field is required" not in text
+
+
 def test_a_variant_tried_while_no_worker_answers_says_so(geometry, settings):
     if settings.CELERY_TASK_ALWAYS_EAGER:
         pytest.skip("the embedded default runs the models in-process")

@@ -179,15 +179,35 @@ def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpRespon
         "variant_text": example.text,
         "variant_label": example.label,
     }
-    form = PairEditorForm(request.POST or None, shared_task=shared_task, initial=initial)
     action = request.POST.get("action", "")
-    context: dict[str, Any] = {"check": None, "try_error": None, "rejected": None, "passed": None}
+    # Suggestions are asked for the original alone: the variant form stays as it was.
+    bound = request.POST if request.method == "POST" and action != "suggest" else None
+    form = PairEditorForm(bound, shared_task=shared_task, initial=initial)
+    context: dict[str, Any] = {
+        "check": None,
+        "suggestions": None,
+        "try_error": None,
+        "rejected": None,
+        "passed": None,
+    }
     status = 200
-    if request.method == "POST":
+    if action == "suggest" and request.method == "POST":
+        status = _ask_systems(
+            request, shared_task, viewer, sight, form, context, "suggestions",
+            guidance.SuggestRequest(original_id=example.external_id),
+        )  # fmt: skip
+    elif request.method == "POST":
         if not form.is_valid():
             status = 400
         elif action == "try":
-            status = _try_variant(request, shared_task, viewer, sight, form, example, context)
+            status = _ask_systems(
+                request, shared_task, viewer, sight, form, context, "check",
+                guidance.SuggestRequest(
+                    original_id=example.external_id,
+                    variant_text=form.cleaned_data["variant_text"],
+                    variant_label=form.cleaned_data["variant_label"],
+                ),
+            )  # fmt: skip
         elif action in ("check", "add"):
             pair = pair_input_from_fields(
                 1, {**form.cleaned_data, "original_id": example.external_id}
@@ -209,7 +229,9 @@ def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpRespon
                     return redirect("web:pairs", slug=slug)
                 context["passed"] = [warning.reason for warning in submission.warnings]
         else:
-            form.add_error(None, "Choose what to do: try the variant, check it, or add it.")
+            form.add_error(
+                None, "Choose what to do: suggest edits, try the variant, check it, or add it."
+            )
             status = 400
     variant = form.data.get("variant_text", example.text) if form.is_bound else example.text
     context.update(
@@ -230,30 +252,24 @@ def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpRespon
     return render(request, "web/guidance_editor.html", context, status=status)
 
 
-def _try_variant(
+def _ask_systems(
     request: HttpRequest,
     shared_task: SharedTask,
     viewer: Viewer,
     sight: guidance.GuidanceSight,
     form: PairEditorForm,
-    example: Example,
     context: dict[str, Any],
+    key: str,
+    ask: guidance.SuggestRequest,
 ) -> int:
-    """The draft variant through every hosted system (``guidance.guidance_suggest``); the
-    status the page answers with."""
+    """Suggestions for the original, or the draft variant through every hosted system
+    (``guidance.guidance_suggest``), into ``context[key]``; the status the page answers with."""
     if not sight.allowed:
         form.add_error(None, "This task does not show the systems' predictions to breakers.")
         return 403
     try:
-        context["check"] = guidance.guidance_suggest(
-            shared_task=shared_task,
-            user=request.user,
-            viewer=viewer,
-            request=guidance.SuggestRequest(
-                original_id=example.external_id,
-                variant_text=form.cleaned_data["variant_text"],
-                variant_label=form.cleaned_data["variant_label"],
-            ),
+        context[key] = guidance.guidance_suggest(
+            shared_task=shared_task, user=request.user, viewer=viewer, request=ask
         )
     except ValidationError as error:
         add_service_error(form, error)
