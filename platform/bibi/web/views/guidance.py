@@ -117,15 +117,18 @@ def guidance_page(request: HttpRequest, slug: str) -> HttpResponse:
         for system in systems
     ]
     form = GuidanceFilterForm(request.GET or None, shared_task=shared_task, systems=choices)
-    filters: dict[str, Any] = {}
-    if form.is_bound and form.is_valid():
-        filters = {
-            "order": form.cleaned_data["order"] or "boundary",
-            "label": form.cleaned_data["label"] or None,
-            "system_ids": [form.cleaned_data["system"]]
-            if form.cleaned_data.get("system")
-            else None,
-        }
+    # As on the results pages: a value that is not one of its field's choices is refused
+    # beside the field, and that filter left out.
+    cleaned: dict[str, Any] = {}
+    if form.is_bound:
+        form.is_valid()  # cleaned_data then holds the fields that are valid
+        cleaned = form.cleaned_data
+    system = cleaned.get("system")
+    filters: dict[str, Any] = {
+        "order": cleaned.get("order") or "boundary",
+        "label": cleaned.get("label") or None,
+        "system_ids": [system] if system else None,
+    }
     ranking = guidance.boundary_ranking(shared_task, sight=sight, with_words=False, **filters)
     page = Paginator(ranking, ORIGINALS_PER_PAGE).get_page(request.GET.get("page"))
     originals = guidance.ranking_words(list(page.object_list))
@@ -147,7 +150,7 @@ def guidance_page(request: HttpRequest, slug: str) -> HttpResponse:
         "advice": guidance.STRATEGY_ADVICE,
         "near": guidance.NEAR_BOUNDARY,
     }
-    return render(request, "web/guidance.html", context, status=200 if not form.errors else 400)
+    return render(request, "web/guidance.html", context)
 
 
 def _starter_original(shared_task: SharedTask, original_id: str) -> Example:
