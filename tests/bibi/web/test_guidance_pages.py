@@ -192,6 +192,17 @@ def test_the_editor_suggests_verified_edits_each_ready_to_try(geometry, settings
     assert "This field is required" not in text
 
 
+def test_asking_the_systems_too_often_is_refused_with_the_wait(geometry, monkeypatch):
+    from bibi.evaluation.apis import GuidanceSuggestThrottle
+
+    monkeypatch.setattr(GuidanceSuggestThrottle, "rate", "0/minute", raising=False)
+
+    response = post(geometry, "try", "the film is bad")
+
+    assert response.status_code == 429
+    assert "You have asked the systems too often" in response.content.decode()
+
+
 def test_a_variant_tried_while_no_worker_answers_says_so(geometry, settings):
     if settings.CELERY_TASK_ALWAYS_EAGER:
         pytest.skip("the embedded default runs the models in-process")

@@ -9,6 +9,7 @@ worker through ``guidance.guidance_suggest``, as for the API.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from bibi.evaluation import guidance
+from bibi.evaluation.apis import GuidanceSuggestThrottle
 from bibi.pairs import services as pair_services
 from bibi.pairs.layouts import pair_input_from_fields
 from bibi.sharedtasks import selectors as task_selectors
@@ -270,6 +272,14 @@ def _ask_systems(
     if not sight.allowed:
         form.add_error(None, "This task does not show the systems' predictions to breakers.")
         return 403
+    # The API's rate, counted together with the API's requests: each runs every hosted model.
+    throttle = GuidanceSuggestThrottle()
+    if not throttle.allow_request(request, None):
+        wait = math.ceil(throttle.wait() or 1)
+        context["try_error"] = (
+            f"You have asked the systems too often in a short while; try again in {wait} seconds."
+        )
+        return 429
     try:
         context[key] = guidance.guidance_suggest(
             shared_task=shared_task, user=request.user, viewer=viewer, request=ask
