@@ -51,6 +51,27 @@ def guidance_compute(
         return {"error": failed.detail}
 
 
+def guidance_compute_many(
+    *, version_ids: list[int], originals: list[str], top_k: int, words: int
+) -> list[dict[str, Any]]:
+    """``SuggestionReport.to_dict()`` for each of ``originals`` in order, the first version the
+    guide, the verifying forward passes batched per system (``fim_engine.suggest_many``); each
+    report's ``sources`` says which candidate sources were used. Raises ``ValidationFailed``
+    when a model cannot be loaded or run."""
+    versions = {
+        version.id: version
+        for version in SystemVersion.objects.filter(
+            id__in=version_ids, status=SystemVersion.Status.READY
+        )
+    }
+    systems = {str(vid): version_system(versions[vid]) for vid in version_ids}
+    sources = _sources()
+    reports = model_call(
+        fim_engine.suggest_many, originals, systems, top_k=top_k, words=words, sources=sources
+    )
+    return [{**report.to_dict(), "sources": list(sources)} for report in reports]
+
+
 def _sources() -> tuple[str, ...]:
     """Every source, or the embedding neighbours alone on a worker without WordNet."""
     from fim_engine.suggestions import SUGGESTION_SOURCES
