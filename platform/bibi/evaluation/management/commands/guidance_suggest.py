@@ -49,8 +49,8 @@ class Command(BaseCommand):
         systems = {s.id: s for s in guidance.ranking_systems(shared_task=shared_task)}
         groups: dict[int, list[guidance.RankedOriginal]] = defaultdict(list)
         for original in ranking[:top]:
-            guide = max(original.systems, key=lambda view: (view.percentile, -view.system_id))
-            groups[guide.system_id].append(original)
+            percentiles = {view.system_id: view.percentile for view in original.systems}
+            groups[guidance.guide_order(percentiles)[0]].append(original)
         lines: dict[int, dict[str, Any]] = {}
         for guide_id, originals in groups.items():
             order = [guide_id, *(sid for sid in systems if sid != guide_id)]
