@@ -722,7 +722,7 @@ def _suggestion_answer(
     predictions = report["predictions"]
     suggestions = []
     for suggestion in report["suggestions"]:
-        variant_label = _intended_label(suggestion["keeps_label"], original["label"], labels)
+        variant_label = intended_label(suggestion["keeps_label"], original["label"], labels)
         outcomes = [
             _judged(
                 by_version[version_id],
@@ -764,7 +764,7 @@ def _suggestion_answer(
     }
 
 
-def _intended_label(keeps_label: bool, original_label: str, labels: Sequence[str]) -> str | None:
+def intended_label(keeps_label: bool, original_label: str, labels: Sequence[str]) -> str | None:
     """The gold label a suggestion is meant to carry: the original's when it keeps the label,
     else ``changed_label`` (None when that is not known)."""
     return original_label if keeps_label else changed_label(original_label, labels)

@@ -28,17 +28,8 @@ def guidance_compute(
     ``{"report": SuggestionReport.to_dict(), "sources": [...]}`` for ``original`` with the
     first version as the guide; ``{"error": reason}`` when a model cannot be loaded or run.
     Systems are named by version id."""
-    versions = {
-        version.id: version
-        for version in SystemVersion.objects.filter(
-            id__in=version_ids, status=SystemVersion.Status.READY
-        )
-    }
-    missing = [version_id for version_id in version_ids if version_id not in versions]
-    if missing:
-        return {"error": f"System version(s) {missing} are no longer ready."}
     try:
-        systems = {str(vid): version_system(versions[vid]) for vid in version_ids}
+        systems = _loaded(version_ids)
         if variant is not None:
             check = model_call(fim_engine.check_variant, original, variant, systems)
             return {"check": check.to_dict()}
@@ -49,6 +40,38 @@ def guidance_compute(
         return {"report": report.to_dict(), "sources": list(sources)}
     except ValidationFailed as failed:
         return {"error": failed.detail}
+
+
+def guidance_compute_many(
+    *, version_ids: list[int], originals: list[str], top_k: int, words: int
+) -> list[dict[str, Any]]:
+    """``SuggestionReport.to_dict()`` for each of ``originals`` in order, the first version the
+    guide, the verifying forward passes batched per system (``fim_engine.suggest_many``); each
+    report's ``sources`` says which candidate sources were used. Raises ``ValidationFailed``
+    when a model cannot be loaded or run, or a version is no longer ready."""
+    systems = _loaded(version_ids)
+    sources = _sources()
+    reports = model_call(
+        fim_engine.suggest_many, originals, systems, top_k=top_k, words=words, sources=sources
+    )
+    return [{**report.to_dict(), "sources": list(sources)} for report in reports]
+
+
+def _loaded(version_ids: list[int]) -> dict[str, fim_engine.System]:
+    """The versions' models by version id, in order, from this worker's cache."""
+    versions = {
+        version.id: version
+        for version in SystemVersion.objects.filter(
+            id__in=version_ids, status=SystemVersion.Status.READY
+        )
+    }
+    missing = [version_id for version_id in version_ids if version_id not in versions]
+    if missing:
+        raise ValidationFailed(
+            SystemVersion.FailureReason.MODEL_ERROR,
+            f"System version(s) {missing} are no longer ready.",
+        )
+    return {str(vid): version_system(versions[vid]) for vid in version_ids}
 
 
 def _sources() -> tuple[str, ...]:

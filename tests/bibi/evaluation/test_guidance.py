@@ -313,7 +313,7 @@ def test_the_guide_is_the_system_an_original_lies_nearest_the_boundary_of():
 
 def test_a_label_changing_suggestion_means_the_other_label_where_there_is_one():
     binary, three = ["negative", "positive"], ["negative", "neutral", "positive"]
-    assert guidance._intended_label(False, "positive", binary) == "negative"
-    assert guidance._intended_label(False, "positive", three) == "negative"
-    assert guidance._intended_label(False, "neutral", three) is None
-    assert guidance._intended_label(True, "neutral", three) == "neutral"
+    assert guidance.intended_label(False, "positive", binary) == "negative"
+    assert guidance.intended_label(False, "positive", three) == "negative"
+    assert guidance.intended_label(False, "neutral", three) is None
+    assert guidance.intended_label(True, "neutral", three) == "neutral"

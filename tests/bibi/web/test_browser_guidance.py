@@ -51,6 +51,18 @@ def test_a_breaker_follows_the_guidance_to_a_pair(transactional_db, worker, scre
     screen.shot("draft-tried")
     assert screen.axe_violations() == []
 
+    # Verified suggestions, each one button away from being tried.
+    page.get_by_role("button", name="Suggest verified edits").click()
+    suggestions = page.get_by_role(
+        "region", name="Verified edits of mild-pos, the likeliest first within each kind"
+    )
+    assert suggestions.get_by_role("cell", name="the film is bad", exact=True).is_visible()
+    screen.shot("suggestions")
+    assert screen.axe_violations() == []
+    page.get_by_role("button", name="Try “the film is bad”").click()
+    assert "2 of 2 systems would break" not in page.locator("#predictions").inner_text()
+    assert "You change the label to negative" in page.locator("#predictions").inner_text()
+
     # Not minimal: refused, with the reason, and nothing stored.
     page.get_by_label("Variant", exact=True).fill(
         "an entirely different sentence about nothing at all"

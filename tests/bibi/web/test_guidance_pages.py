@@ -101,8 +101,10 @@ def test_the_page_filters_by_label_and_system_and_orders_by_confidence(geometry)
     assert text.count(f"Strawman / system {geometry.strawman_bow.id}") == 1
     # The least confident first: the boundary original before the confident negative one.
     assert text.index(">on<") < text.index(">far-neg<")
-    bad = page(geometry, BREAKER, label="neutral")
-    assert bad.status_code == 400 and "Select a valid choice" in bad.content.decode()
+    # A value out of its field's choices is refused beside it; the other filters still apply.
+    bad = page(geometry, BREAKER, label="neutral", order="confidence").content.decode()
+    assert "Select a valid choice" in bad
+    assert bad.index(">on<") < bad.index(">mild-pos<") < bad.index(">far-pos<")
 
 
 def test_no_guidance_page_shows_a_blind_dev_text_or_another_teams_pairs(geometry):
@@ -170,6 +172,35 @@ def test_trying_a_variant_shows_each_systems_prediction(geometry, settings):
     assert "2 of 2 systems would break" in text
     assert f"Strawman / system {geometry.strawman_bow.id}" in text
     assert "negative" in text and "changed" in text
+
+
+def test_the_editor_suggests_verified_edits_each_ready_to_try(geometry, settings):
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("runs the models in-process; the browser test uses a real worker")
+    client = page_client(geometry.cast, BREAKER)
+
+    response = client.post(EDITOR, {"action": "suggest"})
+
+    assert response.status_code == 200
+    text = html.unescape(response.content.decode())
+    row = text[text.index("<td>the film is bad</td>") :][:900]
+    assert "antonym: changes it to negative" in row
+    assert '<td class="num">2</td>' in row and '<td class="num">0</td>' in row
+    assert 'name="variant_text" value="the film is bad"' in row
+    assert 'name="variant_label" value="negative"' in row
+    # The variant form is left as it was (the original), not refused.
+    assert "This field is required" not in text
+
+
+def test_asking_the_systems_too_often_is_refused_with_the_wait(geometry, monkeypatch):
+    from bibi.evaluation.apis import GuidanceSuggestThrottle
+
+    monkeypatch.setattr(GuidanceSuggestThrottle, "rate", "0/minute", raising=False)
+
+    response = post(geometry, "try", "the film is bad")
+
+    assert response.status_code == 429
+    assert "You have asked the systems too often" in response.content.decode()
 
 
 def test_a_variant_tried_while_no_worker_answers_says_so(geometry, settings):

@@ -9,6 +9,7 @@ worker through ``guidance.guidance_suggest``, as for the API.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from bibi.evaluation import guidance
+from bibi.evaluation.apis import GuidanceSuggestThrottle
 from bibi.pairs import services as pair_services
 from bibi.pairs.layouts import pair_input_from_fields
 from bibi.sharedtasks import selectors as task_selectors
@@ -117,15 +119,18 @@ def guidance_page(request: HttpRequest, slug: str) -> HttpResponse:
         for system in systems
     ]
     form = GuidanceFilterForm(request.GET or None, shared_task=shared_task, systems=choices)
-    filters: dict[str, Any] = {}
-    if form.is_bound and form.is_valid():
-        filters = {
-            "order": form.cleaned_data["order"] or "boundary",
-            "label": form.cleaned_data["label"] or None,
-            "system_ids": [form.cleaned_data["system"]]
-            if form.cleaned_data.get("system")
-            else None,
-        }
+    # As on the results pages: a value that is not one of its field's choices is refused
+    # beside the field, and that filter left out.
+    cleaned: dict[str, Any] = {}
+    if form.is_bound:
+        form.is_valid()  # cleaned_data then holds the fields that are valid
+        cleaned = form.cleaned_data
+    system = cleaned.get("system")
+    filters: dict[str, Any] = {
+        "order": cleaned.get("order") or "boundary",
+        "label": cleaned.get("label") or None,
+        "system_ids": [system] if system else None,
+    }
     ranking = guidance.boundary_ranking(shared_task, sight=sight, with_words=False, **filters)
     page = Paginator(ranking, ORIGINALS_PER_PAGE).get_page(request.GET.get("page"))
     originals = guidance.ranking_words(list(page.object_list))
@@ -147,7 +152,7 @@ def guidance_page(request: HttpRequest, slug: str) -> HttpResponse:
         "advice": guidance.STRATEGY_ADVICE,
         "near": guidance.NEAR_BOUNDARY,
     }
-    return render(request, "web/guidance.html", context, status=200 if not form.errors else 400)
+    return render(request, "web/guidance.html", context)
 
 
 def _starter_original(shared_task: SharedTask, original_id: str) -> Example:
@@ -179,15 +184,35 @@ def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpRespon
         "variant_text": example.text,
         "variant_label": example.label,
     }
-    form = PairEditorForm(request.POST or None, shared_task=shared_task, initial=initial)
     action = request.POST.get("action", "")
-    context: dict[str, Any] = {"check": None, "try_error": None, "rejected": None, "passed": None}
+    # Suggestions are asked for the original alone: the variant form stays as it was.
+    bound = request.POST if request.method == "POST" and action != "suggest" else None
+    form = PairEditorForm(bound, shared_task=shared_task, initial=initial)
+    context: dict[str, Any] = {
+        "check": None,
+        "suggestions": None,
+        "try_error": None,
+        "rejected": None,
+        "passed": None,
+    }
     status = 200
-    if request.method == "POST":
+    if action == "suggest" and request.method == "POST":
+        status = _ask_systems(
+            request, shared_task, viewer, sight, form, context, "suggestions",
+            guidance.SuggestRequest(original_id=example.external_id),
+        )  # fmt: skip
+    elif request.method == "POST":
         if not form.is_valid():
             status = 400
         elif action == "try":
-            status = _try_variant(request, shared_task, viewer, sight, form, example, context)
+            status = _ask_systems(
+                request, shared_task, viewer, sight, form, context, "check",
+                guidance.SuggestRequest(
+                    original_id=example.external_id,
+                    variant_text=form.cleaned_data["variant_text"],
+                    variant_label=form.cleaned_data["variant_label"],
+                ),
+            )  # fmt: skip
         elif action in ("check", "add"):
             pair = pair_input_from_fields(
                 1, {**form.cleaned_data, "original_id": example.external_id}
@@ -209,7 +234,9 @@ def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpRespon
                     return redirect("web:pairs", slug=slug)
                 context["passed"] = [warning.reason for warning in submission.warnings]
         else:
-            form.add_error(None, "Choose what to do: try the variant, check it, or add it.")
+            form.add_error(
+                None, "Choose what to do: suggest edits, try the variant, check it, or add it."
+            )
             status = 400
     variant = form.data.get("variant_text", example.text) if form.is_bound else example.text
     context.update(
@@ -230,30 +257,32 @@ def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpRespon
     return render(request, "web/guidance_editor.html", context, status=status)
 
 
-def _try_variant(
+def _ask_systems(
     request: HttpRequest,
     shared_task: SharedTask,
     viewer: Viewer,
     sight: guidance.GuidanceSight,
     form: PairEditorForm,
-    example: Example,
     context: dict[str, Any],
+    key: str,
+    ask: guidance.SuggestRequest,
 ) -> int:
-    """The draft variant through every hosted system (``guidance.guidance_suggest``); the
-    status the page answers with."""
+    """Suggestions for the original, or the draft variant through every hosted system
+    (``guidance.guidance_suggest``), into ``context[key]``; the status the page answers with."""
     if not sight.allowed:
         form.add_error(None, "This task does not show the systems' predictions to breakers.")
         return 403
+    # The API's rate, counted together with the API's requests: each runs every hosted model.
+    throttle = GuidanceSuggestThrottle()
+    if not throttle.allow_request(request, None):
+        wait = math.ceil(throttle.wait() or 1)
+        context["try_error"] = (
+            f"You have asked the systems too often in a short while; try again in {wait} seconds."
+        )
+        return 429
     try:
-        context["check"] = guidance.guidance_suggest(
-            shared_task=shared_task,
-            user=request.user,
-            viewer=viewer,
-            request=guidance.SuggestRequest(
-                original_id=example.external_id,
-                variant_text=form.cleaned_data["variant_text"],
-                variant_label=form.cleaned_data["variant_label"],
-            ),
+        context[key] = guidance.guidance_suggest(
+            shared_task=shared_task, user=request.user, viewer=viewer, request=ask
         )
     except ValidationError as error:
         add_service_error(form, error)

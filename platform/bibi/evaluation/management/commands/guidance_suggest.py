@@ -1,0 +1,112 @@
+"""``manage.py guidance_suggest TASK_SLUG --top N [--out FILE.jsonl]``: verified suggestions in
+bulk for the task's top-N originals by boundary rank.
+
+Runs in this process (the models load here, as for ``manage.py score``): the originals are
+grouped by their guide (the ready hosted system with the highest λmax percentile on them, as
+``POST .../guidance/suggest/`` picks it) and each group goes through ``fim_engine.suggest_many``
+once, its forward passes batched per system. One JSON line per original: its id, rank,
+boundary score, the guide's system id, and the report (systems named by system id; what a
+suggestion does to each, and whether it breaks it given the label the suggestion means).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from bibi.evaluation import guidance
+from bibi.sharedtasks.models import SharedTask
+
+
+class Command(BaseCommand):
+    help = "Verified suggestions for the top-N starter originals by boundary rank (JSON Lines)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("task_slug")
+        parser.add_argument("--top", type=int, default=100, help="How many originals (rank order).")
+        parser.add_argument("--out", type=Path, help="The JSON Lines file (default: stdout).")
+        parser.add_argument("--top-k", type=int, default=5, help="Suggestions per kind of edit.")
+        parser.add_argument("--words", type=int, default=3, help="Words edited per original.")
+
+    def handle(self, *args: Any, task_slug: str, top: int, out: Path | None, **options: Any):
+        # Imported here: suggestions load models, and with them torch.
+        from bibi.evaluation.guidance_compute import guidance_compute_many
+        from bibi.systems.services import ValidationFailed
+
+        shared_task = SharedTask.objects.filter(slug=task_slug).first()
+        if shared_task is None:
+            raise CommandError(f"No shared task has the slug '{task_slug}'.")
+        if top < 1 or not 1 <= options["top_k"] <= 20 or not 1 <= options["words"] <= 10:
+            raise CommandError("--top must be at least 1, --top-k 1 to 20, --words 1 to 10.")
+        ranking = [o for o in guidance.boundary_ranking(shared_task, with_words=False) if o.systems]
+        if not ranking:
+            raise CommandError("No ready hosted system has λmax on the starter set yet.")
+        systems = {s.id: s for s in guidance.ranking_systems(shared_task=shared_task)}
+        groups: dict[int, list[guidance.RankedOriginal]] = defaultdict(list)
+        for original in ranking[:top]:
+            percentiles = {view.system_id: view.percentile for view in original.systems}
+            groups[guidance.guide_order(percentiles)[0]].append(original)
+        lines: dict[int, dict[str, Any]] = {}
+        for guide_id, originals in groups.items():
+            order = [guide_id, *(sid for sid in systems if sid != guide_id)]
+            try:
+                reports = guidance_compute_many(
+                    version_ids=[systems[sid].active_version_id or 0 for sid in order],
+                    originals=[original.example.text for original in originals],
+                    top_k=options["top_k"],
+                    words=options["words"],
+                )
+            except ValidationFailed as failed:
+                raise CommandError(f"A system could not run: {failed.detail}") from None
+            names = {str(systems[sid].active_version_id): str(sid) for sid in order}
+            for original, report in zip(originals, reports, strict=True):
+                lines[original.rank] = _line(shared_task, original, guide_id, report, names)
+        stream = out.open("w", encoding="utf-8") if out else sys.stdout
+        try:
+            for rank in sorted(lines):
+                stream.write(json.dumps(lines[rank], ensure_ascii=False) + "\n")
+        finally:
+            if out:
+                stream.close()
+        if out:
+            count = sum(len(line["report"]["suggestions"]) for line in lines.values())
+            self.stdout.write(f"{len(lines)} originals, {count} verified suggestions: {out}")
+
+
+def _line(
+    shared_task: SharedTask,
+    original: guidance.RankedOriginal,
+    guide_id: int,
+    report: dict[str, Any],
+    names: dict[str, str],
+) -> dict[str, Any]:
+    """One original's line, systems named by id and each outcome judged by the 2017 rule."""
+    gold = original.example.label
+    predictions = {names[key]: value for key, value in report["predictions"].items()}
+    for suggestion in report["suggestions"]:
+        intended = guidance.intended_label(suggestion["keeps_label"], gold, shared_task.labels)
+        suggestion["variant_label"] = intended
+        outcomes = {names[key]: value for key, value in suggestion["outcomes"].items()}
+        for system_id, outcome in outcomes.items():
+            outcome["breaks"] = (
+                None
+                if intended is None
+                else guidance.would_break(
+                    predictions[system_id]["label"], outcome["label"], gold, intended
+                )
+            )
+        suggestion["outcomes"] = outcomes
+    report["predictions"] = predictions
+    report["guide"] = str(guide_id)
+    return {
+        "original_id": original.example.external_id,
+        "rank": original.rank,
+        "boundary_score": original.boundary_score,
+        "guide": guide_id,
+        "report": report,
+    }
