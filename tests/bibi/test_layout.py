@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 import importlib
 import subprocess
 import sys
@@ -97,3 +98,48 @@ def test_the_web_process_never_loads_torch(tmp_path):
     result = _run([sys.executable, "-c", script], tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+# The rules every app shares, each defined once, where every app can reach it (issue 10.14-15).
+ONE_PLACE = {
+    "shared_task_for": "bibi/api.py",
+    "paginated": "bibi/api.py",
+    "rejected_file_response": "bibi/api.py",
+    "decode_upload": "bibi/files.py",
+    "detect_format": "bibi/files.py",
+    "read_rows": "bibi/files.py",
+    "RowError": "bibi/files.py",
+    "FileRejected": "bibi/files.py",
+    "label_map_parse": "bibi/labelmaps.py",
+    "label_map_clean": "bibi/labelmaps.py",
+    "upload_size_require": "bibi/uploads.py",
+    "normalize_text": "bibi/texts.py",
+    "enqueue": "bibi/queue.py",
+    "enqueue_on_commit": "bibi/queue.py",
+    "phase_require_open": "bibi/sharedtasks/services.py",
+    "phase_require_ended": "bibi/sharedtasks/services.py",
+    "team_member_require": "bibi/sharedtasks/services.py",
+    "is_team_member": "bibi/sharedtasks/selectors.py",
+}
+
+
+@functools.cache
+def _definitions() -> dict[str, list[str]]:
+    """Every top-level function and class of platform/, by name → the files defining it."""
+    import ast
+
+    found: dict[str, list[str]] = {}
+    source_root = REPO_ROOT / "platform"
+    for path in source_root.rglob("*.py"):
+        if "migrations" in path.parts:
+            continue
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                relative = path.relative_to(source_root).as_posix()
+                found.setdefault(node.name, []).append(relative)
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(ONE_PLACE))
+def test_each_shared_rule_is_defined_once_where_every_app_reaches_it(name):
+    assert _definitions().get(name) == [ONE_PLACE[name]]

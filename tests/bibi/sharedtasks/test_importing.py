@@ -12,7 +12,7 @@ from bibi.sharedtasks.importing import (
     ExamplesImportRejected,
     examples_import,
 )
-from bibi.sharedtasks.models import AuditLogEntry, Dataset
+from bibi.sharedtasks.models import AuditLogEntry, Dataset, Example
 
 from .conftest import FIXTURES, REVIEWS, SST2_DEV
 
@@ -448,3 +448,25 @@ def test_fifty_thousand_rows_import_in_one_call(cast, fresh):
         "a film numbered 49999 that is “fine” – naïvely so",
         "positive",
     )
+
+
+def test_the_import_owns_its_transaction_so_a_late_failure_leaves_nothing(cast, monkeypatch):
+    """Nothing around examples_import opens a transaction for it (issue 10.16): a failure
+    after the examples are written (here, the audit record) takes them and a new dataset back."""
+    Dataset.objects.filter(shared_task=cast.shared_task, split="train").delete()
+
+    def audit_fails(**kwargs):
+        raise RuntimeError("the audit log is unavailable")
+
+    monkeypatch.setattr(services, "audit_record", audit_fails)
+    with pytest.raises(RuntimeError, match="audit log"):
+        examples_import(
+            shared_task=cast.shared_task,
+            split="train",
+            actor=cast.organizer,
+            data=b"id,text,label\na,A fine film.,1\nb,A dull film.,0\n",
+            filename="train.csv",
+            label_map=BINARY,
+        )
+    assert not Dataset.objects.filter(shared_task=cast.shared_task, split="train").exists()
+    assert not Example.objects.filter(dataset__shared_task=cast.shared_task, external_id="a")

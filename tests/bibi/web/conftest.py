@@ -189,7 +189,13 @@ def worker(request):
 
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return None
-    return request.getfixturevalue("celery_worker_process")
+    from bibi.celery import app
+
+    process = request.getfixturevalue("celery_worker_process")
+    # The worker lives for the session; what earlier tests sent without one (their rows rolled
+    # back since) must not keep it busy before this test's own work.
+    app.control.purge()
+    return process
 
 
 @pytest.fixture

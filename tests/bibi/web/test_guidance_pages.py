@@ -203,10 +203,19 @@ def test_asking_the_systems_too_often_is_refused_with_the_wait(geometry, monkeyp
     assert "You have asked the systems too often" in response.content.decode()
 
 
-def test_a_variant_tried_while_no_worker_answers_says_so(geometry, settings):
+def test_a_variant_tried_while_no_worker_answers_says_so(geometry, settings, monkeypatch):
     if settings.CELERY_TASK_ALWAYS_EAGER:
         pytest.skip("the embedded default runs the models in-process")
     settings.GUIDANCE_SUGGEST_TIMEOUT = 1
+    # The suite's shared worker may be running: send to a queue that no worker reads.
+    from bibi.evaluation.tasks import guidance_suggest_task
+
+    send = guidance_suggest_task.apply_async
+    monkeypatch.setattr(
+        guidance_suggest_task,
+        "apply_async",
+        lambda *args, **options: send(*args, queue="gpu-nobody-reads", **options),
+    )
 
     response = post(geometry, "try", "the film is bad")
 
