@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -22,7 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from bibi.demo.data import DemoData
-from bibi.demo.models import ARCHITECTURES, TrainedModel, model_archive, model_train
+from bibi.demo.models import ARCHITECTURES, model_archive, model_train
 from bibi.evaluation import selectors as evaluation_selectors
 from bibi.evaluation import services as evaluation_services
 from bibi.evaluation.exports import TABLES
@@ -51,7 +50,6 @@ BASELINE_PAIRS = 100
 SST2_LABEL_MAP = {"0": "negative", "1": "positive"}
 # The problems of a refused file shown in the demo's error, before "and N more".
 PROBLEMS_SHOWN = 5
-SYSTEM_NAMES = {"bow": "bow", "cnn": "cnn", "minilm": "minilm"}
 VALIDATION_WAIT_SECONDS = 30 * 60
 
 Say = Callable[[str], None]
@@ -59,14 +57,6 @@ Say = Callable[[str], None]
 
 class DemoError(Exception):
     """A step of the demo failed; the message says which and why."""
-
-
-@dataclass
-class DemoResult:
-    shared_task: SharedTask
-    snapshot: Snapshot
-    models: list[TrainedModel] = field(default_factory=list)
-    pair_counts: dict[str, int] = field(default_factory=dict)
 
 
 def demo_task() -> SharedTask | None:
@@ -142,7 +132,7 @@ def phase_advance(*, shared_task: SharedTask, organizer: Any, kind: str) -> None
 
 def systems_upload(
     *, shared_task: SharedTask, builder: Any, data: DemoData, say: Say, progress: bool
-) -> list[TrainedModel]:
+) -> None:
     """Train (or find cached) the three baselines and upload each as the builder would."""
     team = task_services.team_create(
         shared_task=shared_task, owner=builder, kind=Team.Kind.BUILDER, name=BUILDER_TEAM
@@ -158,7 +148,7 @@ def systems_upload(
         system = system_services.system_create(
             team=team,
             actor=builder,
-            name=SYSTEM_NAMES[model.architecture],
+            name=model.architecture,
             kind=System.Kind.HOSTED,
         )
         version = system_services.system_version_upload(
@@ -173,7 +163,6 @@ def systems_upload(
                 f"{version.failure_reason} {version.failure_detail}".strip()
             )
         say(f"  uploaded {system.name}: validated, blind-dev accuracy {version.dev_accuracy:.1%}")
-    return trained
 
 
 def _validated(version: SystemVersion) -> SystemVersion:
@@ -192,8 +181,8 @@ def _validated(version: SystemVersion) -> SystemVersion:
     return version
 
 
-def human_pairs_submit(*, shared_task: SharedTask, breaker: Any, data: DemoData, say: Say) -> int:
-    """The sample pair set, uploaded as a file by the breaker team (0 when the data has none)."""
+def human_pairs_submit(*, shared_task: SharedTask, breaker: Any, data: DemoData, say: Say) -> None:
+    """The sample pair set, uploaded as a file by the breaker team (none when the data has none)."""
     team = task_services.team_create(
         shared_task=shared_task, owner=breaker, kind=Team.Kind.BREAKER, name=BREAKER_TEAM
     )
@@ -202,7 +191,7 @@ def human_pairs_submit(*, shared_task: SharedTask, breaker: Any, data: DemoData,
             f"  {BREAKER_TEAM}: no sample pairs for {data.name} (fixtures/demo/pairs.tsv edits "
             "the fixture starter set); the team is there to try the pages"
         )
-        return 0
+        return
     submission = pair_services.pair_set_upload(
         team=team,
         user=breaker,
@@ -210,10 +199,9 @@ def human_pairs_submit(*, shared_task: SharedTask, breaker: Any, data: DemoData,
     )
     count = submission.pair_set.pair_count
     say(f"  {BREAKER_TEAM}: {count} pairs from {data.pairs.name}")
-    return count
 
 
-def baseline_pairs_submit(*, shared_task: SharedTask, say: Say) -> int:
+def baseline_pairs_submit(*, shared_task: SharedTask, say: Say) -> None:
     """The automatic baseline breaker as a second breaker team."""
     from bibi.evaluation.baseline import baseline_breaker_run
 
@@ -223,7 +211,6 @@ def baseline_pairs_submit(*, shared_task: SharedTask, say: Say) -> int:
         f"  {BASELINE_TEAM}: {count} pairs built around the {result.originals} originals "
         f"nearest the boundary; {result.breaking} break at least one system"
     )
-    return count
 
 
 def results_publish(*, shared_task: SharedTask, organizer: Any, say: Say) -> Snapshot:
@@ -291,9 +278,10 @@ def _share(value: float | None, width: int = 6) -> str:
     return _pct(None if value is None else value * 100, width)
 
 
-def demo_build(*, data: DemoData, say: Say = print, progress: bool = True) -> DemoResult:
-    """Build, score and publish the demo task from ``data``. Raises DemoError on a failed step;
-    a task left half-built is removed, so the next run starts again."""
+def demo_build(*, data: DemoData, say: Say = print, progress: bool = True) -> Snapshot:
+    """Build, score and publish the demo task from ``data``; the published snapshot. Raises
+    DemoError on a failed step; a task left half-built is removed, so the next run starts
+    again."""
     users = accounts_ensure()
     organizer = users["organizer"]
     try:
@@ -302,17 +290,13 @@ def demo_build(*, data: DemoData, say: Say = print, progress: bool = True) -> De
             shared_task = task_create(organizer=organizer, data=data)
             examples_import(shared_task=shared_task, organizer=organizer, data=data, say=say)
         say("Builders: three baseline systems")
-        models = systems_upload(
+        systems_upload(
             shared_task=shared_task, builder=users["builder"], data=data, say=say, progress=progress
         )
         phase_advance(shared_task=shared_task, organizer=organizer, kind=Phase.Kind.BUILD)
         say("Breakers: the break phase is open")
-        counts = {
-            BREAKER_TEAM: human_pairs_submit(
-                shared_task=shared_task, breaker=users["breaker"], data=data, say=say
-            ),
-            BASELINE_TEAM: baseline_pairs_submit(shared_task=shared_task, say=say),
-        }
+        human_pairs_submit(shared_task=shared_task, breaker=users["breaker"], data=data, say=say)
+        baseline_pairs_submit(shared_task=shared_task, say=say)
         phase_advance(shared_task=shared_task, organizer=organizer, kind=Phase.Kind.BREAK)
         phase_advance(shared_task=shared_task, organizer=organizer, kind=Phase.Kind.CONTEST)
         say("Results: scoring every system on every pair")
@@ -323,4 +307,4 @@ def demo_build(*, data: DemoData, say: Say = print, progress: bool = True) -> De
     except BaseException:
         demo_reset()
         raise
-    return DemoResult(shared_task, snapshot, models, counts)
+    return snapshot

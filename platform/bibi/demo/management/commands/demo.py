@@ -48,14 +48,13 @@ class Command(BaseCommand):
             builder.demo_reset()
             marker.unlink(missing_ok=True)
             try:
-                result = builder.demo_build(
+                snapshot = builder.demo_build(
                     data=found, say=self.stdout.write, progress=options.get("verbosity", 1) > 0
                 )
             except builder.DemoError as error:
                 raise CommandError(str(error)) from None
             marker.parent.mkdir(parents=True, exist_ok=True)
             marker.write_text(digest + "\n")
-            snapshot = result.snapshot
             self.stdout.write(f"Built in {time.monotonic() - started:.0f} s.")
         else:
             self.stdout.write(f"The demo task is built from {found.name}: nothing to do.")
