@@ -10,13 +10,19 @@ import pytest
 from django.core.management import get_commands
 from django.urls import Resolver404, resolve
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from .conftest import DOCS, REPO_ROOT
+
 SKIP = {".venv", "node_modules", ".pytest_cache", "var", ".git"}
-DOCS = sorted(
-    path
-    for path in REPO_ROOT.rglob("*.md")
-    if not SKIP.intersection(path.relative_to(REPO_ROOT).parts)
-    and "vendor" not in path.relative_to(REPO_ROOT).parts
+# Every Markdown file of the project's own (not under the virtualenv, npm or vendored files).
+MARKDOWN = sorted(
+    {REPO_ROOT / "README.md"}
+    | {
+        path
+        for top in REPO_ROOT.iterdir()
+        if top.is_dir() and top.name not in SKIP
+        for path in top.rglob("*.md")
+        if "vendor" not in path.relative_to(REPO_ROOT).parts
+    }
 )
 COMMAND = re.compile(r"manage\.py ([a-z_]+)")
 MAKE = re.compile(r"`make ([a-z-]+)")
@@ -34,14 +40,14 @@ def _name(doc: Path) -> str:
     return str(doc.relative_to(REPO_ROOT))
 
 
-@pytest.mark.parametrize("doc", DOCS, ids=_name)
+@pytest.mark.parametrize("doc", MARKDOWN, ids=_name)
 def test_every_management_command_named_exists(doc):
     known = set(get_commands())
     named = set(COMMAND.findall(_text(doc)))
     assert named <= known, f"{_name(doc)} names missing commands: {sorted(named - known)}"
 
 
-@pytest.mark.parametrize("doc", DOCS, ids=_name)
+@pytest.mark.parametrize("doc", MARKDOWN, ids=_name)
 def test_every_make_target_named_exists(doc):
     makefile = (REPO_ROOT / "Makefile").read_text()
     targets = set(re.findall(r"^([a-z][a-z-]*):", makefile, flags=re.M))
@@ -49,7 +55,7 @@ def test_every_make_target_named_exists(doc):
     assert named <= targets, f"{_name(doc)} names missing make targets: {sorted(named - targets)}"
 
 
-@pytest.mark.parametrize("doc", DOCS, ids=_name)
+@pytest.mark.parametrize("doc", MARKDOWN, ids=_name)
 def test_every_repository_path_named_exists(doc):
     missing = []
     for raw in PATH.findall(_text(doc)):
@@ -68,7 +74,7 @@ def _example(address: str) -> str:
 
 
 # The top README and docs/ have their addresses checked, pages too, by test_addresses.py.
-APP_DOCS = [doc for doc in DOCS if doc.parent != REPO_ROOT and doc.parent.name != "docs"]
+APP_DOCS = [doc for doc in MARKDOWN if doc.parent not in (REPO_ROOT, DOCS)]
 
 
 @pytest.mark.parametrize("doc", APP_DOCS, ids=_name)
