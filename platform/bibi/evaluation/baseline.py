@@ -77,9 +77,9 @@ from bibi.pairs.models import PairSet
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Phase, SharedTask, Team
+from bibi.systems.errors import ValidationFailed
 from bibi.systems.models import SystemVersion
 from bibi.systems.runner import model_call, version_system
-from bibi.systems.services import ValidationFailed
 from fim_engine.perturbations import (
     ANTONYM,
     NAME,

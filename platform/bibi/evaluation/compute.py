@@ -35,9 +35,9 @@ from bibi.evaluation.services import (
     scoring_run_score,
 )
 from bibi.sharedtasks.models import Example
+from bibi.systems.errors import ValidationFailed
 from bibi.systems.models import Prediction, SystemVersion, text_digest
 from bibi.systems.runner import input_digests, model_call, version_system
-from bibi.systems.services import ValidationFailed
 
 logger = logging.getLogger(__name__)
 

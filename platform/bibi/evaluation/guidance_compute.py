@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 import fim_engine
+from bibi.systems.errors import ValidationFailed
 from bibi.systems.models import SystemVersion
 from bibi.systems.runner import model_call, version_system
-from bibi.systems.services import ValidationFailed
 
 
 def guidance_compute(

@@ -41,13 +41,13 @@ from django.utils import timezone
 
 import scoring
 from bibi.celery import GPU_QUEUE
-from bibi.evaluation.matrix import PairMatrix, dataset_missing, pair_matrix
+from bibi.evaluation.matrix import PairMatrix, pair_matrix
 from bibi.evaluation.models import CellChunk, CellFailure, ScoringRun, Snapshot, SnapshotItem
 from bibi.evaluation.reports import report_items, report_tables, score_inputs, scoring_inputs
 from bibi.queue import enqueue_on_commit, waiting
-from bibi.sharedtasks.models import Dataset, Example, Phase, SharedTask
+from bibi.sharedtasks.models import Phase, SharedTask
 from bibi.sharedtasks.services import audit_record, organizer_require
-from bibi.systems.models import Prediction, System, SystemVersion
+from bibi.systems.models import Prediction, SystemVersion
 
 logger = logging.getLogger(__name__)
 
@@ -111,31 +111,6 @@ def scoring_run_request_by_organizer(
 ) -> ScoringRun:
     organizer_require(user=actor, shared_task=shared_task, doing="ask for a scoring run")
     return scoring_run_request(shared_task=shared_task, trigger=Trigger.ORGANIZER, actor=actor)
-
-
-def _break_phase_over(shared_task: SharedTask, now: datetime | None = None) -> bool:
-    phase = shared_task.phases.filter(kind=Phase.Kind.BREAK).first()
-    return phase is not None and phase.ends_at <= (now or timezone.now())
-
-
-def scoring_run_after_decision(
-    *, shared_task: SharedTask, actor: AbstractBaseUser, changed: bool
-) -> None:
-    """After an adjudication that ``changed`` a pair's effective label or exclusion: score
-    again.
-
-    Called inside the adjudication's transaction; the run is sent once it commits.
-    """
-    if changed and _break_phase_over(shared_task):
-        scoring_run_request(shared_task=shared_task, trigger=Trigger.ADJUDICATION, actor=actor)
-
-
-def scoring_run_after_version(*, version: SystemVersion) -> None:
-    """A version that becomes ready, is made active or brings its pair predictions after the
-    break phase changes the leaderboard: score again."""
-    shared_task = version.system.shared_task
-    if version.status == SystemVersion.Status.READY and _break_phase_over(shared_task):
-        scoring_run_request(shared_task=shared_task, trigger=Trigger.VERSION_READY)
 
 
 # --- Missing cells, in chunks ---------------------------------------------------------------
@@ -224,31 +199,6 @@ def scoring_run_advance(*, run_id: int, send: bool = True) -> ScoringRun:
                 _send("scoring_run_score_task", run.id)
         run.save()
     return run
-
-
-def dataset_cells_request(*, dataset: Dataset, examples: Sequence[Example]) -> int:
-    """New starter or blind-dev examples: compute every ready hosted version's cells for them.
-
-    Called inside the import's transaction; the chunks are sent once it commits. Returns
-    how many cells will be computed (0 for a training set, or with no ready hosted version).
-    """
-    if dataset.split not in (Dataset.Split.STARTER, Dataset.Split.BLIND_DEV) or not examples:
-        return 0
-    versions = SystemVersion.objects.filter(
-        system__shared_task_id=dataset.shared_task_id,
-        system__kind=System.Kind.HOSTED,
-        status=SystemVersion.Status.READY,
-    ).order_by("id")
-    shared_task = _lock_task(dataset.shared_task)
-    missing = dataset_missing(
-        versions=versions,
-        dataset=dataset,
-        examples=[(example.id, example.text) for example in examples],
-    )
-    chunks = _chunks_create(
-        shared_task=shared_task, missing=missing, source=dataset.split, run=None, send=True
-    )
-    return sum(chunk.size for chunk in chunks)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from django.core.files import File
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from bibi.evaluation import services as evaluation_services
+from bibi.evaluation import triggers as evaluation_triggers
 from bibi.files import FileFormatError, FileRejected, RowError, RowErrors
 from bibi.pairs import selectors
 from bibi.pairs.checks import (
@@ -623,7 +623,7 @@ def contest_adjudicate(
             "results_published": shared_task.results_published,
         },
     )
-    evaluation_services.scoring_run_after_decision(
+    evaluation_triggers.scoring_run_after_decision(
         shared_task=shared_task, actor=actor, changed=effective_changed
     )
     return Adjudication(contest=contest, effective_changed=effective_changed, superseded=superseded)

@@ -29,7 +29,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Max
 
-from bibi.evaluation import services as evaluation_services
+from bibi.evaluation import triggers as evaluation_triggers
 from bibi.files import (
     FORMATS,
     FileFormatError,
@@ -240,7 +240,7 @@ def examples_import(
             raise rejected(errors)
 
         Example.objects.bulk_create(examples, batch_size=BATCH_SIZE)
-        cells = evaluation_services.dataset_cells_request(dataset=dataset, examples=examples)
+        cells = evaluation_triggers.dataset_cells_request(dataset=dataset, examples=examples)
         details = {
             "rows": len(examples),
             "encoding": decoded.encoding,

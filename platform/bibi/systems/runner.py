@@ -35,8 +35,8 @@ from django.conf import settings
 from django.db import connections
 
 import fim_engine
+from bibi.systems.errors import ValidationFailed
 from bibi.systems.models import SystemVersion
-from bibi.systems.services import ValidationFailed
 
 logger = logging.getLogger(__name__)
 

@@ -38,10 +38,9 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 import scoring
-from bibi.evaluation import services as evaluation_services
+from bibi.evaluation import triggers as evaluation_triggers
 from bibi.files import (
     FileFormatError,
-    FileRejected,
     Row,
     RowError,
     RowErrors,
@@ -54,6 +53,7 @@ from bibi.queue import enqueue_on_commit
 from bibi.sharedtasks import services as sharedtask_services
 from bibi.sharedtasks.models import Dataset, Phase, SharedTask, Team
 from bibi.systems import selectors
+from bibi.systems.errors import PredictionsRejected
 from bibi.systems.models import Prediction, System, SystemVersion, text_digest
 from bibi.uploads import upload_size_require
 
@@ -64,19 +64,6 @@ Status = SystemVersion.Status
 COPY_CHUNK = 1024 * 1024
 ARCHIVE = "the model archive"
 PREDICTIONS_FILE = "the predictions file"
-
-
-class ValidationFailed(Exception):
-    """A validation step failed for a reason the builder must hear about."""
-
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
-
-
-class PredictionsRejected(FileRejected):
-    """A predictions file with problems: every one is listed, nothing is stored."""
 
 
 # --- Who may do what ----------------------------------------------------------------------
@@ -258,7 +245,7 @@ def system_version_activate(*, version: SystemVersion, actor: AbstractBaseUser) 
         )
     system.active_version = version
     system.save(update_fields=["active_version"])
-    evaluation_services.scoring_run_after_version(version=version)
+    evaluation_triggers.scoring_run_after_version(version=version)
     return system
 
 
@@ -319,7 +306,7 @@ def version_finish(version: SystemVersion, status: str, reason: str = "", detail
     version.failure_detail = public_detail(detail, version)
     version.finished_at = timezone.now()
     version.save()
-    evaluation_services.scoring_run_after_version(version=version)
+    evaluation_triggers.scoring_run_after_version(version=version)
     if status == Status.FAILED:
         store = Path(settings.MODEL_STORE)
         shutil.rmtree(store / f".partial-{version.uuid}", ignore_errors=True)
@@ -703,7 +690,7 @@ def system_predictions_upload(
             version.dev_count = len(cells)
             version.save()
         if source == Prediction.Source.PAIRS:
-            evaluation_services.scoring_run_after_version(version=version)
+            evaluation_triggers.scoring_run_after_version(version=version)
     return version
 
 

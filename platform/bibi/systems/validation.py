@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from bibi.sharedtasks.models import Dataset
 from bibi.systems.archives import ArchiveLimits, ArchiveRejected, unpack_archive
+from bibi.systems.errors import ValidationFailed
 from bibi.systems.models import Prediction, System, SystemVersion, text_digest
 from bibi.systems.runner import (
     heartbeat,
@@ -38,7 +39,6 @@ from bibi.systems.runner import (
     soft_time_limit_in_process,
 )
 from bibi.systems.services import (
-    ValidationFailed,
     dataset_examples,
     dev_scores,
     version_fail_if_lost_too_often,

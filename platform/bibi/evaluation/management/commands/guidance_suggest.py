@@ -36,7 +36,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, task_slug: str, top: int, out: Path | None, **options: Any):
         # Imported here: suggestions load models, and with them torch.
         from bibi.evaluation.guidance_compute import guidance_compute_many
-        from bibi.systems.services import ValidationFailed
+        from bibi.systems.errors import ValidationFailed
 
         shared_task = SharedTask.objects.filter(slug=task_slug).first()
         if shared_task is None:

@@ -1,0 +1,73 @@
+"""The one entry other apps call to ask evaluation for work: cells for new examples, a run
+after a decision or a newly ready version.
+
+Apps below evaluation (sharedtasks, systems, pairs) import this module and nothing else of
+evaluation; the work starts inside the caller's transaction and its tasks are sent once that
+commits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.utils import timezone
+
+from bibi.evaluation.matrix import dataset_missing
+from bibi.evaluation.models import ScoringRun
+from bibi.evaluation.services import _chunks_create, _lock_task, scoring_run_request
+from bibi.sharedtasks.models import Dataset, Example, Phase, SharedTask
+from bibi.systems.models import System, SystemVersion
+
+Trigger = ScoringRun.Trigger
+
+
+def _break_phase_over(shared_task: SharedTask, now: datetime | None = None) -> bool:
+    phase = shared_task.phases.filter(kind=Phase.Kind.BREAK).first()
+    return phase is not None and phase.ends_at <= (now or timezone.now())
+
+
+def scoring_run_after_decision(
+    *, shared_task: SharedTask, actor: AbstractBaseUser, changed: bool
+) -> None:
+    """After an adjudication that ``changed`` a pair's effective label or exclusion: score
+    again.
+
+    Called inside the adjudication's transaction; the run is sent once it commits.
+    """
+    if changed and _break_phase_over(shared_task):
+        scoring_run_request(shared_task=shared_task, trigger=Trigger.ADJUDICATION, actor=actor)
+
+
+def scoring_run_after_version(*, version: SystemVersion) -> None:
+    """A version that becomes ready, is made active or brings its pair predictions after the
+    break phase changes the leaderboard: score again."""
+    shared_task = version.system.shared_task
+    if version.status == SystemVersion.Status.READY and _break_phase_over(shared_task):
+        scoring_run_request(shared_task=shared_task, trigger=Trigger.VERSION_READY)
+
+
+def dataset_cells_request(*, dataset: Dataset, examples: Sequence[Example]) -> int:
+    """New starter or blind-dev examples: compute every ready hosted version's cells for them.
+
+    Called inside the import's transaction; the chunks are sent once it commits. Returns
+    how many cells will be computed (0 for a training set, or with no ready hosted version).
+    """
+    if dataset.split not in (Dataset.Split.STARTER, Dataset.Split.BLIND_DEV) or not examples:
+        return 0
+    versions = SystemVersion.objects.filter(
+        system__shared_task_id=dataset.shared_task_id,
+        system__kind=System.Kind.HOSTED,
+        status=SystemVersion.Status.READY,
+    ).order_by("id")
+    shared_task = _lock_task(dataset.shared_task)
+    missing = dataset_missing(
+        versions=versions,
+        dataset=dataset,
+        examples=[(example.id, example.text) for example in examples],
+    )
+    chunks = _chunks_create(
+        shared_task=shared_task, missing=missing, source=dataset.split, run=None, send=True
+    )
+    return sum(chunk.size for chunk in chunks)
