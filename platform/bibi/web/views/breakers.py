@@ -76,7 +76,7 @@ def _pairs_page(
         "rejected": forms.get("rejected"),
         "add_rejected": forms.get("add_rejected"),
     }
-    return render(request, "web/pairs.html", context, status=status)
+    return render(request, "web/breakers/pairs.html", context, status=status)
 
 
 @login_required
@@ -222,7 +222,7 @@ def pair_set_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "is_member": viewer.team is not None and viewer.team.id == pair_set.team_id,
         "page": page,
     }
-    return render(request, "web/pair_set.html", context)
+    return render(request, "web/breakers/pair_set.html", context)
 
 
 @login_required
@@ -261,7 +261,7 @@ def contests(request: HttpRequest, slug: str) -> HttpResponse:
         "contests": pair_selectors.contest_list(user=request.user, shared_task=shared_task),
         "contest_phase_open": pair_selectors.contest_phase_is_open(shared_task=shared_task),
     }
-    return render(request, "web/contests.html", context)
+    return render(request, "web/breakers/contests.html", context)
 
 
 @login_required
@@ -283,7 +283,7 @@ def contestable_pairs(request: HttpRequest, slug: str) -> HttpResponse:
         and pair_selectors.labels_withheld_until(team=viewer.team),
         "contest_phase_open": pair_selectors.contest_phase_is_open(shared_task=shared_task),
     }
-    return render(request, "web/contestable_pairs.html", context)
+    return render(request, "web/breakers/contestable_pairs.html", context)
 
 
 def _contestable_pair(request: HttpRequest, shared_task: SharedTask, pair_id: int) -> Pair:
@@ -319,4 +319,4 @@ def contest_create(request: HttpRequest, slug: str, pair_id: int) -> HttpRespons
         "pair": pair,
         "form": form,
     }
-    return render(request, "web/contest_create.html", context, status=400 if form.errors else 200)
+    return render(request, "web/breakers/contest_create.html", context, status=400 if form.errors else 200)

@@ -52,7 +52,7 @@ def _systems_page(
         "systems": system_selectors.system_list(user=request.user, shared_task=shared_task),
         "form": form,
     }
-    return render(request, "web/systems.html", context, status=status)
+    return render(request, "web/builders/systems.html", context, status=status)
 
 
 @login_required
@@ -111,7 +111,7 @@ def _system_page(
         "predictions_form": forms.get("predictions_form") or PredictionsUploadForm(),
         "rejected": forms.get("rejected"),
     }
-    return render(request, "web/system.html", context, status=status)
+    return render(request, "web/builders/system.html", context, status=status)
 
 
 @login_required

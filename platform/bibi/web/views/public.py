@@ -18,7 +18,7 @@ EXAMPLES_PER_PAGE = 50
 
 def home(request: HttpRequest) -> HttpResponse:
     tasks = task_selectors.shared_tasks_by_state(user=request.user)
-    return render(request, "web/home.html", {"tasks": tasks})
+    return render(request, "web/public/home.html", {"tasks": tasks})
 
 
 def task_detail(request: HttpRequest, slug: str) -> HttpResponse:
@@ -34,7 +34,7 @@ def task_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "pair_count": pair_selectors.entry_pair_count(shared_task=shared_task),
         "datasets": task_selectors.dataset_list(shared_task=shared_task),
     }
-    return render(request, "web/task_detail.html", context)
+    return render(request, "web/public/task_detail.html", context)
 
 
 def examples(request: HttpRequest, slug: str, split: str) -> HttpResponse:
@@ -68,4 +68,4 @@ def examples(request: HttpRequest, slug: str, split: str) -> HttpResponse:
         "search": search,
         "can_start_pairs": is_breaker and split == Dataset.Split.STARTER,
     }
-    return render(request, "web/examples.html", context)
+    return render(request, "web/public/examples.html", context)

@@ -44,7 +44,7 @@ def _team_page(
         )
         if not shared_task.allow_anonymous_teams:
             del context["update_form"].fields["is_anonymous"]
-    return render(request, "web/team.html", context, status=status)
+    return render(request, "web/teams/team.html", context, status=status)
 
 
 @login_required
@@ -135,7 +135,7 @@ def invitation_accept(request: HttpRequest, token: str) -> HttpResponse:
             return redirect("web:team", slug=membership.team.shared_task.slug)
     return render(
         request,
-        "web/invitation.html",
+        "web/teams/invitation.html",
         {"invitation": invitation, "token": token},
         status=200 if invitation else 404,
     )
@@ -158,7 +158,7 @@ def task_invitation_accept(request: HttpRequest, token: str) -> HttpResponse:
             return redirect("web:task", slug=access.shared_task.slug)
     return render(
         request,
-        "web/task_invitation.html",
+        "web/teams/task_invitation.html",
         {"invitation": invitation},
         status=200 if invitation else 404,
     )
