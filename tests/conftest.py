@@ -9,7 +9,9 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -224,6 +226,34 @@ def private_broker(tmp_path_factory) -> Iterator[RedisServer]:
     finally:
         point_at(saved)
         server.stop()
+
+
+@contextmanager
+def sent_where_no_worker_reads() -> Iterator[str]:
+    """Route every task sent inside the block to a queue of its own, then drop that queue.
+
+    A fixture that uploads a version and validates it in-process sends a validation message
+    on commit; the session's worker (``celery_worker_process``) would take it and race the
+    fixture ("already running in test-…@localhost"). Inside this block nothing sent reaches a
+    worker. (On the embedded default tasks run in-process as they are sent, as ever.)
+    """
+    from bibi.celery import app
+
+    queue = f"test-unread-{uuid.uuid4().hex[:8]}"
+
+    def nowhere(name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **_: Any):
+        return {"queue": queue}
+
+    # The router keeps this very list: an entry at its front wins over the settings' routes.
+    routes = app.amqp.routes
+    routes.insert(0, nowhere)
+    try:
+        yield queue
+    finally:
+        routes.remove(nowhere)
+        if not app.conf.task_always_eager:
+            with app.connection_for_write() as connection:
+                connection.default_channel.queue_delete(queue)
 
 
 @pytest.fixture(scope="session")

@@ -117,6 +117,12 @@ SCREENSHOTS = REPO_ROOT / "var" / "test-output" / "screenshots"
 AXE = REPO_ROOT / "platform" / "bibi" / "web" / "static" / "vendor" / "axe-core" / "axe.min.js"
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
+# Every wait in a browser test follows the page's state (a URL, a text, a count); these bounds
+# are only safety nets, wide enough for a loaded two-core machine running six suites at once.
+# PAGE_BOUND covers a page, a form post or a script's update; WORKER_BOUND what waits on the
+# session's Celery worker (a validation, a scoring run, a guidance request).
+PAGE_BOUND_MS = 90_000
+WORKER_BOUND_MS = 600_000
 
 
 @pytest.fixture
@@ -130,9 +136,10 @@ def browser(monkeypatch) -> Iterator[Any]:
             f"{CHROMIUM} is missing: `make browser` installs Debian's chromium package "
             "(Playwright's own browser downloads are not used)."
         )
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    expect.set_options(timeout=PAGE_BOUND_MS)
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
@@ -154,6 +161,7 @@ class Screen:
         return self.page.goto(f"{self.base_url}{path}")
 
     def shot(self, name: str) -> Path:
+        self.page.wait_for_load_state()
         self.count += 1
         path = self.folder / f"{self.count:02d}-{name}.png"
         self.page.screenshot(path=str(path), full_page=True)
@@ -168,6 +176,8 @@ class Screen:
 
     def axe_violations(self) -> list[dict[str, Any]]:
         """The serious and critical accessibility violations axe-core finds on the page."""
+        # A page that a click has just opened may still be arriving: check the whole of it.
+        self.page.wait_for_load_state()
         self.page.add_script_tag(path=str(AXE))
         result = self.page.evaluate("async () => await axe.run(document)")
         return [
@@ -208,7 +218,8 @@ def screen(browser, live_server, settings, request) -> Iterator[Screen]:
     folder.mkdir(parents=True)
     context = browser.new_context(viewport=DESKTOP)
     page = context.new_page()
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(PAGE_BOUND_MS)
+    page.set_default_navigation_timeout(PAGE_BOUND_MS)
     try:
         yield Screen(page, live_server.url, folder)
     finally:
