@@ -18,6 +18,10 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = REPO_ROOT.parent / "shared"
 SST2_DIR = SHARED_DIR / "data" / "sst2"
+# How long a wait for a process (a worker, a server) may last before the test gives up. Every
+# such wait follows state (a ping, a port, a log line): this is a safety net only, wide enough
+# for a two-core machine that runs several suites at once.
+PROCESS_BOUND_SECONDS = 300
 
 
 def _database_url(settings_dict: dict) -> str:
@@ -44,7 +48,7 @@ class CeleryProcess:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
-    def wait_for_log(self, text: str, timeout: float = 15) -> str:
+    def wait_for_log(self, text: str, timeout: float = PROCESS_BOUND_SECONDS) -> str:
         """The log once it holds ``text``: a result can arrive before the worker logs it."""
         deadline = time.monotonic() + timeout
         while text not in (log := self.log()):
@@ -107,7 +111,7 @@ def start_worker(
     ]  # fmt: skip
     worker = _spawn(arguments, hostname, log_dir, celery_env(broker_url, **(env or {})))
     process = worker.process
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + PROCESS_BOUND_SECONDS
     with app.connection_for_write(broker_url) as connection:
         while time.monotonic() < deadline:
             if process.poll() is not None:
@@ -115,7 +119,9 @@ def start_worker(
             if app.control.ping(destination=[hostname], timeout=0.5, connection=connection):
                 return worker
     worker.stop()
-    pytest.fail(f"the Celery worker did not answer within 90 s:\n{worker.log()}")
+    pytest.fail(
+        f"the Celery worker did not answer within {PROCESS_BOUND_SECONDS} s:\n{worker.log()}"
+    )
 
 
 def start_beat(
@@ -164,7 +170,7 @@ class RedisServer:
         ]  # fmt: skip
         with (self.directory / "redis.log").open("a") as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + PROCESS_BOUND_SECONDS
         while time.monotonic() < deadline:
             with socket.socket() as probe:
                 if probe.connect_ex(("127.0.0.1", self.port)) == 0:
@@ -308,7 +314,11 @@ def embedded_site(tmp_path) -> Iterator[EmbeddedSite]:
     env.update(DEBUG="1", VAR_DIR=str(var_dir))
     manage = [sys.executable, str(REPO_ROOT / "manage.py")]
     migrate = subprocess.run(
-        [*manage, "migrate", "--noinput"], env=env, capture_output=True, text=True, timeout=180
+        [*manage, "migrate", "--noinput"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=PROCESS_BOUND_SECONDS,
     )
     assert migrate.returncode == 0, migrate.stderr
     site = EmbeddedSite(f"http://127.0.0.1:{free_port()}", var_dir, tmp_path / "runserver.log")
@@ -320,7 +330,7 @@ def embedded_site(tmp_path) -> Iterator[EmbeddedSite]:
             stderr=subprocess.STDOUT,
         )
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + PROCESS_BOUND_SECONDS
         while True:
             try:
                 with urllib.request.urlopen(f"{site.url}/healthz", timeout=2):
