@@ -236,9 +236,10 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "bibi.api.Pagination",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 50),
+    # DRF's rate throttles, letting requests through when the cache is unreachable.
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
+        "bibi.throttling.AnonRateThrottle",
+        "bibi.throttling.UserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env_str("API_THROTTLE_ANON", "120/minute"),
@@ -285,6 +286,9 @@ if REDIS_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "bibi-cache",
+            # A Redis that is down or unreachable must fail a request's throttle count
+            # quickly (the throttle then lets it through), never hang it.
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
         }
     }
 else:
