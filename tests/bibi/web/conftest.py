@@ -114,7 +114,9 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 SCREENSHOTS = REPO_ROOT / "var" / "test-output" / "screenshots"
-AXE = REPO_ROOT / "platform" / "bibi" / "web" / "static" / "vendor" / "axe-core" / "axe.min.js"
+# Loaded from the live server, as a page's own scripts are: the pages' Content-Security-Policy
+# refuses a script injected inline.
+AXE_URL = "/static/vendor/axe-core/axe.min.js"
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
 # Every wait in a browser test follows the page's state (a URL, a text, a count); these bounds
@@ -156,6 +158,14 @@ class Screen:
         self.base_url = base_url
         self.folder = folder
         self.count = 0
+        # What the browser refused under the pages' Content-Security-Policy, as it reports it
+        # on the console ("Refused to execute inline script because it violates ...").
+        self.csp_violations: list[str] = []
+        page.on("console", self._note_csp_violation)
+
+    def _note_csp_violation(self, message: Any) -> None:
+        if "Content Security Policy" in message.text:
+            self.csp_violations.append(f"{self.page.url}: {message.text}")
 
     def goto(self, path: str) -> Any:
         return self.page.goto(f"{self.base_url}{path}")
@@ -178,7 +188,7 @@ class Screen:
         """The serious and critical accessibility violations axe-core finds on the page."""
         # A page that a click has just opened may still be arriving: check the whole of it.
         self.page.wait_for_load_state()
-        self.page.add_script_tag(path=str(AXE))
+        self.page.add_script_tag(url=f"{self.base_url}{AXE_URL}")
         result = self.page.evaluate("async () => await axe.run(document)")
         return [
             {
@@ -220,10 +230,13 @@ def screen(browser, live_server, settings, request) -> Iterator[Screen]:
     page = context.new_page()
     page.set_default_timeout(PAGE_BOUND_MS)
     page.set_default_navigation_timeout(PAGE_BOUND_MS)
+    screen = Screen(page, live_server.url, folder)
     try:
-        yield Screen(page, live_server.url, folder)
+        yield screen
     finally:
         context.close()
+    # Every page a browser test opens keeps to the policy.
+    assert screen.csp_violations == []
 
 
 # --- A crowded task, for query counts and for following every link ---------------------------

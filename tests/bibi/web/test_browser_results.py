@@ -130,7 +130,7 @@ def test_the_scoring_page_follows_a_run_by_itself(transactional_db, screen):
     bar = page.locator(f"#run-{run.id}-progress")
     assert bar.get_attribute("value") == "3"
     ScoringRun.objects.filter(id=run.id).update(cells_done=7, status="scoring")
-    page.wait_for_function(f"document.querySelector('#run-{run.id}-progress').value === 7")
+    page.wait_for_function(f"() => document.querySelector('#run-{run.id}-progress').value === 7")
     expect(page.locator("[data-run-progress]")).to_have_text("7 of 10")
     expect(page.locator("[data-run-status]")).to_have_text("Scoring")
     screen.shot("following")
