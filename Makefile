@@ -11,7 +11,7 @@ DEMO_ADDR ?= 127.0.0.1:8000
 # The demo's data: this project's small set, or e.g. DATA=../shared/data/sst2.
 DATA ?= fixtures/demo
 
-.PHONY: install demo test test-services test-embedded lint format services browser vendor worker bench clean
+.PHONY: install demo test test-services test-embedded lint lint-layout format services browser vendor worker bench clean
 
 $(STAMP): pyproject.toml
 	test -f $(BIBI_WORDNET_DIR)/data.noun || { apt-get update -qq && \
@@ -34,6 +34,13 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+
+# The layout rules of issue 22: the import contracts in .importlinter (libraries never import
+# the platform; the app floors; no cycle between apps; APIs -> services -> selectors -> models)
+# and the size limits. To be folded into `lint` once the apps' restructuring is merged.
+lint-layout: install
+	$(BIN)/lint-imports
+	$(BIN)/python scripts/check_sizes.py
 
 format: install
 	$(BIN)/ruff check --fix .

@@ -9,13 +9,19 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = REPO_ROOT.parent / "shared"
 SST2_DIR = SHARED_DIR / "data" / "sst2"
+# How long a wait for a process (a worker, a server) may last before the test gives up. Every
+# such wait follows state (a ping, a port, a log line): this is a safety net only, wide enough
+# for a two-core machine that runs several suites at once.
+PROCESS_BOUND_SECONDS = 300
 
 
 def _database_url(settings_dict: dict) -> str:
@@ -42,7 +48,7 @@ class CeleryProcess:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
-    def wait_for_log(self, text: str, timeout: float = 15) -> str:
+    def wait_for_log(self, text: str, timeout: float = PROCESS_BOUND_SECONDS) -> str:
         """The log once it holds ``text``: a result can arrive before the worker logs it."""
         deadline = time.monotonic() + timeout
         while text not in (log := self.log()):
@@ -105,7 +111,7 @@ def start_worker(
     ]  # fmt: skip
     worker = _spawn(arguments, hostname, log_dir, celery_env(broker_url, **(env or {})))
     process = worker.process
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + PROCESS_BOUND_SECONDS
     with app.connection_for_write(broker_url) as connection:
         while time.monotonic() < deadline:
             if process.poll() is not None:
@@ -113,7 +119,9 @@ def start_worker(
             if app.control.ping(destination=[hostname], timeout=0.5, connection=connection):
                 return worker
     worker.stop()
-    pytest.fail(f"the Celery worker did not answer within 90 s:\n{worker.log()}")
+    pytest.fail(
+        f"the Celery worker did not answer within {PROCESS_BOUND_SECONDS} s:\n{worker.log()}"
+    )
 
 
 def start_beat(
@@ -162,7 +170,7 @@ class RedisServer:
         ]  # fmt: skip
         with (self.directory / "redis.log").open("a") as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + PROCESS_BOUND_SECONDS
         while time.monotonic() < deadline:
             with socket.socket() as probe:
                 if probe.connect_ex(("127.0.0.1", self.port)) == 0:
@@ -226,6 +234,34 @@ def private_broker(tmp_path_factory) -> Iterator[RedisServer]:
         server.stop()
 
 
+@contextmanager
+def sent_where_no_worker_reads() -> Iterator[str]:
+    """Route every task sent inside the block to a queue of its own, then drop that queue.
+
+    A fixture that uploads a version and validates it in-process sends a validation message
+    on commit; the session's worker (``celery_worker_process``) would take it and race the
+    fixture ("already running in test-…@localhost"). Inside this block nothing sent reaches a
+    worker. (On the embedded default tasks run in-process as they are sent, as ever.)
+    """
+    from bibi.celery import app
+
+    queue = f"test-unread-{uuid.uuid4().hex[:8]}"
+
+    def nowhere(name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **_: Any):
+        return {"queue": queue}
+
+    # The router keeps this very list: an entry at its front wins over the settings' routes.
+    routes = app.amqp.routes
+    routes.insert(0, nowhere)
+    try:
+        yield queue
+    finally:
+        routes.remove(nowhere)
+        if not app.conf.task_always_eager:
+            with app.connection_for_write() as connection:
+                connection.default_channel.queue_delete(queue)
+
+
 @pytest.fixture(scope="session")
 def celery_worker_process(
     django_db_setup, django_db_blocker, tmp_path_factory
@@ -278,7 +314,11 @@ def embedded_site(tmp_path) -> Iterator[EmbeddedSite]:
     env.update(DEBUG="1", VAR_DIR=str(var_dir))
     manage = [sys.executable, str(REPO_ROOT / "manage.py")]
     migrate = subprocess.run(
-        [*manage, "migrate", "--noinput"], env=env, capture_output=True, text=True, timeout=180
+        [*manage, "migrate", "--noinput"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=PROCESS_BOUND_SECONDS,
     )
     assert migrate.returncode == 0, migrate.stderr
     site = EmbeddedSite(f"http://127.0.0.1:{free_port()}", var_dir, tmp_path / "runserver.log")
@@ -290,7 +330,7 @@ def embedded_site(tmp_path) -> Iterator[EmbeddedSite]:
             stderr=subprocess.STDOUT,
         )
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + PROCESS_BOUND_SECONDS
         while True:
             try:
                 with urllib.request.urlopen(f"{site.url}/healthz", timeout=2):

@@ -1,7 +1,7 @@
 """``/healthz``: is this deployment able to do its job right now?
 
-Five checks, each reported with ``ok`` and a human-readable ``detail``: the database answers
-a query, the broker answers a ping, at least one Celery worker answers a ping, beat has sent
+Six checks, each reported with ``ok`` and a human-readable ``detail``: the database answers
+a query, the broker answers a ping, the cache (the API's throttle counts) answers a read, at least one Celery worker answers a ping, beat has sent
 the housekeeping task recently (the task records each tick), and no hosted version is stuck
 past the time-outs housekeeping applies. On the embedded default there is no broker and no
 beat, and tasks run in the web process, so those count as up.
@@ -14,6 +14,7 @@ from typing import Any
 
 import redis
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
@@ -24,6 +25,7 @@ from bibi.celery import app as celery_app
 Check = dict[str, Any]
 
 PING_TIMEOUT_SECONDS = 1.0
+CACHE_PROBE_KEY = "bibi:healthz:probe"
 BEAT_TICK_KEY = "bibi:beat:last-tick"
 # Beat is late when this many housekeeping intervals have passed without a tick.
 BEAT_LATE_AFTER_INTERVALS = 3
@@ -69,6 +71,21 @@ def broker_check() -> Check:
     finally:
         client.close()
     return {"ok": True, "detail": "redis answered"}
+
+
+def cache_check() -> Check:
+    """The cache keeps the API's throttle counts: when it is down the API still answers, but
+    lets every request through uncounted (``bibi.throttling``)."""
+    try:
+        cache.get(CACHE_PROBE_KEY)
+    except Exception as exc:  # whatever the backend raises, the counts are not kept
+        return {
+            "ok": False,
+            "detail": f"cache unreachable: {exc.__class__.__name__}: {exc}; the API lets "
+            "requests through without counting them",
+        }
+    backend = settings.CACHES["default"]["BACKEND"].rsplit(".", 1)[-1]
+    return {"ok": True, "detail": f"{backend} answered"}
 
 
 def worker_check(*, broker_ok: bool) -> Check:
@@ -146,6 +163,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
     checks = {
         "database": database,
         "broker": broker,
+        "cache": cache_check(),
         "worker": worker_check(broker_ok=broker["ok"]),
         "beat": beat_check(broker_ok=broker["ok"]),
         "stuck": stuck_check()

@@ -11,6 +11,7 @@ import os
 import re
 from pathlib import Path
 
+import csp.constants
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
@@ -129,6 +130,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "django_permissions_policy.PermissionsPolicyMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -138,6 +141,33 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
+
+# Pages load only this site's own scripts, styles and images: no inline script, no inline
+# style attribute, nothing from elsewhere (a heat-map shade is a class, the API docs' set-up
+# script a file). An injected <script> or style="" is refused by the browser.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [csp.constants.SELF],
+        "script-src": [csp.constants.SELF],
+        "style-src": [csp.constants.SELF],
+        # The API docs (Swagger UI) draw their icons from data: URLs.
+        "img-src": [csp.constants.SELF, "data:"],
+        "connect-src": [csp.constants.SELF],
+        "object-src": [csp.constants.NONE],
+        "base-uri": [csp.constants.SELF],
+        "form-action": [csp.constants.SELF],
+        "frame-ancestors": [csp.constants.NONE],
+    }
+}
+# No page uses a device or sensor: refuse them all, for this site and anything it frames.
+PERMISSIONS_POLICY: dict[str, list[str]] = {
+    feature: []
+    for feature in (
+        "accelerometer", "autoplay", "camera", "display-capture", "encrypted-media",
+        "fullscreen", "geolocation", "gyroscope", "magnetometer", "microphone", "midi",
+        "payment", "usb",
+    )
+}  # fmt: skip
 
 ROOT_URLCONF = "bibi.urls"
 WSGI_APPLICATION = "bibi.wsgi.application"
@@ -236,9 +266,10 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "bibi.api.Pagination",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 50),
+    # DRF's rate throttles, letting requests through when the cache is unreachable.
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
+        "bibi.throttling.AnonRateThrottle",
+        "bibi.throttling.UserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env_str("API_THROTTLE_ANON", "120/minute"),
@@ -285,6 +316,9 @@ if REDIS_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "bibi-cache",
+            # A Redis that is down or unreachable must fail a request's throttle count
+            # quickly (the throttle then lets it through), never hang it.
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
         }
     }
 else:

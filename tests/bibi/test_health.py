@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from bibi.health import BEAT_TICK_KEY
 
-from ..conftest import start_beat
+from ..conftest import PROCESS_BOUND_SECONDS, start_beat
 
 
 @pytest.mark.embedded
@@ -43,7 +43,7 @@ def test_it_is_healthy_with_the_database_broker_a_worker_and_beat_ticking(
     # With the default interval of a minute: beat housekeeps once as it starts.
     beat = start_beat(tmp_path, broker_url=settings.CELERY_BROKER_URL)
     try:
-        deadline = time.monotonic() + 45
+        deadline = time.monotonic() + PROCESS_BOUND_SECONDS
         while not (body := client.get("/healthz").json())["beat"]["ok"]:
             assert time.monotonic() < deadline, (body, beat.log()[-2000:])
             time.sleep(0.5)

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import configparser
 import functools
 import importlib
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -143,3 +145,125 @@ def _definitions() -> dict[str, list[str]]:
 @pytest.mark.parametrize("name", sorted(ONE_PLACE))
 def test_each_shared_rule_is_defined_once_where_every_app_reaches_it(name):
     assert _definitions().get(name) == [ONE_PLACE[name]]
+
+
+# --- The import contracts (.importlinter) and the size limits, shown to catch what they forbid --
+
+
+def _contracts() -> configparser.ConfigParser:
+    config = configparser.ConfigParser(inline_comment_prefixes=None, comment_prefixes=(";", "#"))
+    config.read(REPO_ROOT / ".importlinter")
+    return config
+
+
+def _modules_named_by_the_contracts() -> list[str]:
+    """Every module the contracts require: their layers (optional ones left out) and containers."""
+    config = _contracts()
+    floors = config["importlinter:contract:floors"]["layers"].split()
+    names = [name for name in floors if name not in "|:" and not name.startswith("(")]
+    app_layers = config["importlinter:contract:app-layers"]
+    containers = app_layers["containers"].split()
+    return [*names, *containers, "scoring", "fim_engine"]
+
+
+def _toy_tree(root: Path) -> Path:
+    """A throwaway tree that has every module the contracts name, and no import at all."""
+    for name in _modules_named_by_the_contracts():
+        package = root.joinpath(*name.split("."))
+        package.mkdir(parents=True, exist_ok=True)
+        (package / "__init__.py").touch()
+    for app in _contracts()["importlinter:contract:app-layers"]["containers"].split():
+        for layer in ("services", "selectors", "models", "apis"):
+            root.joinpath(*app.split("."), f"{layer}.py").touch()
+    shutil.copy(REPO_ROOT / ".importlinter", root / ".importlinter")
+    return root
+
+
+def _plant(root: Path, module: str, line: str) -> None:
+    path = root.joinpath(*module.split(".")).with_suffix(".py")
+    if not path.exists():
+        path = root.joinpath(*module.split("."), "__init__.py")
+    path.write_text(path.read_text() + line + "\n")
+
+
+def _lint_imports(root: Path) -> subprocess.CompletedProcess:
+    import os
+
+    # Wide enough that no contract's name is wrapped in the report.
+    env = {**os.environ, "PYTHONPATH": str(root), "COLUMNS": "300"}
+    lint_imports = Path(sys.executable).with_name("lint-imports")
+    return subprocess.run(
+        [str(lint_imports), "--no-cache"], cwd=root, env=env, capture_output=True, text=True
+    )
+
+
+def test_the_import_contracts_hold_on_a_tree_without_imports(tmp_path):
+    result = _lint_imports(_toy_tree(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "4 kept, 0 broken" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "broken"),
+    [
+        # A lower floor reaching up past evaluation.triggers.
+        ("bibi.sharedtasks", "import bibi.evaluation", "The app floors"),
+        ("bibi.api", "import bibi.web", "The app floors"),
+        # Two apps of one floor in a cycle.
+        ("bibi.systems", "import bibi.pairs\n", "No import cycle between the apps"),
+        # A service reaching up to its app's API.
+        ("bibi.pairs.services", "import bibi.pairs.apis", "Inside an app"),
+        # The libraries stay pure.
+        ("scoring", "import django", "The libraries scoring and fim_engine"),
+        ("fim_engine", "import bibi.texts", "The libraries scoring and fim_engine"),
+    ],
+)
+def test_the_import_contracts_catch_a_planted_import(tmp_path, module, line, broken):
+    root = _toy_tree(tmp_path)
+    if broken.startswith("No import cycle"):
+        _plant(root, "bibi.pairs", "import bibi.systems")
+    _plant(root, module, line)
+    result = _lint_imports(root)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "1 broken" in result.stdout, result.stdout
+    assert broken in result.stdout.split("Broken contracts", 1)[1], result.stdout
+
+
+def test_evaluation_triggers_is_the_one_door_upwards(tmp_path):
+    root = _toy_tree(tmp_path)
+    (root / "bibi" / "evaluation" / "triggers.py").touch()
+    for app in ("sharedtasks", "systems", "pairs"):
+        _plant(root, f"bibi.{app}.services", "from bibi.evaluation import triggers")
+    result = _lint_imports(root)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _check_sizes(root: Path) -> subprocess.CompletedProcess:
+    script = REPO_ROOT / "scripts" / "check_sizes.py"
+    return subprocess.run(
+        [sys.executable, str(script), str(root)], capture_output=True, text=True, timeout=60
+    )
+
+
+def _function(name: str, lines: int) -> str:
+    """A function of exactly ``lines`` lines, from its ``def`` to its last line."""
+    return f"def {name}():\n" + "".join(f"    x{i} = {i}\n" for i in range(lines - 1))
+
+
+def test_the_size_check_passes_code_at_its_limits(tmp_path):
+    body = _function("sixty", 60)
+    module = body + "\n" * (500 - len(body.splitlines()))
+    (tmp_path / "at_the_limits.py").write_text(module)
+    assert len(module.splitlines()) == 500
+    result = _check_sizes(tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_size_check_fails_a_61_line_function_and_a_501_line_module(tmp_path):
+    (tmp_path / "long_function.py").write_text(_function("sixty_one", 61))
+    (tmp_path / "long_module.py").write_text("x = 1\n" * 501)
+    result = _check_sizes(tmp_path)
+    assert result.returncode == 1
+    output = result.stdout + result.stderr
+    assert "sixty_one is 61 lines (at most 60 per function)" in output
+    assert "long_module.py: 501 lines (at most 500 per module)" in output

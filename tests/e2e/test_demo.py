@@ -12,7 +12,7 @@ pytestmark = pytest.mark.embedded
 
 def test_the_embedded_site_migrates_and_serves_healthz(embedded_site):
     assert (embedded_site.var_dir / "bibi.sqlite3").exists()
-    with urllib.request.urlopen(f"{embedded_site.url}/healthz", timeout=5) as response:
+    with urllib.request.urlopen(f"{embedded_site.url}/healthz", timeout=60) as response:
         status, body = response.status, json.load(response)
     assert status == 200
     assert body["status"] == "ok"

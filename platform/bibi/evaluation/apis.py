@@ -27,13 +27,13 @@ from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRen
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
-from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
 from bibi.api import paginated, shared_task_for
 from bibi.evaluation import exports, guidance, selectors, services
 from bibi.evaluation.models import ScoringRun, Snapshot, SnapshotItem
 from bibi.sharedtasks.apis import require_organizer
+from bibi.throttling import UserRateThrottle
 
 
 class CSVRenderer(BaseRenderer):

@@ -21,6 +21,7 @@ from bibi.systems import services as system_services
 from bibi.systems import validation
 from bibi.systems.models import System, SystemVersion
 
+from ...conftest import sent_where_no_worker_reads
 from ..conftest import BLIND_DEV, Cast, build_cast
 from ..pairs.conftest import GOOD_PAIRS, pair_inputs, start_phase_now
 from ..systems.conftest import TINY_MODELS, archive_upload
@@ -63,9 +64,10 @@ def hosted_version(cast: Cast, team: Team, user, name: str, model: str | Path) -
     model directory)."""
     system = system_services.system_create(team=team, actor=user, name=name, kind="hosted")
     directory = model if isinstance(model, Path) else TINY_MODELS / model
-    version = system_services.system_version_upload(
-        system=system, actor=user, archive=archive_upload(directory)
-    )
+    with sent_where_no_worker_reads():
+        version = system_services.system_version_upload(
+            system=system, actor=user, archive=archive_upload(directory)
+        )
     version = validation.system_version_validate(version_id=version.id)
     assert version.status == "ready", version.failure_detail
     system.refresh_from_db()

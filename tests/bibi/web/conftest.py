@@ -114,9 +114,17 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 SCREENSHOTS = REPO_ROOT / "var" / "test-output" / "screenshots"
-AXE = REPO_ROOT / "platform" / "bibi" / "web" / "static" / "vendor" / "axe-core" / "axe.min.js"
+# Loaded from the live server, as a page's own scripts are: the pages' Content-Security-Policy
+# refuses a script injected inline.
+AXE_URL = "/static/vendor/axe-core/axe.min.js"
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
+# Every wait in a browser test follows the page's state (a URL, a text, a count); these bounds
+# are only safety nets, wide enough for a loaded two-core machine running six suites at once.
+# PAGE_BOUND covers a page, a form post or a script's update; WORKER_BOUND what waits on the
+# session's Celery worker (a validation, a scoring run, a guidance request).
+PAGE_BOUND_MS = 90_000
+WORKER_BOUND_MS = 600_000
 
 
 @pytest.fixture
@@ -130,9 +138,10 @@ def browser(monkeypatch) -> Iterator[Any]:
             f"{CHROMIUM} is missing: `make browser` installs Debian's chromium package "
             "(Playwright's own browser downloads are not used)."
         )
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    expect.set_options(timeout=PAGE_BOUND_MS)
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
@@ -149,11 +158,20 @@ class Screen:
         self.base_url = base_url
         self.folder = folder
         self.count = 0
+        # What the browser refused under the pages' Content-Security-Policy, as it reports it
+        # on the console ("Refused to execute inline script because it violates ...").
+        self.csp_violations: list[str] = []
+        page.on("console", self._note_csp_violation)
+
+    def _note_csp_violation(self, message: Any) -> None:
+        if "Content Security Policy" in message.text:
+            self.csp_violations.append(f"{self.page.url}: {message.text}")
 
     def goto(self, path: str) -> Any:
         return self.page.goto(f"{self.base_url}{path}")
 
     def shot(self, name: str) -> Path:
+        self.page.wait_for_load_state()
         self.count += 1
         path = self.folder / f"{self.count:02d}-{name}.png"
         self.page.screenshot(path=str(path), full_page=True)
@@ -168,7 +186,9 @@ class Screen:
 
     def axe_violations(self) -> list[dict[str, Any]]:
         """The serious and critical accessibility violations axe-core finds on the page."""
-        self.page.add_script_tag(path=str(AXE))
+        # A page that a click has just opened may still be arriving: check the whole of it.
+        self.page.wait_for_load_state()
+        self.page.add_script_tag(url=f"{self.base_url}{AXE_URL}")
         result = self.page.evaluate("async () => await axe.run(document)")
         return [
             {
@@ -208,11 +228,15 @@ def screen(browser, live_server, settings, request) -> Iterator[Screen]:
     folder.mkdir(parents=True)
     context = browser.new_context(viewport=DESKTOP)
     page = context.new_page()
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(PAGE_BOUND_MS)
+    page.set_default_navigation_timeout(PAGE_BOUND_MS)
+    screen = Screen(page, live_server.url, folder)
     try:
-        yield Screen(page, live_server.url, folder)
+        yield screen
     finally:
         context.close()
+    # Every page a browser test opens keeps to the policy.
+    assert screen.csp_violations == []
 
 
 # --- A crowded task, for query counts and for following every link ---------------------------

@@ -49,6 +49,28 @@ def test_the_main_pages_have_no_serious_accessibility_violation(transactional_db
             if violations:
                 found[(login[0] if login else "anonymous", path)] = violations
     assert found == {}
+    assert screen.csp_violations == []
+
+
+def test_the_api_docs_run_their_set_up_script_under_the_policy(transactional_db, screen):
+    screen.goto("/api/v1/docs/")
+    # Swagger UI draws the schema's title only once its set-up script (a file) has run.
+    screen.page.locator(".swagger-ui .info .title").wait_for()
+    assert screen.csp_violations == []
+
+
+def test_the_policy_check_sees_a_refused_inline_script(transactional_db, screen):
+    build_cast()
+    screen.goto("/tasks/sst/")
+    with screen.page.expect_console_message(lambda m: "Content Security Policy" in m.text):
+        screen.page.evaluate(
+            "() => { const s = document.createElement('script');"
+            " s.textContent = 'window.ran = true'; document.body.append(s); }"
+        )
+    assert screen.page.evaluate("() => window.ran === undefined")
+    assert any("inline script" in v for v in screen.csp_violations), screen.csp_violations
+    # Seen: the fixture's own check after the test must not count it.
+    screen.csp_violations.clear()
 
 
 def test_the_check_finds_a_violation_where_there_is_one(screen):

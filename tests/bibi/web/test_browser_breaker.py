@@ -3,7 +3,10 @@ pair built from the starter set in the draft, and the final mark."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from playwright.sync_api import expect
 
 from bibi.pairs.models import PairSet
 
@@ -27,12 +30,12 @@ def test_a_breaker_sees_every_bad_row_then_submits_a_good_set(transactional_db, 
     upload.get_by_label("Pair-set file").set_input_files(WEB_FIXTURES / "pairs-bad.csv")
     upload.get_by_role("button", name="Upload and check").click()
     alert = page.locator("#rejected")
-    assert "Nothing was stored: 4 problem(s) in pairs-bad.csv." in alert.inner_text()
+    expect(alert).to_contain_text("Nothing was stored: 4 problem(s) in pairs-bad.csv.")
     lines = [
         row.inner_text().split("\t")[0] for row in page.locator("#rejected-errors tbody tr").all()
     ]
     assert lines == ["2", "3", "4", "5"]
-    assert page.locator("#rejected-groups tbody tr").count() == 3
+    expect(page.locator("#rejected-groups tbody tr")).to_have_count(3)
     screen.shot("refused")
     assert screen.axe_violations() == []
     assert not PairSet.objects.exists()
@@ -40,8 +43,8 @@ def test_a_breaker_sees_every_bad_row_then_submits_a_good_set(transactional_db, 
     upload = page.get_by_role("region", name="Upload a pair set")
     upload.get_by_label("Pair-set file").set_input_files(PAIR_FIXTURES / "background.csv")
     upload.get_by_role("button", name="Upload and check").click()
-    assert page.get_by_role("heading", level=1).inner_text().startswith("Pair set")
-    assert page.get_by_role("cell", name="I'm mad for this movie!").is_visible()
+    expect(page.get_by_role("heading", level=1)).to_have_text(re.compile(r"^Pair set"))
+    expect(page.get_by_role("cell", name="I'm mad for this movie!")).to_be_visible()
     screen.shot("submitted")
     assert screen.axe_violations() == []
 
@@ -53,13 +56,13 @@ def test_a_breaker_sees_every_bad_row_then_submits_a_good_set(transactional_db, 
     variant.fill("Russell is terrific as coach Herb Brooks.")
     page.get_by_label("The variant's label").select_option("positive")
     page.get_by_role("button", name="Check and add").click()
-    assert "the variant is identical to the original" in page.locator("main").inner_text()
+    expect(page.locator("main")).to_contain_text("the variant is identical to the original")
     screen.shot("pair-refused")
     page.get_by_label("Variant", exact=True).fill("Russell is not terrific as coach Herb Brooks.")
     page.get_by_label("The variant's label").select_option("negative")
     page.get_by_label("semantics").check()
     page.get_by_role("button", name="Check and add").click()
-    assert page.get_by_text("The pair is checked and added to the draft.").is_visible()
+    expect(page.get_by_text("The pair is checked and added to the draft.")).to_be_visible()
     page.get_by_role("button", name="Submit the draft as a set").click()
     second = PairSet.objects.filter(team=cast.breaker_team).order_by("-id").first()
     assert second.pairs.count() == 1
@@ -67,6 +70,6 @@ def test_a_breaker_sees_every_bad_row_then_submits_a_good_set(transactional_db, 
     page.get_by_role("link", name="Pairs").click()
     first = PairSet.objects.filter(team=cast.breaker_team).order_by("id").first()
     page.get_by_role("button", name=f"Mark set {first.id} final").click()
-    assert page.get_by_text(f"Pair set {first.id} is your team's final entry.").is_visible()
+    expect(page.get_by_text(f"Pair set {first.id} is your team's final entry.")).to_be_visible()
     screen.shot("final")
     assert screen.axe_violations() == []

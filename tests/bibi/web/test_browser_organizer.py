@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from bibi.sharedtasks.models import SharedTask
 
@@ -49,9 +50,9 @@ def test_an_organizer_creates_a_task_and_imports_the_starter_set(transactional_d
         form.get_by_label("Starts (UTC)").fill(local(start))
         form.get_by_label("Ends (UTC)").fill(local(start + timedelta(days=days)))
         form.get_by_role("button", name="Schedule").click()
-        assert page.get_by_text(f"The {kind} phase is scheduled.").is_visible()
+        expect(page.get_by_text(f"The {kind} phase is scheduled.")).to_be_visible()
         start += timedelta(days=days)
-    assert page.get_by_role("heading", name="Results", level=2).is_visible()
+    expect(page.get_by_role("heading", name="Results", level=2)).to_be_visible()
     screen.shot("phases")
     assert screen.axe_violations() == []
 
@@ -71,13 +72,13 @@ def test_an_organizer_creates_a_task_and_imports_the_starter_set(transactional_d
     page.get_by_label("Split").select_option("starter")
     page.get_by_label("File", exact=True).set_input_files(WEB_FIXTURES / "starter.csv")
     page.get_by_role("button", name="Import").click()
-    assert page.get_by_text("Imported 4 examples into the starter dataset").is_visible()
+    expect(page.get_by_text("Imported 4 examples into the starter dataset")).to_be_visible()
     screen.shot("imported")
 
     page.get_by_role("navigation", name="Organize").get_by_role("link", name="Dashboard").click()
-    assert "Starter set: 4 examples" in page.locator("main").inner_text()
+    expect(page.locator("main")).to_contain_text("Starter set: 4 examples")
     screen.shot("dashboard")
     assert screen.axe_violations() == []
 
     page.get_by_role("link", name="Overview").click()
-    assert "The build phase closes at" in page.locator("main").inner_text()
+    expect(page.locator("main")).to_contain_text("The build phase closes at")

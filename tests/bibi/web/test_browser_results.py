@@ -13,12 +13,13 @@ import re
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from bibi.evaluation.models import ScoringRun, Snapshot
 
 from ..evaluation.conftest import OSU_PAIRS, build_scored_task
 from ..pairs.conftest import start_phase_now
-from .conftest import PHONE
+from .conftest import PHONE, WORKER_BOUND_MS
 
 pytestmark = [pytest.mark.browser, pytest.mark.embedded, pytest.mark.slow]
 
@@ -36,18 +37,20 @@ def test_the_organizer_publishes_and_a_visitor_explores_the_results(
         "link", name="Organize"
     ).click()
     page.get_by_role("link", name="Scoring runs, snapshots and publication").click()
-    assert page.get_by_text("No scoring run yet.").is_visible()
+    expect(page.get_by_text("No scoring run yet.")).to_be_visible()
     page.get_by_role("button", name="Run scoring now").click()
-    assert page.get_by_text(re.compile(r"Scoring run \d+ is under way")).is_visible()
+    expect(page.get_by_text(re.compile(r"Scoring run \d+ is under way"))).to_be_visible()
     screen.shot("run-asked")
     # The run's line follows it by itself (scoring_status.js), then the page reloads with
     # the snapshot and its publish button. (On the embedded default the run is done already.)
-    page.get_by_role("button", name=re.compile(r"^Publish snapshot \d+$")).wait_for(timeout=180_000)
-    assert page.locator("[data-run-status]").first.inner_text() == "Done"
+    page.get_by_role("button", name=re.compile(r"^Publish snapshot \d+$")).wait_for(
+        timeout=WORKER_BOUND_MS
+    )
+    expect(page.locator("[data-run-status]").first).to_have_text("Done")
     screen.shot("run-done")
     assert screen.axe_violations() == []
     page.get_by_role("button", name=re.compile(r"^Publish snapshot \d+$")).click()
-    assert page.get_by_text(re.compile(r"Snapshot \d+ is published")).is_visible()
+    expect(page.get_by_text(re.compile(r"Snapshot \d+ is published"))).to_be_visible()
     assert Snapshot.objects.get().published_at is not None
     screen.shot("published")
 
@@ -58,10 +61,10 @@ def test_the_organizer_publishes_and_a_visitor_explores_the_results(
     screen.goto("/")
     page.get_by_role("link", name="SST sentiment").click()
     page.get_by_role("link", name="Results").click()
-    assert page.get_by_role("heading", level=1).inner_text() == "Leaderboards"
+    expect(page.get_by_role("heading", level=1)).to_have_text("Leaderboards")
     builders = page.get_by_role("table", name=re.compile("^Builder systems"))
-    assert builders.get_by_role("cell", name="Strawman / cnn", exact=True).is_visible()
-    assert builders.get_by_role("cell", name="Melbourne / bow", exact=True).is_visible()
+    expect(builders.get_by_role("cell", name="Strawman / cnn", exact=True)).to_be_visible()
+    expect(builders.get_by_role("cell", name="Melbourne / bow", exact=True)).to_be_visible()
     screen.shot("leaderboards")
     assert screen.axe_violations() == []
     builders.get_by_role("link", name=re.compile("^F1")).click()
@@ -70,26 +73,26 @@ def test_the_organizer_publishes_and_a_visitor_explores_the_results(
     screen.shot("sorted-by-f1")
 
     page.get_by_role("navigation", name="Results").get_by_role("link", name="Heat map").click()
-    assert page.get_by_role("row", name=re.compile("^OSU")).is_visible()
+    expect(page.get_by_role("row", name=re.compile("^OSU"))).to_be_visible()
     screen.shot("heat-map")
     assert screen.axe_violations() == []
 
     page.get_by_role("navigation", name="Results").get_by_role("link", name="λmax evidence").click()
-    assert page.locator("svg[role=img]").count() == 3
+    expect(page.locator("svg[role=img]")).to_have_count(3)
     screen.shot("lambda")
     assert screen.axe_violations() == []
 
     page.get_by_role("navigation", name="Results").get_by_role("link", name="Pairs").click()
-    assert page.get_by_role("heading", name="7 pairs").is_visible()
+    expect(page.get_by_role("heading", name="7 pairs")).to_be_visible()
     page.get_by_label("Breaker team").select_option(label="OSU")
     page.get_by_label("Gold label").select_option(label="Changed")
     page.get_by_role("button", name="Show the pairs").click()
     flipped = Snapshot.objects.get().items.filter(team_id=task.osu.id, flipped=True).count()
     assert 0 < flipped < len(OSU_PAIRS)
-    assert page.get_by_role("heading", name=f"{flipped} pairs").is_visible()
-    assert page.locator("article.pair ins").first.is_visible()
+    expect(page.get_by_role("heading", name=f"{flipped} pairs")).to_be_visible()
+    expect(page.locator("article.pair ins").first).to_be_visible()
     page.locator("article.pair details summary").first.click()
-    assert page.get_by_role("cell", name="Strawman / cnn").first.is_visible()
+    expect(page.get_by_role("cell", name="Strawman / cnn").first).to_be_visible()
     screen.shot("pairs-filtered")
     assert screen.axe_violations() == []
 
@@ -127,14 +130,14 @@ def test_the_scoring_page_follows_a_run_by_itself(transactional_db, screen):
     bar = page.locator(f"#run-{run.id}-progress")
     assert bar.get_attribute("value") == "3"
     ScoringRun.objects.filter(id=run.id).update(cells_done=7, status="scoring")
-    page.wait_for_function(f"document.querySelector('#run-{run.id}-progress').value === 7")
-    assert page.locator("[data-run-progress]").inner_text() == "7 of 10"
-    assert page.locator("[data-run-status]").inner_text() == "Scoring"
+    page.wait_for_function(f"() => document.querySelector('#run-{run.id}-progress').value === 7")
+    expect(page.locator("[data-run-progress]")).to_have_text("7 of 10")
+    expect(page.locator("[data-run-status]")).to_have_text("Scoring")
     screen.shot("following")
     ScoringRun.objects.filter(id=run.id).update(
         cells_done=10, status="failed", failure_reason="There are no pairs to score."
     )
     page.get_by_text("There are no pairs to score.").wait_for()
-    assert page.locator("[data-run-status]").inner_text() == "Failed"
-    assert page.locator("tr[data-poll-url]").count() == 0
+    expect(page.locator("[data-run-status]")).to_have_text("Failed")
+    expect(page.locator("tr[data-poll-url]")).to_have_count(0)
     screen.shot("failed")

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from ..conftest import build_cast
 from .conftest import PHONE
@@ -30,9 +31,9 @@ def test_a_visitor_finds_a_task_and_watches_its_deadline_come(transactional_db, 
     screen.goto("/")
     screen.shot("home")
     page.get_by_role("link", name="SST sentiment").click()
-    assert page.get_by_role("heading", level=1).inner_text() == "SST sentiment"
+    expect(page.get_by_role("heading", level=1)).to_have_text("SST sentiment")
     deadline = page.locator("#next-heading + p")
-    assert "The break phase closes at" in deadline.inner_text()
+    expect(deadline).to_contain_text("The break phase closes at")
     assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", deadline.inner_text())
     countdown = page.locator("[data-countdown]")
     # The server wrote "in 2 minutes"; the script's first tick (on a loaded machine, a moment
@@ -49,7 +50,9 @@ def test_a_visitor_finds_a_task_and_watches_its_deadline_come(transactional_db, 
     assert screen.axe_violations() == []
 
     page.get_by_role("link", name="Starter set").first.click()
-    assert page.get_by_role("cell", name="Russell is terrific as coach Herb Brooks.").is_visible()
+    expect(
+        page.get_by_role("cell", name="Russell is terrific as coach Herb Brooks.")
+    ).to_be_visible()
     screen.shot("starter-set")
     assert screen.axe_violations() == []
 

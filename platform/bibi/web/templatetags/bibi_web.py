@@ -75,14 +75,20 @@ def decimal(value: float | None, places: int = 1) -> str:
     return f"{value:.{places}f}" if isinstance(value, int | float) else "—"
 
 
+# A heat-map cell's shade is one of this many steps, each a class in site.css: the page's
+# Content-Security-Policy refuses inline style attributes.
+HEAT_STEPS = 10
+
+
 @register.filter
 def heat(value: float | None) -> str:
-    """The background of a heat-map cell holding a percentage: paler for less. Every shade
-    keeps the page's ink at 4.5:1 or more, and the number is always printed in the cell."""
+    """The classes of a heat-map cell holding a percentage: ``heat heat-0`` (palest) to
+    ``heat heat-10``, ``heat-none`` without a value. Every shade keeps the page's ink at 4.5:1
+    or more, and the number is always printed in the cell."""
     if not isinstance(value, int | float):
-        return "background-color: #ffffff"
+        return "heat-none"
     share = min(max(value / 100, 0.0), 1.0)
-    return f"background-color: hsl(8 75% {97 - 35 * share:.0f}%)"
+    return f"heat heat-{round(share * HEAT_STEPS)}"
 
 
 @register.filter
