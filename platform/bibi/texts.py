@@ -52,6 +52,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from datetime import UTC, datetime
 
 from fontTools import unicodedata as unicode_scripts
 
@@ -76,6 +77,15 @@ _WHITESPACE = re.compile(r"\s+")
 _WORD = re.compile(r"[^\W_]+")
 # A message names this many characters or words, then says how many more there are.
 _NAMED = 3
+
+
+def moment_text(moment: datetime) -> str:
+    """How the platform writes a deadline in its messages: server time, in UTC.
+
+    >>> moment_text(datetime(2025, 3, 1, 12, 0, 30, 999, tzinfo=UTC))
+    '2025-03-01 12:00:30 UTC'
+    """
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def normalize_text(text: str) -> str:
