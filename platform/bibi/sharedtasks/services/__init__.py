@@ -51,7 +51,12 @@ from bibi.sharedtasks.services.tasks import (
     shared_task_create,
     shared_task_update,
 )
-from bibi.sharedtasks.services.teams import team_alias_new, team_create, team_update
+from bibi.sharedtasks.services.teams import (
+    team_alias_new,
+    team_create,
+    team_name_clean,
+    team_update,
+)
 
 # Lives in bibi.texts; still reachable here for the callers that write
 # ``task_services.moment_text`` (pairs/services.py, systems/services.py).
@@ -88,5 +93,6 @@ __all__ = [
     "team_alias_new",
     "team_create",
     "team_member_require",
+    "team_name_clean",
     "team_update",
 ]
