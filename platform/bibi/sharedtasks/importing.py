@@ -80,6 +80,14 @@ class ExamplesImportReport:
 
     # Cells of ready hosted systems the new starter or blind-dev examples need (bibi.evaluation).
     cells_to_compute: int = 0
+    split: str = ""
+
+    def summary_text(self) -> str:
+        """The import in a sentence, as the admin and the organizers' page show it."""
+        return (
+            f"Imported {self.created} examples into the {self.split} dataset from "
+            f"{self.filename} ({self.file_format}, {self.encoding})."
+        )
 
 
 class ExamplesImportRejected(FileRejected):
@@ -321,4 +329,5 @@ def _examples_write(
         filename=upload.filename,
         duplicates=tuple(duplicates),
         cells_to_compute=cells,
+        split=split,
     )

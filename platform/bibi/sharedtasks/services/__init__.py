@@ -29,6 +29,7 @@ from bibi.sharedtasks.services.invitations import (
     invitation_revoke,
 )
 from bibi.sharedtasks.services.phases import (
+    PhaseChange,
     PhasePlan,
     phase_close_now,
     phase_create,
@@ -39,6 +40,8 @@ from bibi.sharedtasks.services.phases import (
     phase_require_movable,
     phase_require_open,
     phase_update,
+    phases_change,
+    phases_change_check,
 )
 from bibi.sharedtasks.services.task_invitations import (
     task_invitation_accept,
@@ -48,7 +51,10 @@ from bibi.sharedtasks.services.task_invitations import (
 from bibi.sharedtasks.services.tasks import (
     SHARED_TASK_EDITABLE_FIELDS,
     organizer_add,
+    organizer_add_check,
+    shared_task_changes_check,
     shared_task_create,
+    shared_task_store_new,
     shared_task_update,
 )
 from bibi.sharedtasks.services.teams import (
@@ -65,6 +71,7 @@ from bibi.texts import moment_text
 __all__ = [
     "INVITATION_LIFETIME",
     "SHARED_TASK_EDITABLE_FIELDS",
+    "PhaseChange",
     "PhasePlan",
     "audit_record",
     "dataset_get_or_create",
@@ -75,6 +82,7 @@ __all__ = [
     "join_require_allowed",
     "moment_text",
     "organizer_add",
+    "organizer_add_check",
     "organizer_require",
     "phase_close_now",
     "phase_create",
@@ -85,7 +93,11 @@ __all__ = [
     "phase_require_movable",
     "phase_require_open",
     "phase_update",
+    "phases_change",
+    "phases_change_check",
+    "shared_task_changes_check",
     "shared_task_create",
+    "shared_task_store_new",
     "shared_task_update",
     "task_invitation_accept",
     "task_invitation_create",

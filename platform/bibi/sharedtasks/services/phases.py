@@ -302,3 +302,96 @@ def phase_extend(
         details={"from": previous.isoformat(), "to": ends_at.isoformat(), "reason": reason},
     )
     return phase
+
+
+# --- Many phases at once: the admin's form edits them all together -------------------------
+
+
+@dataclass(frozen=True)
+class PhaseChange:
+    """One change in a set of phases: ``phase`` is the stored phase (None: a new one);
+    ``delete`` removes it; else it becomes ``kind``, ``starts_at`` to ``ends_at``."""
+
+    phase: Phase | None
+    kind: str
+    starts_at: datetime
+    ends_at: datetime
+    delete: bool = False
+
+
+def phases_change_check(
+    *, shared_task: SharedTask, changes: list[PhaseChange], now: datetime | None = None
+) -> None:
+    """May ``changes`` be made together? The rules of ``phase_update`` and ``phase_create``
+    over the whole plan: what has happened stays (``phase_require_movable``, a started phase
+    is never deleted or turned into another kind), at most one phase of each kind, in order,
+    none overlapping. Raises ValidationError saying which rule a change breaks."""
+    now = now or timezone.now()
+    for change in changes:
+        old = change.phase
+        if old is None:
+            continue
+        if change.delete or change.kind != old.kind:
+            phase_require_deletable(phase=old, now=now)
+        else:
+            phase_require_movable(
+                phase=old, starts_at=change.starts_at, ends_at=change.ends_at, now=now
+            )
+    touched = {change.phase.id for change in changes if change.phase is not None}
+    stored = list(shared_task.phases.exclude(id__in=touched)) if shared_task.pk else []
+    # The changed phases first: a refusal names the phase that was moved.
+    plan = [PhasePlan(c.kind, c.starts_at, c.ends_at) for c in changes if not c.delete] + [
+        PhasePlan(p.kind, p.starts_at, p.ends_at) for p in stored
+    ]
+    kinds = [phase.kind for phase in plan]
+    if len(set(kinds)) != len(kinds):
+        raise ValidationError("A shared task has at most one phase of each kind.")
+    for phase in plan:
+        phase_plan_check(plan=plan, kind=phase.kind)
+
+
+@transaction.atomic
+def phases_change(
+    *,
+    shared_task: SharedTask,
+    actor: AbstractBaseUser,
+    changes: list[PhaseChange],
+    via: str | None = None,
+) -> None:
+    """Make ``changes`` together (``phases_change_check``), each audited as the one-phase
+    services audit it (``phase.create``, ``phase.update``), deletions as ``phase.delete``;
+    ``via`` (e.g. "admin") is added to each entry."""
+    organizer_require(user=actor, shared_task=shared_task, doing="that")
+    phases_change_check(shared_task=shared_task, changes=changes)
+    # Deletions first, so that a kind they free can be taken by another change.
+    for change in sorted(changes, key=lambda change: not change.delete):
+        action, details = _phase_change_write(shared_task=shared_task, change=change)
+        audit_record(
+            shared_task=shared_task,
+            actor=actor,
+            action=action,
+            target=f"phase:{change.kind}",
+            details={**details, "via": via} if via else details,
+        )
+
+
+def _phase_change_write(
+    *, shared_task: SharedTask, change: PhaseChange
+) -> tuple[str, dict[str, Any]]:
+    moment = {"starts_at": change.starts_at.isoformat(), "ends_at": change.ends_at.isoformat()}
+    old = change.phase
+    if old is None:
+        Phase.objects.create(
+            shared_task=shared_task,
+            kind=change.kind,
+            starts_at=change.starts_at,
+            ends_at=change.ends_at,
+        )
+        return "phase.create", moment
+    before = {"starts_at": old.starts_at.isoformat(), "ends_at": old.ends_at.isoformat()}
+    if change.delete:
+        old.delete()
+        return "phase.delete", before
+    old.kind, old.starts_at, old.ends_at = change.kind, change.starts_at, change.ends_at
+    old.save(update_fields=["kind", "starts_at", "ends_at"])
+    return "phase.update", {"from": before, "to": moment}
