@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from bibi.texts import (
     character_name,
     invisible_characters,
+    moment_text,
     name_clash_text,
     name_key,
     name_lookalike,
@@ -186,3 +187,13 @@ def test_a_clash_names_the_characters_that_make_names_look_alike():
     assert "'Team\u2010A' looks like 'Team-A', another team's name" in text
     assert "U+2010 HYPHEN" in text
     assert name_clash_text("team-a", "Team-A", same="same", whose="x") == "same"
+
+
+def test_a_moment_is_written_in_utc_to_the_second():
+    from datetime import UTC, datetime, timedelta, timezone
+
+    paris = timezone(timedelta(hours=1))
+    assert moment_text(datetime(2025, 3, 1, 13, 0, 5, 999_999, tzinfo=paris)) == (
+        "2025-03-01 12:00:05 UTC"
+    )
+    assert moment_text(datetime(2025, 3, 1, 12, 0, tzinfo=UTC)) == "2025-03-01 12:00:00 UTC"
