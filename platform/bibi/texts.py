@@ -45,6 +45,10 @@ Refused:
 
 Texts are checked as given (callers normalize them to NFC first, as ``bibi.files`` and the
 pair checks do).
+
+Names (of teams, aliases and systems) follow one rule built on the same checks, written
+below with ``name_normalize``, ``name_problems`` and ``name_key``. ``moment_text`` is how
+every message writes a moment.
 """
 
 from __future__ import annotations
@@ -52,7 +56,10 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Iterable
+from datetime import UTC, datetime
 
+from confusable_homoglyphs.confusables import confusables_data
 from fontTools import unicodedata as unicode_scripts
 
 ZWNJ, ZWJ = "\u200c", "\u200d"
@@ -76,6 +83,15 @@ _WHITESPACE = re.compile(r"\s+")
 _WORD = re.compile(r"[^\W_]+")
 # A message names this many characters or words, then says how many more there are.
 _NAMED = 3
+
+
+def moment_text(moment: datetime) -> str:
+    """How the platform writes a deadline in its messages: server time, in UTC.
+
+    >>> moment_text(datetime(2025, 3, 1, 12, 0, 30, 999, tzinfo=UTC))
+    '2025-03-01 12:00:30 UTC'
+    """
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def normalize_text(text: str) -> str:
@@ -222,3 +238,106 @@ def text_problems(text: str, *, words: bool = True) -> list[str]:
     if words:
         problems += mixed_script_words(text)
     return problems
+
+
+# --- Names: teams, systems, aliases ---------------------------------------------------------
+#
+# A name is shown on leaderboards beside other names, so it must not pass for another. One
+# rule for team names, team aliases and system names:
+#
+# - it is stored NFKC-normalised, runs of whitespace as one space, trimmed
+#   (``name_normalize``): fullwidth "Ｔｅａｍ" is stored as "Team", a no-break space as a space;
+# - it holds no invisible or direction-changing character and no word mixing scripts
+#   (``text_problems``, the rule for pair texts): "Strаwman" with a Cyrillic "а" is refused,
+#   an all-Cyrillic "Москва" is not;
+# - it is unique on its confusable-folded form (``name_key``): case folded, accents and
+#   invisible characters dropped, and each character replaced by the prototype Unicode's
+#   confusables.txt (UTS #39) gives it, as shipped by the ``confusable_homoglyphs`` package
+#   (case is folded first, so "BUILDER" stays "builder": UTS #39 alone would read its "I" as
+#   an "l"). So "Team-A" and "team‐a" (U+2010), "Strawman" and "Strawrnan", "Team1" and
+#   "Teaml" are the same name.
+
+
+def name_normalize(name: str) -> str:
+    """NFKC, every run of whitespace as one space, no edge spaces: how a name is stored.
+
+    >>> name_normalize(" \\uff34eam\\u00a0A ")
+    'Team A'
+    """
+    return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", name)).strip()
+
+
+def name_problems(name: str) -> str | None:
+    """Why the (normalized) ``name`` may not be a team's, an alias or a system's name, as a
+    sentence; None when it may.
+
+    >>> name_problems("Team\\u202eA")
+    'The name has an invisible character: U+202E RIGHT-TO-LEFT OVERRIDE.'
+    >>> name_problems("Москва")
+    """
+    problems = text_problems(name)
+    return f"The name {'; it '.join(problems)}." if problems else None
+
+
+def name_lookalike(name: str, taken: Iterable[str]) -> str | None:
+    """The first of ``taken`` that looks like ``name`` (the same ``name_key``), or None."""
+    key = name_key(name)
+    return next((other for other in taken if name_key(other) == key), None)
+
+
+def name_clash_text(name: str, other: str, *, same: str, whose: str) -> str:
+    """Why ``name`` is refused next to ``other``, a name it looks like: ``same`` when they
+    differ in case only, else which characters make them look alike, ``whose`` saying what
+    ``other`` is ("the name of another system of the team")."""
+    if name.casefold() == other.casefold():
+        return same
+    seen = set(other) | set(other.casefold()) | set(other.upper())
+    odd = _listed([character_name(char) for char in dict.fromkeys(name) if char not in seen])
+    return (
+        f"'{name}' looks like '{other}', {whose} (differing in {odd or 'look-alike letters'}): "
+        "names are compared ignoring case, accents and look-alike characters. Choose "
+        "another name."
+    )
+
+
+@functools.cache
+def _prototypes() -> dict[str, str]:
+    """Character → the prototype it is confusable with (confusables.txt, UTS #39).
+
+    ``confusables_data`` lists, for a confusable character, its one prototype, and for a
+    prototype, every character confusable with it. A pair that only lists each other goes to
+    the smaller of the two, so both sides fold alike. Right-to-left entries come wrapped in
+    U+200E marks, which are dropped.
+    """
+    mapping: dict[str, str] = {}
+    for char, entries in confusables_data.items():
+        char = char.replace("\u200e", "")
+        if len(char) != 1 or len(entries) != 1:
+            continue
+        target = entries[0]["c"].replace("\u200e", "")
+        back = confusables_data.get(entries[0]["c"], [])
+        if len(back) == 1 and back[0]["c"].replace("\u200e", "") == char:
+            target = min(char, target)
+        if target != char:
+            mapping[char] = target
+    return mapping
+
+
+def _fold_once(text: str) -> str:
+    decomposed = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", text).casefold())
+    prototypes = _prototypes()
+    mapped = "".join(
+        prototypes.get(char, char)
+        for char in decomposed
+        if not unicodedata.combining(char) and unicodedata.category(char) != "Cf"
+    )
+    return mapped.casefold()
+
+
+def name_key(name: str) -> str:
+    """The form names are compared on: two names with one key look alike.
+
+    >>> name_key("Strawman") == name_key("ＳＴＲＡＷＭÁＮ") == name_key("Strawrnan")
+    True
+    """
+    return _WHITESPACE.sub(" ", _fold_once(_fold_once(name))).strip()

@@ -1,5 +1,6 @@
-"""What a pair or example text may hold (``bibi.texts``): invisible edits and look-alike
-letters are named; the writing of real languages passes."""
+"""What a pair or example text, or a name, may hold (``bibi.texts``): invisible edits and
+look-alike letters are named; the writing of real languages passes; look-alike names share a
+key."""
 
 from __future__ import annotations
 
@@ -7,7 +8,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bibi.texts import character_name, invisible_characters, text_problems, unstorable_characters
+from bibi.texts import (
+    character_name,
+    invisible_characters,
+    moment_text,
+    name_clash_text,
+    name_key,
+    name_lookalike,
+    name_normalize,
+    name_problems,
+    text_problems,
+    unstorable_characters,
+)
 
 ENGLAND = "\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f"
 
@@ -109,3 +121,79 @@ def test_only_nul_and_lone_surrogates_are_unstorable():
 @given(st.text(st.characters(codec="ascii", exclude_categories=["Cc"])))
 def test_printable_ascii_always_passes(text):
     assert text_problems(text) == []
+
+
+# --- Names: one rule for teams, aliases and systems ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("given", "stored"),
+    [
+        ("\uff33\uff54\uff52\uff41\uff57\uff4d\uff41\uff4e", "Strawman"),  # fullwidth letters
+        ("Team\u00a0A", "Team A"),  # no-break space
+        ("  Team \t A  ", "Team A"),
+        ("Strawma\u0301n", "Strawmán"),  # a combining accent, composed
+    ],
+)
+def test_a_name_is_stored_nfkc_normalised(given, stored):
+    assert name_normalize(given) == stored
+
+
+@pytest.mark.parametrize(
+    ("name", "named"),
+    [
+        ("Straw\u200bman", "U+200B ZERO WIDTH SPACE"),
+        ("Straw\u202eman", "U+202E RIGHT-TO-LEFT OVERRIDE"),
+        ("Straw\u2066man", "U+2066 LEFT-TO-RIGHT ISOLATE"),
+        ("St\u0440awman", "U+0440 CYRILLIC SMALL LETTER ER"),
+    ],
+)
+def test_a_name_with_an_invisible_or_look_alike_character_is_refused_naming_it(name, named):
+    problem = name_problems(name_normalize(name))
+    assert problem is not None and named in problem
+
+
+@pytest.mark.parametrize("name", ["Москва", "Αθήνα", "東京チーム", "Zoë's naïve team", "Team 42"])
+def test_a_name_in_one_script_per_word_passes(name):
+    assert name_problems(name_normalize(name)) is None
+
+
+@pytest.mark.parametrize(
+    "lookalike",
+    [
+        "strawman",
+        "STRAWMAN",
+        "Strawmán",
+        "Strawrnan",
+        "\uff33trawman",
+        "Straw\u200bman",
+    ],
+)
+def test_look_alike_names_share_a_key(lookalike):
+    assert name_key(name_normalize(lookalike)) == name_key("Strawman")
+
+
+def test_names_that_differ_share_no_key():
+    keys = {name_key(name) for name in ["Strawman", "Strawmen", "Straw man", "Москва", "Team 1"]}
+    assert len(keys) == 5
+    assert name_key("Team-1") == name_key("Team\u2010l") == name_key("TEAM-l")
+    assert name_key("ANONYMOUS BUILDER") == name_key("Anonymous builder")
+
+
+def test_a_clash_names_the_characters_that_make_names_look_alike():
+    assert name_lookalike("Team\u2010A", ["Other", "Team-A"]) == "Team-A"
+    assert name_lookalike("Team B", ["Other", "Team-A"]) is None
+    text = name_clash_text("Team\u2010A", "Team-A", same="same", whose="another team's name")
+    assert "'Team\u2010A' looks like 'Team-A', another team's name" in text
+    assert "U+2010 HYPHEN" in text
+    assert name_clash_text("team-a", "Team-A", same="same", whose="x") == "same"
+
+
+def test_a_moment_is_written_in_utc_to_the_second():
+    from datetime import UTC, datetime, timedelta, timezone
+
+    paris = timezone(timedelta(hours=1))
+    assert moment_text(datetime(2025, 3, 1, 13, 0, 5, 999_999, tzinfo=paris)) == (
+        "2025-03-01 12:00:05 UTC"
+    )
+    assert moment_text(datetime(2025, 3, 1, 12, 0, tzinfo=UTC)) == "2025-03-01 12:00:00 UTC"

@@ -50,7 +50,7 @@ from bibi.pairs.models import Contest, Pair, PairSet
 from bibi.parsers import JSONParser
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import SharedTask, Team
-from bibi.sharedtasks.services import moment_text
+from bibi.texts import moment_text
 
 
 def breaker_team_for(request: Request, shared_task: SharedTask) -> Team:

@@ -7,7 +7,6 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
 from bibi.files import FORMATS
@@ -61,55 +60,51 @@ class OrganizerScopedAdmin(admin.ModelAdmin):
 
 
 class PhaseFormSet(forms.BaseInlineFormSet):
-    """The same rules as the API: each phase ends after it starts, none overlap, in order,
-    and what has happened stays (``services.phase_require_movable``, ``..._deletable``)."""
+    """The phases of a task, edited together; checked and written by the services
+    (``services.phases_change_check``, ``services.phases_change``), like the API's moves."""
 
-    def clean(self) -> None:
-        super().clean()
-        # Copies: a refused move takes its field out of the form's cleaned_data.
-        kept = [
-            dict(form.cleaned_data)
-            for form in self.forms
-            if form.cleaned_data and not form.cleaned_data.get("DELETE")
-        ]
-        self._keep_the_past()
-        if any(not data.get("starts_at") or not data.get("ends_at") for data in kept):
-            return
-        plan = [services.PhasePlan(d["kind"], d["starts_at"], d["ends_at"]) for d in kept]
-        kinds = [phase.kind for phase in plan]
-        if len(set(kinds)) != len(kinds):
-            raise ValidationError("A shared task has at most one phase of each kind.")
-        for phase in plan:
-            services.phase_plan_check(plan=plan, kind=phase.kind)
-
-    def _keep_the_past(self) -> None:
+    def phase_changes(self) -> list[services.PhaseChange]:
+        """What the forms change: one ``PhaseChange`` per new, moved or deleted phase."""
         ids = [form.instance.pk for form in self.forms if form.instance.pk]
         # The forms' instances already carry the submitted values: compare with the rows.
         stored = {phase.pk: phase for phase in Phase.objects.filter(pk__in=ids)}
-        now = timezone.now()
+        changes = []
         for form in self.forms:
+            data = form.cleaned_data
             old = stored.get(form.instance.pk)
-            if old is None or not form.cleaned_data:
+            if not data or (old is None and data.get("DELETE")):
                 continue
-            if form.cleaned_data.get("DELETE") or "kind" in form.changed_data:
-                services.phase_require_deletable(phase=old, now=now)
+            if old is not None and not form.has_changed() and not data.get("DELETE"):
                 continue
+
             # Unchanged fields keep the stored value: the form's widgets drop microseconds.
-            moved = {
-                field: form.cleaned_data.get(field) if field in form.changed_data else None
-                for field in ("starts_at", "ends_at")
-            }
-            if not any(moved.values()):
-                continue
-            try:
-                services.phase_require_movable(
+            def value(field: str, old: Phase | None = old, form: forms.Form = form):
+                if old is not None and field not in form.changed_data:
+                    return getattr(old, field)
+                return form.cleaned_data.get(field)
+
+            changes.append(
+                services.PhaseChange(
                     phase=old,
-                    starts_at=moved["starts_at"] or old.starts_at,
-                    ends_at=moved["ends_at"] or old.ends_at,
-                    now=now,
+                    kind=value("kind"),
+                    starts_at=value("starts_at"),
+                    ends_at=value("ends_at"),
+                    delete=bool(data.get("DELETE")),
                 )
-            except ValidationError as error:
-                form.add_error(None, error)
+            )
+        return changes
+
+    def clean(self) -> None:
+        super().clean()
+        if any(self.errors):
+            return
+        try:
+            services.phases_change_check(shared_task=self.instance, changes=self.phase_changes())
+        except ValidationError as error:
+            raise ValidationError(error.messages) from None
+
+    def save(self, commit: bool = True) -> list[Phase]:
+        raise NotImplementedError("Phases are saved by SharedTaskAdmin.save_formset.")
 
 
 class PhaseInline(admin.TabularInline):
@@ -118,10 +113,42 @@ class PhaseInline(admin.TabularInline):
     extra = 0
 
 
+class OrganizerFormSet(forms.BaseInlineFormSet):
+    def clean(self) -> None:
+        super().clean()
+        for form in self.forms:
+            user = form.cleaned_data.get("user") if form.cleaned_data else None
+            if self.instance.pk and form.instance.pk is None and user is not None:
+                try:
+                    services.organizer_add_check(shared_task=self.instance, user=user)
+                except ValidationError as error:
+                    form.add_error("user", error)
+
+
 class OrganizerInline(admin.TabularInline):
+    """Organizers are added through ``services.organizer_add`` (audited); none is removed
+    or swapped here."""
+
     model = Organizer
+    formset = OrganizerFormSet
     extra = 0
     autocomplete_fields = ["user"]
+    can_delete = False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class SharedTaskAdminForm(forms.ModelForm):
+    """Refuses what the service would (``services.shared_task_changes_check``) next to the
+    fields, before anything is saved."""
+
+    def clean(self):
+        data = super().clean()
+        if self.instance.pk and self.changed_data:
+            changes = {field: data.get(field) for field in self.changed_data}
+            services.shared_task_changes_check(shared_task=self.instance, changes=changes)
+        return data
 
 
 class ExamplesImportForm(forms.Form):
@@ -174,6 +201,7 @@ class SharedTaskAdmin(OrganizerScopedAdmin):
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [PhaseInline, OrganizerInline]
+    form = SharedTaskAdminForm
     shared_task_path = ""
 
     def get_prepopulated_fields(self, request, obj=None):
@@ -184,77 +212,37 @@ class SharedTaskAdmin(OrganizerScopedAdmin):
         return ["slug"] if obj else []
 
     def save_model(self, request: HttpRequest, obj: SharedTask, form, change: bool) -> None:
-        super().save_model(request, obj, form, change)
+        """Through the services, as the API: created with its creator as organizer, changed
+        field by field, each audited (``via: admin``)."""
         if not change:
-            Organizer.objects.get_or_create(shared_task=obj, user=request.user)
-            services.audit_record(
-                shared_task=obj,
-                actor=request.user,
-                action="shared_task.create",
-                target=f"shared_task:{obj.slug}",
-            )
-        elif form.changed_data:
-            details = {
-                field: {
-                    "from": _plain(form.initial.get(field)),
-                    "to": _plain(form.cleaned_data.get(field)),
-                }
-                for field in form.changed_data
-            }
-            services.audit_record(
-                shared_task=obj,
-                actor=request.user,
-                action="shared_task.update",
-                target=f"shared_task:{obj.slug}",
-                details={**details, "via": "admin"},
+            services.shared_task_store_new(creator=request.user, shared_task=obj, via="admin")
+            return
+        if form.changed_data:
+            stored = SharedTask.objects.get(pk=obj.pk)
+            changes = {field: form.cleaned_data.get(field) for field in form.changed_data}
+            services.shared_task_update(
+                shared_task=stored, actor=request.user, via="admin", **changes
             )
 
     def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
-        if formset.model is not Phase:
+        shared_task = form.instance
+        if formset.model is Phase:
+            services.phases_change(
+                shared_task=shared_task,
+                actor=request.user,
+                changes=formset.phase_changes(),
+                via="admin",
+            )
+        elif formset.model is Organizer:
+            for inline in formset.forms:
+                user = inline.cleaned_data.get("user")
+                if inline.instance.pk is None and user is not None:
+                    services.organizer_add(shared_task=shared_task, actor=request.user, user=user)
+        else:
             super().save_formset(request, form, formset, change)
             return
-        shared_task = form.instance
-        before = {p.pk: p for p in Phase.objects.filter(shared_task=shared_task)}
-        deleted = [
-            (f.instance.kind, f.instance.starts_at, f.instance.ends_at)
-            for f in formset.deleted_forms
-            if f.instance.pk
-        ]
-        super().save_formset(request, form, formset, change)
-        # Deadlines matter to every team: a change made here is audited like one made by API.
-        for phase in formset.new_objects + [obj for obj, _ in formset.changed_objects]:
-            old = before.get(phase.pk)
-            details = {
-                "to": {
-                    "starts_at": phase.starts_at.isoformat(),
-                    "ends_at": phase.ends_at.isoformat(),
-                },
-                "via": "admin",
-            }
-            if old is not None:
-                details["from"] = {
-                    "starts_at": old.starts_at.isoformat(),
-                    "ends_at": old.ends_at.isoformat(),
-                }
-            services.audit_record(
-                shared_task=shared_task,
-                actor=request.user,
-                action="phase.update" if old else "phase.create",
-                target=f"phase:{phase.kind}",
-                details=details,
-            )
-        for kind, starts_at, ends_at in deleted:
-            services.audit_record(
-                shared_task=shared_task,
-                actor=request.user,
-                action="phase.delete",
-                target=f"phase:{kind}",
-                details={
-                    "starts_at": starts_at.isoformat(),
-                    "ends_at": ends_at.isoformat(),
-                    "via": "admin",
-                },
-            )
+        # What the admin's change message reads; the audit log is the record.
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
 
     def get_urls(self):
         return [
@@ -292,7 +280,6 @@ class SharedTaskAdmin(OrganizerScopedAdmin):
         rejected: ExamplesImportRejected | None = None
         form = ExamplesImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
-            split = form.cleaned_data["split"]
             try:
                 report = form.examples_import(shared_task=shared_task, actor=request.user)
             except ExamplesImportRejected as error:
@@ -302,11 +289,7 @@ class SharedTaskAdmin(OrganizerScopedAdmin):
                 # form has a field of each name, so the message lands next to it.
                 form.add_error(None, error)
             else:
-                messages.success(
-                    request,
-                    f"Imported {report.created} examples into the {split} dataset "
-                    f"from {report.filename} ({report.file_format}, {report.encoding}).",
-                )
+                messages.success(request, report.summary_text())
                 if report.duplicates:
                     messages.warning(request, report.duplicates_text())
                 # Organizers may import without the admin's model permissions on tasks.
@@ -339,10 +322,6 @@ class SharedTaskAdmin(OrganizerScopedAdmin):
         )
 
 
-def _plain(value):
-    return value.isoformat() if hasattr(value, "isoformat") else value
-
-
 @admin.register(Dataset)
 class DatasetAdmin(OrganizerScopedAdmin):
     list_display = ["shared_task", "split", "created_at"]
@@ -373,8 +352,31 @@ class MembershipInline(admin.TabularInline):
     readonly_fields = ["joined_at"]
 
 
+class TeamAdminForm(forms.ModelForm):
+    """A name or alias typed here follows the name rule of the services
+    (``services.team_name_clean``): normalised, no invisible or look-alike character, never
+    looking like another team's name or alias."""
+
+    def clean(self):
+        data = super().clean()
+        shared_task = data.get("shared_task") or getattr(self.instance, "shared_task", None)
+        if shared_task is None:
+            return data
+        team = self.instance if self.instance.pk else None
+        for field in ("name", "alias"):
+            if field in self.changed_data and data.get(field):
+                try:
+                    data[field] = services.team_name_clean(
+                        shared_task=shared_task, name=data[field], team=team
+                    )
+                except ValidationError as error:
+                    self.add_error(field, error.message_dict["name"])
+        return data
+
+
 @admin.register(Team)
 class TeamAdmin(OrganizerScopedAdmin):
+    form = TeamAdminForm
     list_display = ["name", "shared_task", "kind", "is_anonymous", "alias"]
     list_filter = ["kind", "shared_task"]
     search_fields = ["name", "alias"]

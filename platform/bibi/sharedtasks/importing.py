@@ -44,25 +44,11 @@ from bibi.files import (
 )
 from bibi.labelmaps import LabelLookup
 from bibi.sharedtasks import selectors, services
+from bibi.sharedtasks.import_rows import Columns, DuplicateText, Existing, examples_from_rows
 from bibi.sharedtasks.models import Dataset, Example, SharedTask
-from bibi.texts import normalize_text, text_problems
 
 BATCH_SIZE = 5000
 EXAMPLES_FILE = "the examples file"
-EXTERNAL_ID_MAX_LENGTH = Example._meta.get_field("external_id").max_length
-
-
-@dataclass(frozen=True)
-class DuplicateText:
-    """A row whose text and label an earlier example already has: imported all the same.
-
-    ``same_as_id`` is that example's id; ``same_as_line`` its line when it is in the same
-    file, None when it was in the dataset before.
-    """
-
-    line: int
-    same_as_id: str
-    same_as_line: int | None
 
 
 @dataclass(frozen=True)
@@ -94,20 +80,21 @@ class ExamplesImportReport:
 
     # Cells of ready hosted systems the new starter or blind-dev examples need (bibi.evaluation).
     cells_to_compute: int = 0
+    split: str = ""
+
+    def summary_text(self) -> str:
+        """The import in a sentence, as the admin and the organizers' page show it."""
+        return (
+            f"Imported {self.created} examples into the {self.split} dataset from "
+            f"{self.filename} ({self.file_format}, {self.encoding})."
+        )
 
 
 class ExamplesImportRejected(FileRejected):
     """The file was refused and nothing was stored (see ``bibi.files.FileRejected``)."""
 
 
-@dataclass
-class _Columns:
-    id: str | None
-    text: str
-    label: str
-
-
-def _check_columns(*, rows: Iterable[Row], columns: _Columns, file_format: str) -> list[RowError]:
+def _check_columns(*, rows: Iterable[Row], columns: Columns, file_format: str) -> list[RowError]:
     """File-level errors for a column no row has: otherwise every row would say the same."""
     seen: dict[str, None] = {}
     read = False
@@ -161,7 +148,71 @@ def examples_import(
     and starter, once the break phase has started), and ``ExamplesImportRejected``
     (a ``ValidationError``) listing every problem with the file, in which case nothing is
     stored.
+
+    Three steps: check the request, read the file (pure CPU work, done before the
+    transaction so the dataset is locked briefly), then check every row and write, in one
+    transaction that this function owns.
     """
+    file_format, lookup = _request_checked(
+        shared_task=shared_task,
+        actor=actor,
+        split=split,
+        file_format=file_format,
+        label_map=label_map,
+    )
+    columns = Columns(id=id_column, text=text_column, label=label_column)
+    upload = _ImportFile.read(
+        data=data, filename=filename, file_format=file_format, columns=columns
+    )
+    with transaction.atomic():
+        return _examples_write(
+            shared_task=shared_task,
+            actor=actor,
+            split=split,
+            upload=upload,
+            lookup=lookup,
+            label_map=label_map,
+        )
+
+
+def _import_audit(
+    *,
+    shared_task: SharedTask,
+    actor: AbstractBaseUser,
+    split: str,
+    upload: _ImportFile,
+    counts: tuple[int, int],
+    label_map: dict[str, str] | None,
+) -> None:
+    """The audit entry of an import: ``counts`` is (rows imported, exact duplicates)."""
+    details = {
+        "rows": counts[0],
+        "encoding": upload.encoding,
+        "format": upload.file_format,
+        "filename": upload.filename,
+        "exact_duplicates": counts[1],
+    }
+    if label_map:
+        details["label_map"] = dict(label_map)
+    services.audit_record(
+        shared_task=shared_task,
+        actor=actor,
+        action="examples.import",
+        target=f"dataset:{split}",
+        details=details,
+    )
+
+
+def _request_checked(
+    *,
+    shared_task: SharedTask,
+    actor: AbstractBaseUser,
+    split: str,
+    file_format: str | None,
+    label_map: dict[str, str] | None,
+) -> tuple[str | None, LabelLookup]:
+    """Check: may ``actor`` import into ``split``, and are the arguments valid? Returns the
+    file format asked for (None: from the file name) and the label lookup."""
     if not selectors.is_organizer(user=actor, shared_task=shared_task):
         raise PermissionDenied("Only the organizers of this shared task may import examples.")
     if split not in Dataset.Split.values:
@@ -180,251 +231,103 @@ def examples_import(
         lookup = LabelLookup.build(label_map, labels=shared_task.labels)
     except ValidationError as error:
         raise ValidationError({"label_map": error.messages}) from None
-    filename = PurePath(filename).name
-
-    # Reading is pure CPU work: done before the transaction so the dataset is locked briefly.
-    try:
-        file_format = detect_format(filename, file_format)
-    except FileFormatError as error:
-        raise ExamplesImportRejected.from_format_error(error, source=filename) from None
-    try:
-        decoded = decode_upload(data)
-    except FileFormatError as error:
-        raise ExamplesImportRejected.from_format_error(
-            error, source=filename, file_format=file_format
-        ) from None
-
-    def rejected(errors: list[RowError] | RowErrors) -> ExamplesImportRejected:
-        return ExamplesImportRejected(
-            errors, source=filename, encoding=decoded.encoding, file_format=file_format
-        )
-
-    def rows() -> Iterator[Row]:
-        # Read twice (columns, then examples) rather than kept: a file of a million rows
-        # then costs the memory of one row, and of its examples only while none is wrong.
-        return iter_rows(decoded.text, file_format=file_format)
-
-    try:
-        first = next(rows(), None)
-    except FileFormatError as error:
-        raise rejected([RowError(line=error.line or 0, reason=error.reason)]) from None
-
-    if file_format == "sst2":
-        columns = _Columns(id=None, text="text", label="label")
-    else:
-        columns = _Columns(id=id_column, text=text_column, label=label_column)
-    errors = _check_columns(rows=rows(), columns=columns, file_format=file_format)
-    if errors:
-        raise rejected(errors)
-    if first is None:
-        raise rejected([RowError(line=0, reason="the file has no examples")])
-
-    with transaction.atomic():
-        dataset, _ = Dataset.objects.get_or_create(shared_task=shared_task, split=split)
-        # Two imports into one dataset at once would both pass the id check and then collide
-        # (or share positions): the second waits here until the first has committed.
-        Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
-        existing = _Existing.of(dataset)
-        start = dataset.examples.aggregate(last=Max("position"))["last"]
-        start = 0 if start is None else start + 1
-
-        examples, duplicates, errors = _examples_from_rows(
-            rows=rows(),
-            dataset=dataset,
-            columns=columns,
-            lookup=lookup,
-            existing=existing,
-            start=start,
-        )
-        if errors:
-            raise rejected(errors)
-
-        Example.objects.bulk_create(examples, batch_size=BATCH_SIZE)
-        cells = evaluation_triggers.dataset_cells_request(dataset=dataset, examples=examples)
-        details = {
-            "rows": len(examples),
-            "encoding": decoded.encoding,
-            "format": file_format,
-            "filename": filename,
-            "exact_duplicates": len(duplicates),
-        }
-        if label_map:
-            details["label_map"] = dict(label_map)
-        services.audit_record(
-            shared_task=shared_task,
-            actor=actor,
-            action="examples.import",
-            target=f"dataset:{dataset.split}",
-            details=details,
-        )
-    return ExamplesImportReport(
-        created=len(examples),
-        encoding=decoded.encoding,
-        file_format=file_format,
-        filename=filename,
-        duplicates=tuple(duplicates),
-        cells_to_compute=cells,
-    )
+    return file_format, lookup
 
 
-@dataclass
-class _Existing:
-    """What the dataset already holds that a new row may collide with."""
+@dataclass(frozen=True)
+class _ImportFile:
+    """A decoded examples file whose columns are there and which has a row."""
 
-    ids: set[str]
-    # Normalized text -> the id and label of its first example.
-    texts: dict[str, tuple[str, str]]
+    text: str
+    filename: str
+    file_format: str
+    encoding: str
+    columns: Columns
 
     @classmethod
-    def of(cls, dataset: Dataset) -> _Existing:
-        ids: set[str] = set()
-        texts: dict[str, tuple[str, str]] = {}
-        rows = dataset.examples.order_by("position").values_list("external_id", "text", "label")
-        for external_id, text, label in rows:
-            ids.add(external_id)
-            texts.setdefault(normalize_text(text), (external_id, label))
-        return cls(ids=ids, texts=texts)
-
-
-@dataclass
-class _FirstRow:
-    line: int
-    external_id: str
-    label: str
-
-
-def _examples_from_rows(
-    *,
-    rows: Iterable[Row],
-    dataset: Dataset,
-    columns: _Columns,
-    lookup: LabelLookup,
-    existing: _Existing,
-    start: int,
-) -> tuple[list[Example], list[DuplicateText], RowErrors]:
-    examples: list[Example] = []
-    duplicates: list[DuplicateText] = []
-    errors = RowErrors()
-    first_line: dict[str, int] = {}
-    first_text: dict[str, _FirstRow] = {}
-    for row in rows:
-        if row.error is not None:
-            errors.add(row.line, row.error)
-            continue
-        fields = row.fields
-        external_id = str(row.line) if columns.id is None else fields.get(columns.id, "").strip()
-        id_problem = _id_problem(
-            external_id,
-            column=columns.id,
-            fields=fields,
-            first_line=first_line,
-            existing_ids=existing.ids,
-            split=dataset.split,
-        )
-        if id_problem is None:
-            first_line[external_id] = row.line
-        text = fields.get(columns.text)
-        problems = [id_problem] if id_problem else []
-        problems += _text_problems(text, column=columns.text)
-        raw_label = fields.get(columns.label)
-        label = lookup.resolve(raw_label)
-        if raw_label is None:
-            problems.append(f"has no '{columns.label}' field")
-        elif label is None:
-            problems.append(lookup.problem(raw_label))
-        duplicate = None
-        if text is not None and text.strip() and label is not None:
-            duplicate, conflict = _text_seen(
-                normalize_text(text),
-                label=label,
-                row=_FirstRow(row.line, external_id, label),
-                first_text=first_text,
-                existing=existing,
-                split=dataset.split,
-            )
-            if conflict:
-                problems.append(conflict)
-        if problems:
-            errors.extend(RowError(line=row.line, reason=problem) for problem in problems)
-            continue
+    def read(
+        cls, *, data: bytes, filename: str, file_format: str | None, columns: Columns
+    ) -> _ImportFile:
+        """Read: decode ``data``, tell its format, and check its columns; raises
+        ``ExamplesImportRejected`` for a file that cannot be read or has no examples."""
+        filename = PurePath(filename).name
+        try:
+            file_format = detect_format(filename, file_format)
+        except FileFormatError as error:
+            raise ExamplesImportRejected.from_format_error(error, source=filename) from None
+        try:
+            decoded = decode_upload(data)
+        except FileFormatError as error:
+            raise ExamplesImportRejected.from_format_error(
+                error, source=filename, file_format=file_format
+            ) from None
+        if file_format == "sst2":
+            columns = Columns(id=None, text="text", label="label")
+        upload = cls(decoded.text, filename, file_format, decoded.encoding, columns)
+        try:
+            first = next(upload.rows(), None)
+        except FileFormatError as error:
+            raise upload.rejected([RowError(line=error.line or 0, reason=error.reason)]) from None
+        errors = _check_columns(rows=upload.rows(), columns=columns, file_format=file_format)
         if errors:
-            # The file is refused: the rest is read for its problems, not kept.
-            continue
-        assert text is not None and label is not None
-        if duplicate is not None:
-            duplicates.append(duplicate)
-        examples.append(
-            Example(
-                # By id: the foreign-key descriptor costs more than the rest of the row.
-                dataset_id=dataset.id,
-                external_id=external_id,
-                text=text.strip(),
-                label=label,
-                position=start + len(examples),
-            )
+            raise upload.rejected(errors)
+        if first is None:
+            raise upload.rejected([RowError(line=0, reason="the file has no examples")])
+        return upload
+
+    def rows(self) -> Iterator[Row]:
+        # Read twice (columns, then examples) rather than kept: a file of a million rows
+        # then costs the memory of one row, and of its examples only while none is wrong.
+        return iter_rows(self.text, file_format=self.file_format)
+
+    def rejected(self, errors: list[RowError] | RowErrors) -> ExamplesImportRejected:
+        return ExamplesImportRejected(
+            errors, source=self.filename, encoding=self.encoding, file_format=self.file_format
         )
-    return examples, duplicates, errors
 
 
-def _text_seen(
-    key: str,
+def _examples_write(
     *,
-    label: str,
-    row: _FirstRow,
-    first_text: dict[str, _FirstRow],
-    existing: _Existing,
+    shared_task: SharedTask,
+    actor: AbstractBaseUser,
     split: str,
-) -> tuple[DuplicateText | None, str | None]:
-    """Is this normalized text already in the dataset or earlier in the file?
-
-    Returns the exact duplicate to report, or the conflict (same text, another label) that
-    refuses the row; ``(None, None)`` for a new text, which is remembered.
-    """
-    before = existing.texts.get(key)
-    if before is not None:
-        same_id, same_label = before
-        if same_label != label:
-            return None, (
-                f"the text is already in the {split} dataset as example '{same_id}' with the "
-                f"label '{same_label}', here '{label}': one text has one label"
-            )
-        return DuplicateText(line=row.line, same_as_id=same_id, same_as_line=None), None
-    first = first_text.setdefault(key, row)
-    if first is row:
-        return None, None
-    if first.label != label:
-        return None, (
-            f"the same text is on line {first.line} with the label '{first.label}', "
-            f"here '{label}': one text has one label"
-        )
-    return DuplicateText(line=row.line, same_as_id=first.external_id, same_as_line=first.line), None
-
-
-def _id_problem(
-    external_id: str,
-    *,
-    column: str | None,
-    fields: dict[str, str],
-    first_line: dict[str, int],
-    existing_ids: set[str],
-    split: str,
-) -> str | None:
-    if column is not None and column not in fields:
-        return f"has no '{column}' field"
-    if not external_id:
-        return "the id is empty"
-    if len(external_id) > EXTERNAL_ID_MAX_LENGTH:
-        return f"the id is longer than {EXTERNAL_ID_MAX_LENGTH} characters"
-    if external_id in first_line:
-        return f"the id '{external_id}' is used twice (first on line {first_line[external_id]})"
-    if external_id in existing_ids:
-        return f"the id '{external_id}' is already in the {split} dataset"
-    return None
-
-
-def _text_problems(text: str | None, *, column: str) -> list[str]:
-    if text is None:
-        return [f"has no '{column}' field"]
-    if not text.strip():
-        return ["the text is empty"]
-    return [f"the text {problem}" for problem in text_problems(text.strip())]
+    upload: _ImportFile,
+    lookup: LabelLookup,
+    label_map: dict[str, str] | None,
+) -> ExamplesImportReport:
+    """Check every row against the dataset, then write the examples, ask for their cells and
+    audit the import, inside the caller's transaction."""
+    dataset, _ = Dataset.objects.get_or_create(shared_task=shared_task, split=split)
+    # Two imports into one dataset at once would both pass the id check and then collide
+    # (or share positions): the second waits here until the first has committed.
+    Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
+    start = dataset.examples.aggregate(last=Max("position"))["last"]
+    examples, duplicates, errors = examples_from_rows(
+        rows=upload.rows(),
+        dataset=dataset,
+        columns=upload.columns,
+        lookup=lookup,
+        existing=Existing.of(dataset),
+        start=0 if start is None else start + 1,
+    )
+    if errors:
+        raise upload.rejected(errors)
+    Example.objects.bulk_create(examples, batch_size=BATCH_SIZE)
+    cells = evaluation_triggers.dataset_cells_request(dataset=dataset, examples=examples)
+    _import_audit(
+        shared_task=shared_task,
+        actor=actor,
+        split=split,
+        upload=upload,
+        counts=(len(examples), len(duplicates)),
+        label_map=label_map,
+    )
+    return ExamplesImportReport(
+        created=len(examples),
+        encoding=upload.encoding,
+        file_format=upload.file_format,
+        filename=upload.filename,
+        duplicates=tuple(duplicates),
+        cells_to_compute=cells,
+        split=split,
+    )

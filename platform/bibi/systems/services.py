@@ -55,6 +55,7 @@ from bibi.sharedtasks.models import Dataset, Phase, SharedTask, Team
 from bibi.systems import selectors
 from bibi.systems.errors import PredictionsRejected
 from bibi.systems.models import Prediction, System, SystemVersion, text_digest
+from bibi.texts import name_clash_text, name_lookalike, name_normalize, name_problems
 from bibi.uploads import upload_size_require
 
 logger = logging.getLogger(__name__)
@@ -106,17 +107,20 @@ def system_create(*, team: Team, actor: AbstractBaseUser, name: str, kind: str) 
         raise ValidationError(
             {"kind": f"'{kind}' is not a system kind: use hosted or self_reported."}
         )
-    name = name.strip()
+    name = name_normalize(name)
     if not name:
         raise ValidationError({"name": "A system needs a name."})
+    if name_problems(name):
+        raise ValidationError({"name": name_problems(name)})
     Team.objects.select_for_update().get(id=team.id)
     quota = team.shared_task.max_systems_per_team
     if team.systems.count() >= quota:
         raise ValidationError(
             f"This team already has {quota} system(s), the most this shared task allows."
         )
-    if team.systems.filter(name__iexact=name).exists():
-        raise ValidationError({"name": f"The team already has a system named '{name}'."})
+    if (other := name_lookalike(name, team.systems.values_list("name", flat=True))) is not None:
+        same, whose = f"The team already has a system named '{name}'.", "another system of the team"
+        raise ValidationError({"name": name_clash_text(name, other, same=same, whose=whose)})
     return System.objects.create(shared_task=team.shared_task, team=team, name=name, kind=kind)
 
 

@@ -15,6 +15,7 @@ from django.utils import timezone
 from bibi.sharedtasks import services
 from bibi.sharedtasks.importing import examples_import
 from bibi.sharedtasks.models import AuditLogEntry, Phase
+from bibi.texts import moment_text
 
 pytestmark = pytest.mark.django_db
 
@@ -24,7 +25,7 @@ FILE = b"id,text,label\nn1,a late addition to the set .,positive\n"
 def frozen_message(cast, split: str) -> str:
     started = cast.shared_task.phases.get(kind="break").starts_at
     return f"The {split.replace('_', ' ')} set is frozen: the break phase started at " + (
-        services.moment_text(started)
+        moment_text(started)
     )
 
 

@@ -12,6 +12,7 @@ from bibi.pairs.models import PairSet
 from bibi.pairs.selectors import entry_pair_sets
 from bibi.sharedtasks import services
 from bibi.sharedtasks.models import AuditLogEntry, Phase
+from bibi.texts import moment_text
 
 from .test_admin import change_form, phase_index, staff_organizer
 
@@ -39,7 +40,7 @@ def test_the_end_of_a_phase_that_has_ended_cannot_move(cast):
     assert response.status_code == 400
     assert response.json() == {
         "ends_at": [
-            f"The build phase ended at {services.moment_text(build.ends_at)}; its end can no "
+            f"The build phase ended at {moment_text(build.ends_at)}; its end can no "
             "longer change. Extend a phase while it runs."
         ]
     }
@@ -52,8 +53,7 @@ def test_the_start_of_a_phase_that_has_started_cannot_move(cast):
     response = patch(cast, "break", starts_at=brk.starts_at + timedelta(hours=1))
     assert response.status_code == 400
     assert response.json()["starts_at"] == [
-        f"The break phase started at {services.moment_text(brk.starts_at)}; its start can no "
-        "longer change."
+        f"The break phase started at {moment_text(brk.starts_at)}; its start can no longer change."
     ]
 
 

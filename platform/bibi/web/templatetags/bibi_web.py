@@ -9,9 +9,9 @@ from django import template
 from bibi.evaluation.guidance import sight_of
 from bibi.sharedtasks.models import Dataset, SharedTask, Team
 from bibi.sharedtasks.selectors import Viewer
-from bibi.sharedtasks.services import moment_text
 from bibi.systems.models import System, SystemVersion
 from bibi.systems.selectors import versions_of
+from bibi.texts import moment_text
 from bibi.web.failures import FailureHelp, failure_help
 
 register = template.Library()

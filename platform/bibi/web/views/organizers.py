@@ -272,11 +272,7 @@ def examples_import(request: HttpRequest, slug: str) -> HttpResponse:
         except ValidationError as error:
             rejected = add_upload_error(form, error)
         else:
-            messages.success(
-                request,
-                f"Imported {report.created} examples into the {form.cleaned_data['split']} "
-                f"dataset from {report.filename} ({report.file_format}, {report.encoding}).",
-            )
+            messages.success(request, report.summary_text())
             if report.duplicates:
                 messages.warning(request, report.duplicates_text())
             return redirect("web:organize-datasets", slug=slug)
