@@ -33,33 +33,41 @@ def builder_metrics(breaks: Breaks, break_rate: str = "pairs") -> tuple[pd.DataF
     groups = np.concatenate([breaks.team_codes, breaks.team_codes])
     counted = np.concatenate([breaks.seen, breaks.seen], axis=1)
     counts = confusion_counts(gold, predicted, groups, len(breaks.teams), n_labels, counted)
+    outside = ((predicted >= n_labels) & counted).sum(axis=1)
+    return _overall(breaks, counts, outside, break_rate), _by_team(breaks, counts, break_rate)
+
+
+def _overall(
+    breaks: Breaks, counts: np.ndarray, outside: np.ndarray, break_rate: str
+) -> pd.DataFrame:
+    """One row per system over all teams' sentences, best first."""
     total_counts = counts.sum(axis=1)
-
-    broken_by_team = breaks.by_team(breaks.broken)
-    both_wrong_by_team = breaks.by_team(breaks.both_wrong)
-    seen_by_team = breaks.seen_by_team.astype(np.int64)
-    seen = seen_by_team.sum(axis=1)
-    n_pairs = len(breaks.pairs)
-
+    broken = breaks.by_team(breaks.broken).sum(axis=1)
+    seen = breaks.seen_by_team.astype(np.int64).sum(axis=1)
     overall = pd.DataFrame(
         {
             "system": breaks.systems,
             "f1": macro_f1(total_counts),
             "accuracy": accuracy(total_counts),
-            "broken_pct": broken_pct(broken_by_team.sum(axis=1), seen, break_rate),
-            "breaks": broken_by_team.sum(axis=1).astype(np.int64),
+            "broken_pct": broken_pct(broken, seen, break_rate),
+            "breaks": broken.astype(np.int64),
             "pairs": seen,
-            "unseen": n_pairs - seen,
-            "both_wrong": both_wrong_by_team.sum(axis=1).astype(np.int64),
-            "outside_label_set": ((predicted >= n_labels) & counted).sum(axis=1),
+            "unseen": len(breaks.pairs) - seen,
+            "both_wrong": breaks.by_team(breaks.both_wrong).sum(axis=1).astype(np.int64),
+            "outside_label_set": outside,
         }
     )
-    overall = overall.sort_values(
+    return overall.sort_values(
         ["broken_pct", "f1", "system"], ascending=[True, False, True], kind="stable"
     ).reset_index(drop=True)
 
+
+def _by_team(breaks: Breaks, counts: np.ndarray, break_rate: str) -> pd.DataFrame:
+    """One row per (system, team) over that team's sentences."""
+    broken_by_team = breaks.by_team(breaks.broken)
+    seen_by_team = breaks.seen_by_team.astype(np.int64)
     n_systems, n_teams = len(breaks.systems), len(breaks.teams)
-    by_team = pd.DataFrame(
+    return pd.DataFrame(
         {
             "system": np.repeat(breaks.systems, n_teams),
             "team": np.tile(breaks.teams, n_systems),
@@ -69,7 +77,6 @@ def builder_metrics(breaks: Breaks, break_rate: str = "pairs") -> tuple[pd.DataF
             "accuracy": accuracy(counts).ravel(),
             "breaks": broken_by_team.ravel().astype(np.int64),
             "broken_pct": broken_pct(broken_by_team, seen_by_team, break_rate).ravel(),
-            "both_wrong": both_wrong_by_team.ravel().astype(np.int64),
+            "both_wrong": breaks.by_team(breaks.both_wrong).ravel().astype(np.int64),
         }
     )
-    return overall, by_team
