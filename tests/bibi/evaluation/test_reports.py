@@ -8,9 +8,20 @@ import pandas as pd
 import pytest
 
 import scoring
-from bibi.evaluation.matrix import ScoredVersion
-from bibi.evaluation.reports import WEIGHT_FROM_BLIND_DEV, ScoringInputs, report_tables
+from bibi.evaluation import services
+from bibi.evaluation.matrix import ScoredVersion, pair_matrix
+from bibi.evaluation.models import CellFailure
+from bibi.evaluation.reports import (
+    WEIGHT_FROM_BLIND_DEV,
+    ScoringInputs,
+    report_tables,
+    score_inputs,
+    scoring_inputs,
+)
+from bibi.systems.models import text_digest
 from bibi.systems.services import dev_scores
+
+from .conftest import OSU_PAIRS, score_now
 
 GOOD, NOT_GOOD, FINE, NOT_FINE, DULL, NOT_DULL = (
     "A good film.",
@@ -102,3 +113,40 @@ def test_label_scores_gives_the_numbers_of_the_systems_dev_scores(labels, gold, 
     scores = scoring.label_scores(labels, gold, predicted)
 
     assert (scores.accuracy, scores.macro_f1) == (accuracy, macro_f1)
+
+
+@pytest.mark.django_db
+def test_the_leaderboard_api_and_the_markdown_report_rank_a_team_no_system_saw_alike(
+    scored_task,
+):
+    # Every hosted model failed on every OSU variant: no system saw an OSU pair, so OSU's
+    # score is NaN (the self-reported system reported no pair predictions: left out).
+    osu_variants = [pair["variant_text"] for pair in OSU_PAIRS]
+    CellFailure.objects.bulk_create(
+        CellFailure(
+            system_version=version,
+            source="pairs",
+            text=text,
+            text_sha256=text_digest(text),
+            reason="planted",
+        )
+        for version in scored_task.hosted_versions
+        for text in osu_variants
+    )
+    run = score_now(scored_task)
+    assert run.status == "done", run.failure_reason
+    services.snapshot_publish(snapshot=run.snapshot, actor=scored_task.cast.organizer)
+    shared_task = scored_task.shared_task
+    report = score_inputs(
+        scoring_inputs(pair_matrix(shared_task=shared_task)),
+        weight_mode=shared_task.weight_mode,
+        break_rate_mode=shared_task.break_rate_mode,
+        labels=list(shared_task.labels),
+    )
+
+    api = scored_task.cast.client("anonymous").get("/api/v1/shared-tasks/sst/leaderboard/breakers/")
+
+    ranks = {str(row["team_id"]): row["rank"] for row in api.json()["rows"]}
+    assert ranks[str(scored_task.osu.id)] == 2
+    assert report.breakers.set_index("team")["score"].isna()[str(scored_task.osu.id)]
+    assert _markdown_ranks(report.to_markdown(), "Breakers") == ranks
