@@ -75,10 +75,7 @@ class Breaks:
     @property
     def broken(self) -> Flags:
         """(S, P): right on exactly one of the two items of a pair the system saw."""
-        rule = break_rule(
-            self.gold_original, self.gold_variant, self.predicted_original, self.predicted_variant
-        )
-        return rule & self.seen
+        return break_rule(self.original_correct, self.variant_correct) & self.seen
 
     @property
     def both_wrong(self) -> Flags:
@@ -123,18 +120,17 @@ def check_break_rate(break_rate: str) -> None:
         )
 
 
-def break_rule(
-    gold_original: Any, gold_variant: Any, predicted_original: Any, predicted_variant: Any
-) -> Any:
+def break_rule(original_right: Any, variant_right: Any) -> Any:
     """The break rule, elementwise: right on exactly one of the two items.
 
-    Takes labels (or label codes) as scalars or numpy arrays that broadcast against each
-    other, e.g. gold (P,) against predictions (S, P); returns a bool or a bool array.
+    Takes whether a system is right on the original and on the variant, as bools or bool
+    arrays that broadcast; returns a bool or a bool array. `Breaks.broken` applies it to
+    every system and pair, `pair_breaks` to one pair.
 
-    >>> bool(break_rule("1", "-1", "1", "1")), bool(break_rule("1", "-1", "-1", "1"))
+    >>> break_rule(True, False), break_rule(False, False)
     (True, False)
     """
-    return (predicted_original == gold_original) != (predicted_variant == gold_variant)
+    return original_right != variant_right
 
 
 def pair_breaks(
@@ -153,7 +149,8 @@ def pair_breaks(
     labels = normalize_labels([gold_original, gold_variant, predicted_original, predicted_variant])
     if labels.isna().any():
         raise ScoringInputError("pair_breaks needs four non-blank labels")
-    return bool(break_rule(*labels.tolist()))
+    gold_o, gold_v, predicted_o, predicted_v = labels.tolist()
+    return bool(break_rule(predicted_o == gold_o, predicted_v == gold_v))
 
 
 def find_breaks(

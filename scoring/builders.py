@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -32,18 +34,34 @@ def builder_metrics(breaks: Breaks, break_rate: str = "pairs") -> tuple[pd.DataF
     predicted = np.concatenate([breaks.predicted_original, breaks.predicted_variant], axis=1)
     groups = np.concatenate([breaks.team_codes, breaks.team_codes])
     counted = np.concatenate([breaks.seen, breaks.seen], axis=1)
-    counts = confusion_counts(gold, predicted, groups, len(breaks.teams), n_labels, counted)
+    by_team = _ByTeam(
+        confusion=confusion_counts(gold, predicted, groups, len(breaks.teams), n_labels, counted),
+        broken=breaks.by_team(breaks.broken),
+        both_wrong=breaks.by_team(breaks.both_wrong),
+        seen=breaks.seen_by_team.astype(np.int64),
+    )
     outside = ((predicted >= n_labels) & counted).sum(axis=1)
-    return _overall(breaks, counts, outside, break_rate), _by_team(breaks, counts, break_rate)
+    return _overall(breaks, by_team, outside, break_rate), _by_team(breaks, by_team, break_rate)
+
+
+@dataclass(frozen=True)
+class _ByTeam:
+    """(S, T) counts per system and team: confusion counts (S, T, K, K + 1), breaks, pairs
+    wrong on both items, pairs seen."""
+
+    confusion: np.ndarray
+    broken: np.ndarray
+    both_wrong: np.ndarray
+    seen: np.ndarray
 
 
 def _overall(
-    breaks: Breaks, counts: np.ndarray, outside: np.ndarray, break_rate: str
+    breaks: Breaks, by_team: _ByTeam, outside: np.ndarray, break_rate: str
 ) -> pd.DataFrame:
     """One row per system over all teams' sentences, best first."""
-    total_counts = counts.sum(axis=1)
-    broken = breaks.by_team(breaks.broken).sum(axis=1)
-    seen = breaks.seen_by_team.astype(np.int64).sum(axis=1)
+    total_counts = by_team.confusion.sum(axis=1)
+    broken = by_team.broken.sum(axis=1)
+    seen = by_team.seen.sum(axis=1)
     overall = pd.DataFrame(
         {
             "system": breaks.systems,
@@ -53,7 +71,7 @@ def _overall(
             "breaks": broken.astype(np.int64),
             "pairs": seen,
             "unseen": len(breaks.pairs) - seen,
-            "both_wrong": breaks.by_team(breaks.both_wrong).sum(axis=1).astype(np.int64),
+            "both_wrong": by_team.both_wrong.sum(axis=1).astype(np.int64),
             "outside_label_set": outside,
         }
     )
@@ -62,21 +80,19 @@ def _overall(
     ).reset_index(drop=True)
 
 
-def _by_team(breaks: Breaks, counts: np.ndarray, break_rate: str) -> pd.DataFrame:
+def _by_team(breaks: Breaks, by_team: _ByTeam, break_rate: str) -> pd.DataFrame:
     """One row per (system, team) over that team's sentences."""
-    broken_by_team = breaks.by_team(breaks.broken)
-    seen_by_team = breaks.seen_by_team.astype(np.int64)
     n_systems, n_teams = len(breaks.systems), len(breaks.teams)
     return pd.DataFrame(
         {
             "system": np.repeat(breaks.systems, n_teams),
             "team": np.tile(breaks.teams, n_systems),
-            "pairs": seen_by_team.ravel(),
-            "unseen": (breaks.pairs_per_team[None, :] - seen_by_team).ravel(),
-            "f1": macro_f1(counts).ravel(),
-            "accuracy": accuracy(counts).ravel(),
-            "breaks": broken_by_team.ravel().astype(np.int64),
-            "broken_pct": broken_pct(broken_by_team, seen_by_team, break_rate).ravel(),
-            "both_wrong": breaks.by_team(breaks.both_wrong).ravel().astype(np.int64),
+            "pairs": by_team.seen.ravel(),
+            "unseen": (breaks.pairs_per_team[None, :] - by_team.seen).ravel(),
+            "f1": macro_f1(by_team.confusion).ravel(),
+            "accuracy": accuracy(by_team.confusion).ravel(),
+            "breaks": by_team.broken.ravel().astype(np.int64),
+            "broken_pct": broken_pct(by_team.broken, by_team.seen, break_rate).ravel(),
+            "both_wrong": by_team.both_wrong.ravel().astype(np.int64),
         }
     )
