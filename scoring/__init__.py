@@ -15,13 +15,28 @@ The public API; see README.md for the inputs, formulas, modes and outputs. Examp
 from __future__ import annotations
 
 from scoring._io import read_pairs, read_predictions, read_table, read_weights
-from scoring.breakers import WEIGHT_MODES, breaker_scores, system_weights
-from scoring.breaks import BREAK_RATE_MODES, Breaks, broken_pct, find_breaks
+from scoring.breakers import (
+    WEIGHT_FROM_DEV,
+    WEIGHT_FROM_ORIGINALS,
+    WEIGHT_MODES,
+    breaker_scores,
+    dev_or_original_weights,
+    system_weights,
+)
+from scoring.breaks import (
+    BREAK_RATE_MODES,
+    Breaks,
+    break_rule,
+    broken_pct,
+    find_breaks,
+    pair_breaks,
+)
 from scoring.builders import builder_metrics
-from scoring.confusion import accuracy, confusion_counts, macro_f1
+from scoring.confusion import LabelScores, accuracy, confusion_counts, label_scores, macro_f1
 from scoring.errors import ScoringInputError
 from scoring.labels import normalize_labels
 from scoring.lambda_analysis import LambdaAnalysis, lambda_analysis
+from scoring.ranking import rank_leaderboard
 from scoring.report import ScoreReport, score
 from scoring.tables import (
     both_wrong_table,
@@ -35,26 +50,34 @@ from scoring.tables import (
 
 __all__ = [
     "BREAK_RATE_MODES",
+    "WEIGHT_FROM_DEV",
+    "WEIGHT_FROM_ORIGINALS",
     "WEIGHT_MODES",
     "Breaks",
+    "LabelScores",
     "LambdaAnalysis",
     "ScoreReport",
     "ScoringInputError",
     "accuracy",
     "both_wrong_table",
     "break_matrix",
+    "break_rule",
     "breaker_scores",
     "broken_pct",
     "builder_metrics",
     "confusion_counts",
+    "dev_or_original_weights",
     "find_breaks",
     "flip_table",
     "item_predictions",
     "item_table",
+    "label_scores",
     "lambda_analysis",
     "macro_f1",
     "normalize_labels",
     "outside_label_table",
+    "pair_breaks",
+    "rank_leaderboard",
     "read_pairs",
     "read_predictions",
     "read_table",

@@ -6,15 +6,23 @@ score(j) = 100 · (1/N) · Σ_i weight(i, j) · break(i, j) / |D_j|.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 
+from scoring._grouping import group_sums
 from scoring._inputs import clean_weights
 from scoring.breaks import Breaks, broken_pct
 from scoring.confusion import accuracy, confusion_counts, macro_f1
 from scoring.errors import ScoringInputError
 
 WEIGHT_MODES = ("dev_accuracy", "original_accuracy", "original_f1", "none")
+
+# Where a weight of `dev_or_original_weights` comes from.
+WEIGHT_FROM_DEV = "blind_dev"
+WEIGHT_FROM_ORIGINALS = "originals"
 
 
 def check_weight_mode(weight: str) -> None:
@@ -55,6 +63,41 @@ def system_weights(
         breaks.seen,
     )
     return accuracy(counts) if weight == "original_accuracy" else macro_f1(counts)
+
+
+def dev_or_original_weights(
+    breaks: Breaks, dev_accuracy: Mapping[str, float | None]
+) -> pd.DataFrame:
+    """Each system's `dev_accuracy` weight: its dev accuracy, else its accuracy on the
+    distinct originals of the pairs it saw.
+
+    dev_accuracy: system → accuracy on the blind dev set, None (or NaN, or absent) for a
+    system that has none (a system that reported pair predictions only, as in 2017, or a
+    task without a blind dev set). Originals are told apart by `original_id`; an original
+    counts as right when the system is right on it in every seen pair that holds it. A
+    system that saw no original weighs 0. Returns one row per system of `breaks`: system,
+    weight, source (`WEIGHT_FROM_DEV` or `WEIGHT_FROM_ORIGINALS`), ready as `score`'s
+    `weights` input.
+
+    Example::
+
+        weights = dev_or_original_weights(breaks, {"S1": 0.8, "S2": None})
+        score(pairs, predictions, weights=weights)
+    """
+    codes, originals = pd.factorize(breaks.pairs["original_id"].astype(str))
+    seen = group_sums(breaks.seen, codes, len(originals))
+    right = group_sums(breaks.original_correct & breaks.seen, codes, len(originals))
+    held = seen > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        on_originals = ((right == seen) & held).sum(axis=1) / held.sum(axis=1)
+    on_originals = np.nan_to_num(on_originals, nan=0.0)
+    weights, sources = [], []
+    for system, fallback in zip(breaks.systems, on_originals.tolist(), strict=True):
+        dev = dev_accuracy.get(system)
+        known = dev is not None and not math.isnan(dev)
+        weights.append(float(dev) if known else fallback)  # type: ignore[arg-type]
+        sources.append(WEIGHT_FROM_DEV if known else WEIGHT_FROM_ORIGINALS)
+    return pd.DataFrame({"system": breaks.systems, "weight": weights, "source": sources})
 
 
 def breaker_scores(

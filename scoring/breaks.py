@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -23,7 +24,7 @@ from scoring._inputs import (
     resolve_labels,
 )
 from scoring.errors import ScoringInputError
-from scoring.labels import sort_labels
+from scoring.labels import normalize_labels, sort_labels
 
 BREAK_RATE_MODES = ("pairs", "sentences")
 
@@ -74,7 +75,7 @@ class Breaks:
     @property
     def broken(self) -> Flags:
         """(S, P): right on exactly one of the two items of a pair the system saw."""
-        return (self.original_correct ^ self.variant_correct) & self.seen
+        return break_rule(self.original_correct, self.variant_correct) & self.seen
 
     @property
     def both_wrong(self) -> Flags:
@@ -119,6 +120,39 @@ def check_break_rate(break_rate: str) -> None:
         )
 
 
+def break_rule(original_right: Any, variant_right: Any) -> Any:
+    """The break rule, elementwise: right on exactly one of the two items.
+
+    Takes whether a system is right on the original and on the variant, as bools or bool
+    arrays that broadcast; returns a bool or a bool array. `Breaks.broken` applies it to
+    every system and pair, `pair_breaks` to one pair.
+
+    >>> break_rule(True, False), break_rule(False, False)
+    (True, False)
+    """
+    return original_right != variant_right
+
+
+def pair_breaks(
+    gold_original: str, gold_variant: str, predicted_original: str, predicted_variant: str
+) -> bool:
+    """Whether one pair breaks one system: the rule of `find_breaks` for a single pair.
+
+    Labels are compared as normalized strings, as in `find_breaks` (`1`, `1.0` and `+1` are
+    one label); a blank label is an error.
+
+    >>> pair_breaks("1", "-1", "1", "1")
+    True
+    >>> pair_breaks("pos", "neg", "neg", "pos")
+    False
+    """
+    labels = normalize_labels([gold_original, gold_variant, predicted_original, predicted_variant])
+    if labels.isna().any():
+        raise ScoringInputError("pair_breaks needs four non-blank labels")
+    gold_o, gold_v, predicted_o, predicted_v = labels.tolist()
+    return bool(break_rule(predicted_o == gold_o, predicted_v == gold_v))
+
+
 def find_breaks(
     pairs: pd.DataFrame,
     predictions: pd.DataFrame,
@@ -128,15 +162,14 @@ def find_breaks(
     """Apply the break rule to every pair and system.
 
     pairs: pair_id, team, original_id, original_text, original_label, variant_text,
-    variant_label[, tags]. predictions: system, text, label[, lambda_max, probabilities], one row per
-    system and distinct text of the pairs (rows for other texts are ignored; repeated rows
-    must agree). labels: the task's label set, by default the gold labels of the pairs.
-    unseen: system, pair_id: pairs a system did not see (left out of its counts; it needs
-    no prediction for their texts).
+    variant_label[, tags]. predictions: system, text, label[, lambda_max, probabilities],
+    one per system and distinct pair text (others ignored; repeats must agree). labels: the
+    task's label set (default: the pairs' gold labels). unseen: system, pair_id: pairs a
+    system did not see (left out of its counts; their texts need no prediction from it).
 
     >>> pairs = pd.DataFrame({"pair_id": [1], "team": ["T"], "original_id": ["o1"],
-    ...     "original_text": ["good"], "original_label": [1],
-    ...     "variant_text": ["not good"], "variant_label": [-1]})
+    ...     "original_text": ["good"], "original_label": [1], "variant_text": ["not good"],
+    ...     "variant_label": [-1]})
     >>> predictions = pd.DataFrame({"system": ["S", "S"], "text": ["good", "not good"],
     ...     "label": [1, 1]})
     >>> find_breaks(pairs, predictions).broken
@@ -145,66 +178,21 @@ def find_breaks(
     clean = clean_pairs(pairs)
     label_set = resolve_labels(clean, labels)
     predicted = clean_predictions(predictions)
-    n_pairs = len(clean)
-
     # One code per distinct text: a starter original shared by many pairs is predicted once.
     text_codes, texts = pd.factorize(pd.concat([clean["original_text"], clean["variant_text"]]))
-    n_texts = len(texts)
     systems = sorted(predicted["system"].cat.categories)
-    n_systems = len(systems)
-
-    # The columns are categorical: look up each distinct value once, then index by code.
-    text_column = predicted["text"].cat
-    text_of_row = pd.Index(texts).get_indexer(text_column.categories)[text_column.codes.to_numpy()]
-    used = text_of_row >= 0
-    system_column = predicted["system"].cat
-    system_of_row = pd.Index(systems).get_indexer(system_column.categories)[
-        system_column.codes.to_numpy()[used]
-    ]
-    label_column = predicted["label"].cat
-    seen_labels = label_column.categories[np.unique(label_column.codes.to_numpy()[used])]
-    vocabulary = label_set + sort_labels(set(seen_labels) - set(label_set))
-    label_of_row = pd.Index(vocabulary).get_indexer(label_column.categories)[
-        label_column.codes.to_numpy()[used]
-    ]
-    cells = pd.DataFrame(
-        {
-            "cell": system_of_row.astype(np.int64) * n_texts + text_of_row[used],
-            "label": label_of_row.astype(np.int32),
-        }
-    )
-    for column in ("lambda_max", "confidence"):
-        if column in predicted.columns:
-            cells[column] = predicted[column].to_numpy()[used]
-    if np.bincount(cells["cell"].to_numpy(), minlength=n_systems * n_texts).max() > 1:
-        cells = _one_row_per_cell(cells, systems, texts, vocabulary)
-
-    flat = np.full(n_systems * n_texts, -1, dtype=np.int32)
-    flat[cells["cell"].to_numpy()] = cells["label"].to_numpy()
-    original_text, variant_text = text_codes[:n_pairs], text_codes[n_pairs:]
+    cells, vocabulary = _cells(predicted, texts, systems, label_set)
+    grid = _CellGrid(cells, len(systems), len(texts))
+    original_text, variant_text = np.split(text_codes, 2)
     seen = clean_unseen(unseen, clean["pair_id"], systems)
-    # A text is needed from a system when a pair it saw holds it.
-    needed = (group_sums(seen, original_text, n_texts) > 0) | (
-        group_sums(seen, variant_text, n_texts) > 0
+    matrix = grid.labels()
+    _require_every_prediction(matrix, seen, (original_text, variant_text), systems, texts)
+    lambda_matrix, confidence_matrix = grid.values("lambda_max"), grid.values("confidence")
+    gold_original, gold_variant = (
+        pd.Index(vocabulary).get_indexer(clean[column]).astype(np.int32)
+        for column in ("original_label", "variant_label")
     )
-    _require_every_prediction(flat, needed.ravel(), systems, texts)
-    matrix = flat.reshape(n_systems, n_texts)
-
-    def value_matrix(column: str) -> Floats | None:
-        if column not in cells.columns:
-            return None
-        flat = np.full(n_systems * n_texts, np.nan)
-        flat[cells["cell"].to_numpy()] = cells[column].to_numpy()
-        return flat.reshape(n_systems, n_texts)
-
-    lambda_matrix = value_matrix("lambda_max")
-    confidence_matrix = value_matrix("confidence")
-
-    vocabulary_index = pd.Index(vocabulary)
-    gold_original = vocabulary_index.get_indexer(clean["original_label"]).astype(np.int32)
-    gold_variant = vocabulary_index.get_indexer(clean["variant_label"]).astype(np.int32)
-    predicted_original = matrix[:, original_text]
-    predicted_variant = matrix[:, variant_text]
+    predicted_original, predicted_variant = matrix[:, original_text], matrix[:, variant_text]
     team_codes, teams = pd.factorize(clean["team"], sort=True)
     return Breaks(
         pairs=clean,
@@ -224,6 +212,63 @@ def find_breaks(
         confidence_original=_seen_only(confidence_matrix, original_text, seen),
         seen=seen,
     )
+
+
+def _cells(
+    predicted: pd.DataFrame, texts: pd.Index, systems: list[str], label_set: list[str]
+) -> tuple[pd.DataFrame, list[str]]:
+    """The predictions of pair texts as (cell, label[, lambda_max, confidence]) rows, where
+    cell = system code · texts + text code, one row per cell, and the label vocabulary: the
+    label set, then the labels predicted outside it."""
+    # The columns are categorical: look up each distinct value once, then index by code.
+    text_column = predicted["text"].cat
+    text_of_row = pd.Index(texts).get_indexer(text_column.categories)[text_column.codes.to_numpy()]
+    used = text_of_row >= 0
+    system_column = predicted["system"].cat
+    system_of_row = pd.Index(systems).get_indexer(system_column.categories)[
+        system_column.codes.to_numpy()[used]
+    ]
+    label_column = predicted["label"].cat
+    seen_labels = label_column.categories[np.unique(label_column.codes.to_numpy()[used])]
+    vocabulary = label_set + sort_labels(set(seen_labels) - set(label_set))
+    label_of_row = pd.Index(vocabulary).get_indexer(label_column.categories)[
+        label_column.codes.to_numpy()[used]
+    ]
+    cells = pd.DataFrame(
+        {
+            "cell": system_of_row.astype(np.int64) * len(texts) + text_of_row[used],
+            "label": label_of_row.astype(np.int32),
+        }
+    )
+    for column in ("lambda_max", "confidence"):
+        if column in predicted.columns:
+            cells[column] = predicted[column].to_numpy()[used]
+    if np.bincount(cells["cell"].to_numpy(), minlength=len(systems) * len(texts)).max() > 1:
+        cells = _one_row_per_cell(cells, systems, texts, vocabulary)
+    return cells, vocabulary
+
+
+@dataclass(frozen=True)
+class _CellGrid:
+    """One row per cell (see `_cells`) laid out as systems × texts matrices."""
+
+    cells: pd.DataFrame
+    n_systems: int
+    n_texts: int
+
+    def labels(self) -> Codes:
+        """(S, X) label codes, -1 where a system gave no prediction."""
+        flat = np.full(self.n_systems * self.n_texts, -1, dtype=np.int32)
+        flat[self.cells["cell"].to_numpy()] = self.cells["label"].to_numpy()
+        return flat.reshape(self.n_systems, self.n_texts)
+
+    def values(self, column: str) -> Floats | None:
+        """(S, X) values of a numeric column, NaN where not given; None without the column."""
+        if column not in self.cells.columns:
+            return None
+        flat = np.full(self.n_systems * self.n_texts, np.nan)
+        flat[self.cells["cell"].to_numpy()] = self.cells[column].to_numpy()
+        return flat.reshape(self.n_systems, self.n_texts)
 
 
 def _seen_only(matrix: Floats | None, text_codes: np.ndarray, seen: Flags) -> Floats | None:
@@ -262,10 +307,22 @@ def _one_row_per_cell(
 
 
 def _require_every_prediction(
-    matrix: npt.NDArray[np.int32], needed: Flags, systems: list[str], texts: pd.Index
+    matrix: Codes,
+    seen: Flags,
+    pair_texts: tuple[np.ndarray, np.ndarray],
+    systems: list[str],
+    texts: pd.Index,
 ) -> None:
-    """A missing prediction is an error, never a silent zero."""
-    missing = np.flatnonzero((matrix < 0) & needed)
+    """A missing prediction is an error, never a silent zero.
+
+    matrix (S, X) label codes, -1 for none; seen (S, P); pair_texts: the text codes of the
+    originals and of the variants (P,). A text is needed from a system when a pair it saw
+    holds it.
+    """
+    needed = np.zeros_like(matrix, dtype=bool)
+    for text_codes in pair_texts:
+        needed |= group_sums(seen, text_codes, len(texts)) > 0
+    missing = np.flatnonzero(((matrix < 0) & needed).ravel())
     if not len(missing):
         return
     n_texts = len(texts)

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
+from scoring.errors import ScoringInputError
 
 
 def confusion_counts(
@@ -72,3 +76,48 @@ def macro_f1(counts: npt.NDArray[np.integer]) -> npt.NDArray[np.float64]:
         warnings.simplefilter("ignore", RuntimeWarning)
         per_label = np.where(occurrences > 0, 2 * hits / occurrences, np.nan)
         return np.asarray(np.nanmean(per_label, axis=-1), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class LabelScores:
+    """Accuracy and macro-F1 (both in [0, 1]; NaN over no item) of one list of predictions."""
+
+    accuracy: float
+    macro_f1: float
+
+
+def label_scores(
+    labels: Sequence[str], gold: Sequence[str], predicted: Sequence[str]
+) -> LabelScores:
+    """Accuracy and macro-F1 of `predicted` against `gold`, over the label set `labels`.
+
+    Labels compare exactly as given. Every gold label must be in `labels`; a predicted label
+    outside them is wrong (a miss for its gold label, no label's hit), as in `macro_f1`.
+    Raises ScoringInputError when a gold label is outside the set or the lengths differ.
+
+    Below, `pos` has F1 2/3 and `neg` 1/2 (`?` is outside the set):
+
+    >>> scores = label_scores(["neg", "pos"], ["pos", "pos", "neg", "neg"], ["pos", "neg", "neg", "?"])
+    >>> scores.accuracy, round(scores.macro_f1, 4)
+    (0.5, 0.5833)
+    """
+    if len(gold) != len(predicted):
+        raise ScoringInputError(
+            f"{len(gold)} gold label(s) but {len(predicted)} prediction(s): one per item"
+        )
+    code = {label: index for index, label in enumerate(labels)}
+    outside = sorted({label for label in gold if label not in code})
+    if outside:
+        raise ScoringInputError(
+            f"gold label(s) {', '.join(map(repr, outside))} outside the label set "
+            f"{', '.join(map(repr, labels))}"
+        )
+    gold_codes = np.array([code[label] for label in gold], dtype=np.int64)
+    predicted_codes = np.array(
+        [[code.get(label, len(labels)) for label in predicted]], dtype=np.int64
+    )
+    groups = np.zeros(len(gold), dtype=np.int64)
+    counts = confusion_counts(gold_codes, predicted_codes, groups, 1, len(labels))
+    return LabelScores(
+        accuracy=float(accuracy(counts)[0, 0]), macro_f1=float(macro_f1(counts)[0, 0])
+    )

@@ -18,6 +18,7 @@ from scoring.breakers import breaker_scores, check_weight_mode
 from scoring.breaks import Breaks, check_break_rate, find_breaks
 from scoring.builders import builder_metrics
 from scoring.lambda_analysis import LambdaAnalysis, lambda_analysis
+from scoring.ranking import rank_leaderboard
 from scoring.tables import (
     PAIR_FIELDS,
     both_wrong_table,
@@ -85,39 +86,14 @@ class ScoreReport:
         item carries predictions (system → [original, variant], None for a prediction a
         system did not give), broken, both_wrong and unseen (lists of systems).
         """
-        by_team = self.builders_by_team
-        builders = _records(self.builders)
-        for key, column in (
-            ("by_team", "broken_pct"),
-            ("f1_by_team", "f1"),
-            ("accuracy_by_team", "accuracy"),
-        ):
-            _attach(builders, "system", key, _nested_mapping(by_team, "system", "team", column))
-        breakers = _records(self.breakers)
-        for key, column in (("by_system", "broken_pct"), ("weights", "weight")):
-            _attach(
-                breakers,
-                "team",
-                key,
-                _nested_mapping(self.breaker_systems, "team", "system", column),
-            )
-        both_wrong = self.both_wrong.groupby("system", sort=True)[["both_wrong", "pairs"]].sum()
-        both_wrong["both_wrong_pct"] = 100.0 * both_wrong["both_wrong"] / both_wrong["pairs"]
-        both_wrong_rows = _records(both_wrong.reset_index())
-        _attach(
-            both_wrong_rows,
-            "system",
-            "by_team",
-            _nested_mapping(self.both_wrong, "system", "team", "both_wrong"),
-        )
         result: dict[str, Any] = {
             "settings": {"weight": self.weight, "break_rate": self.break_rate},
             "systems": list(self.systems),
             "teams": list(self.teams),
             "labels": list(self.labels),
             "pairs": len(self.items),
-            "builders": builders,
-            "breakers": breakers,
+            "builders": self._builder_records(),
+            "breakers": self._breaker_records(),
             "matrix": {
                 "teams": list(self.matrix.index),
                 "systems": list(self.matrix.columns),
@@ -126,7 +102,7 @@ class ScoreReport:
             "items": self._item_records(),
             "tags": _with_by_system(self.tags, self.tags_by_system, "tag"),
             "flips": _with_by_system(self.flips, self.flips_by_system, "kind"),
-            "both_wrong": both_wrong_rows,
+            "both_wrong": self._both_wrong_records(),
             "broke_every_system": _records(
                 self.broke_every_system[["pair_id", "team", "original_text", "variant_text"]]
             ),
@@ -140,6 +116,32 @@ class ScoreReport:
                 "quartiles": _records(self.lambda_analysis.quartiles),
             }
         return result
+
+    def _builder_records(self) -> list[dict[str, Any]]:
+        builders = _records(self.builders)
+        for key, column in (
+            ("by_team", "broken_pct"),
+            ("f1_by_team", "f1"),
+            ("accuracy_by_team", "accuracy"),
+        ):
+            mapping = _nested_mapping(self.builders_by_team, "system", "team", column)
+            _attach(builders, "system", key, mapping)
+        return builders
+
+    def _breaker_records(self) -> list[dict[str, Any]]:
+        breakers = _records(self.breakers)
+        for key, column in (("by_system", "broken_pct"), ("weights", "weight")):
+            mapping = _nested_mapping(self.breaker_systems, "team", "system", column)
+            _attach(breakers, "team", key, mapping)
+        return breakers
+
+    def _both_wrong_records(self) -> list[dict[str, Any]]:
+        both_wrong = self.both_wrong.groupby("system", sort=True)[["both_wrong", "pairs"]].sum()
+        both_wrong["both_wrong_pct"] = 100.0 * both_wrong["both_wrong"] / both_wrong["pairs"]
+        rows = _records(both_wrong.reset_index())
+        mapping = _nested_mapping(self.both_wrong, "system", "team", "both_wrong")
+        _attach(rows, "system", "by_team", mapping)
+        return rows
 
     def to_json(self) -> str:
         """`to_dict()` as compact JSON (UTF-8 text kept as is; no NaN, which JSON lacks).
@@ -187,61 +189,10 @@ class ScoreReport:
             f"{len(self.items)} pairs from {len(self.teams)} breaker team(s), "
             f"{len(self.systems)} system(s), labels {', '.join(self.labels)}. "
             f"Breaker weight: `{self.weight}`; break rate per `{self.break_rate}`.",
-            "## Builders",
-            "Lower % broken is better; F1 is macro-F1 over all sentences.",
-            markdown_table(
-                _headed(_ranked(self.builders.drop(columns="pairs"), "broken_pct", True))
-            ),
-            "## Breakers",
-            "Score: mean over systems of weight × % broken.",
-            markdown_table(_headed(_ranked(self.breakers, "score", False))),
-            "## % broken: breaker team × system",
-            markdown_table(self.matrix.reset_index()),
+            *self._leaderboard_sections(),
+            *self._table_sections(),
+            *self._lambda_sections(),
         ]
-        if not self.tags.empty:
-            sections += [
-                "## % broken by strategy tag",
-                markdown_table(_headed(self.tags)),
-                markdown_table(self.tags_by_system.reset_index()),
-            ]
-        sections += [
-            "## Flipped-label vs same-label pairs (% broken)",
-            markdown_table(_headed(self.flips)),
-            markdown_table(self.flips_by_system.reset_index()),
-            "## Pairs wrong on both items (not breaks)",
-            markdown_table(
-                self.both_wrong.pivot(index="team", columns="system", values="both_wrong")
-                .reset_index()
-                .rename_axis(columns=None)
-            ),
-            "## Pairs that broke every system",
-            markdown_table(
-                _headed(
-                    self.broke_every_system[["pair_id", "team", "original_text", "variant_text"]]
-                )
-            )
-            if len(self.broke_every_system)
-            else "None.",
-            "## Predictions outside the label set (counted wrong)",
-            markdown_table(_headed(self.outside_label_set))
-            if len(self.outside_label_set)
-            else "None.",
-        ]
-        if self.lambda_analysis is not None:
-            sections += [
-                "## λmax: does the original's λmax predict what the edit did?",
-                "Kinds of pair: `same_label` keeps the gold label (a break is a prediction "
-                "that changes), `flipped` changes it (a break is one that does not, on a "
-                "binary task); `all` pools both.",
-                markdown_table(_headed(self.lambda_analysis.correlation), digits=3),
-                "## λmax: ROC AUC for a changed prediction, beside confidence",
-                "Confidence baseline: 1 − the largest probability on the original.",
-                markdown_table(_headed(self.lambda_analysis.auc), digits=3),
-                "## λmax: breaks and changed predictions by quartile of the original's λmax",
-                markdown_table(_headed(self.lambda_analysis.quartiles), digits=3),
-                "## λmax: Δλmax = λmax(variant) − λmax(original)",
-                markdown_table(_headed(self.lambda_analysis.delta), digits=3),
-            ]
         if len(self.items) <= max_items:
             sections += [
                 "## Items",
@@ -252,6 +203,67 @@ class ScoreReport:
         else:
             sections += [f"## Items\n\n{len(self.items)} pairs: see the JSON output."]
         return "\n\n".join(sections) + "\n"
+
+    def _leaderboard_sections(self) -> list[str]:
+        builders = rank_leaderboard(
+            self.builders.drop(columns="pairs"), "broken_pct", ascending=True
+        )
+        return [
+            "## Builders",
+            "Lower % broken is better; F1 is macro-F1 over all sentences.",
+            markdown_table(_headed(builders)),
+            "## Breakers",
+            "Score: mean over systems of weight × % broken.",
+            markdown_table(_headed(rank_leaderboard(self.breakers, "score", ascending=False))),
+            "## % broken: breaker team × system",
+            markdown_table(self.matrix.reset_index()),
+        ]
+
+    def _table_sections(self) -> list[str]:
+        sections = []
+        if not self.tags.empty:
+            sections += [
+                "## % broken by strategy tag",
+                markdown_table(_headed(self.tags)),
+                markdown_table(self.tags_by_system.reset_index()),
+            ]
+        every = self.broke_every_system[["pair_id", "team", "original_text", "variant_text"]]
+        return sections + [
+            "## Flipped-label vs same-label pairs (% broken)",
+            markdown_table(_headed(self.flips)),
+            markdown_table(self.flips_by_system.reset_index()),
+            "## Pairs wrong on both items (not breaks)",
+            markdown_table(
+                self.both_wrong.pivot(index="team", columns="system", values="both_wrong")
+                .reset_index()
+                .rename_axis(columns=None)
+            ),
+            "## Pairs that broke every system",
+            markdown_table(_headed(every)) if len(every) else "None.",
+            "## Predictions outside the label set (counted wrong)",
+            markdown_table(_headed(self.outside_label_set))
+            if len(self.outside_label_set)
+            else "None.",
+        ]
+
+    def _lambda_sections(self) -> list[str]:
+        analysis = self.lambda_analysis
+        if analysis is None:
+            return []
+        return [
+            "## λmax: does the original's λmax predict what the edit did?",
+            "Kinds of pair: `same_label` keeps the gold label (a break is a prediction "
+            "that changes), `flipped` changes it (a break is one that does not, on a "
+            "binary task); `all` pools both.",
+            markdown_table(_headed(analysis.correlation), digits=3),
+            "## λmax: ROC AUC for a changed prediction, beside confidence",
+            "Confidence baseline: 1 − the largest probability on the original.",
+            markdown_table(_headed(analysis.auc), digits=3),
+            "## λmax: breaks and changed predictions by quartile of the original's λmax",
+            markdown_table(_headed(analysis.quartiles), digits=3),
+            "## λmax: Δλmax = λmax(variant) − λmax(original)",
+            markdown_table(_headed(analysis.delta), digits=3),
+        ]
 
     def _item_grid(self) -> pd.DataFrame:
         breaks = self.breaks
@@ -425,10 +437,3 @@ def _with_by_system(
         ),
     )
     return records
-
-
-def _ranked(frame: pd.DataFrame, column: str, ascending: bool) -> pd.DataFrame:
-    """Prefix a rank column; ties share the better rank."""
-    ranked = frame.copy()
-    ranked.insert(0, "rank", frame[column].rank(method="min", ascending=ascending).astype("Int64"))
-    return ranked

@@ -1,4 +1,4 @@
-"""REST API of the evaluation app: scoring runs, snapshots, the leaderboard and its exports.
+"""REST API of the evaluation app: snapshots, the leaderboard and its exports (runs: run_apis).
 
 Thin: who may see what is ``selectors`` (organizers see runs and every snapshot; everyone
 who can see the task sees the published ones; the item table waits for the results phase);
@@ -30,9 +30,8 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from bibi.api import paginated, shared_task_for
-from bibi.evaluation import exports, guidance, selectors, services
-from bibi.evaluation.models import ScoringRun, Snapshot, SnapshotItem
-from bibi.sharedtasks.apis import require_organizer
+from bibi.evaluation import exports, guidance, selectors, services, table_rows
+from bibi.evaluation.models import Snapshot, SnapshotItem
 from bibi.throttling import UserRateThrottle
 
 
@@ -61,85 +60,6 @@ TABLE_PARAMETER = OpenApiParameter(
     enum=[name for name in exports.TABLES if name != "items"],
     description="Which table of the snapshot.",
 )
-
-
-# --- Scoring runs ---------------------------------------------------------------------------
-
-
-class FailureOutput(serializers.Serializer):
-    system_id = serializers.IntegerField()
-    text = serializers.CharField()
-    reason = serializers.CharField()
-
-
-class ScoringRunOutput(serializers.ModelSerializer):
-    requested_by = serializers.CharField(source="requested_by.username", default=None)
-    snapshot = serializers.SerializerMethodField()
-
-    class Meta:
-        model = ScoringRun
-        fields = [
-            "id",
-            "trigger",
-            "requested_by",
-            "status",
-            "failure_reason",
-            "cells_needed",
-            "cells_done",
-            "created_at",
-            "progress_at",
-            "scoring_started_at",
-            "finished_at",
-            "snapshot",
-        ]
-
-    def get_snapshot(self, run: ScoringRun) -> int | None:
-        snapshot = getattr(run, "snapshot", None)
-        return snapshot.id if snapshot else None
-
-
-class ScoringRunDetailOutput(ScoringRunOutput):
-    failures = serializers.SerializerMethodField()
-
-    class Meta(ScoringRunOutput.Meta):
-        fields = [*ScoringRunOutput.Meta.fields, "failures"]
-
-    @extend_schema_field(FailureOutput(many=True))
-    def get_failures(self, run: ScoringRun) -> list[dict[str, Any]]:
-        return selectors.run_failures(run=run)
-
-
-class ScoringRunListApi(APIView):
-    permission_classes = [IsAuthenticatedOrReadOnly]
-
-    @extend_schema(responses=ScoringRunOutput(many=True))
-    def get(self, request: Request, slug: str) -> Response:
-        shared_task = shared_task_for(request, slug)
-        require_organizer(request, shared_task)
-        runs = selectors.scoring_run_list(shared_task=shared_task).select_related("snapshot")
-        return paginated(self, request, runs, ScoringRunOutput)
-
-    @extend_schema(request=None, responses={202: ScoringRunOutput})
-    def post(self, request: Request, slug: str) -> Response:
-        shared_task = shared_task_for(request, slug)
-        run = services.scoring_run_request_by_organizer(shared_task=shared_task, actor=request.user)
-        # On the embedded default the run has already gone as far as it could.
-        run.refresh_from_db()
-        return Response(ScoringRunOutput(run).data, status=status.HTTP_202_ACCEPTED)
-
-
-class ScoringRunDetailApi(APIView):
-    permission_classes = [IsAuthenticatedOrReadOnly]
-
-    @extend_schema(responses=ScoringRunDetailOutput)
-    def get(self, request: Request, slug: str, run_id: int) -> Response:
-        shared_task = shared_task_for(request, slug)
-        require_organizer(request, shared_task)
-        run = get_object_or_404(
-            selectors.scoring_run_list(shared_task=shared_task).select_related("snapshot"),
-            id=run_id,
-        )
-        return Response(ScoringRunDetailOutput(run).data)
 
 
 # --- Snapshots and the leaderboard ----------------------------------------------------------
@@ -185,7 +105,7 @@ class SnapshotItemOutput(serializers.Serializer):
     predictions = SnapshotPrediction(many=True)
 
     def to_representation(self, item: SnapshotItem) -> dict[str, Any]:
-        return exports.item_json(
+        return table_rows.item_json(
             item, self.context["names"], self.context["vocabulary"], self.context["systems"]
         )
 

@@ -27,13 +27,9 @@ from django.db import transaction
 from django.utils import timezone
 
 import fim_engine
+from bibi.evaluation.chunks import FailedCell, cell_chunk_finish
 from bibi.evaluation.models import CellChunk, ScoringRun
-from bibi.evaluation.services import (
-    FailedCell,
-    cell_chunk_finish,
-    scoring_run_advance,
-    scoring_run_score,
-)
+from bibi.evaluation.services import scoring_run_advance, scoring_run_score
 from bibi.sharedtasks.models import Example
 from bibi.systems.errors import ValidationFailed
 from bibi.systems.models import Prediction, SystemVersion, text_digest
@@ -127,7 +123,11 @@ def _already_there(version: SystemVersion, source: str, digests: list[str]) -> s
 
 
 def cell_chunk_compute(*, chunk_id: int) -> int:
-    """Compute and store one chunk's missing cells; returns how many cells it wrote."""
+    """Compute and store one chunk's missing cells; returns how many cells it wrote.
+
+    Read what the chunk still lacks, run the model on it, then write the cells and finish
+    the chunk in one transaction (a chunk another worker finished meanwhile writes nothing).
+    """
     chunk = (
         CellChunk.objects.select_related("system_version__system__shared_task", "shared_task")
         .filter(id=chunk_id)
@@ -138,31 +138,71 @@ def cell_chunk_compute(*, chunk_id: int) -> int:
     # Housekeeping reads this as a sign of life: a chunk at work is not sent again.
     CellChunk.objects.filter(id=chunk.id).update(started_at=timezone.now())
     version = chunk.system_version
+    todo = _todo(chunk)
+    outputs, model_labels = _outputs(chunk, [text for _, text, _ in todo])
+    rows, failures = _cells(chunk, todo, outputs, model_labels)
+    with transaction.atomic():
+        chunk = (
+            CellChunk.objects.select_for_update().select_related("system_version").get(id=chunk.id)
+        )
+        if chunk.done_at is not None:
+            return 0
+        Prediction.objects.bulk_create(
+            rows,
+            batch_size=1000,
+            update_conflicts=True,
+            unique_fields=["system_version", "source", "text_sha256"],
+            update_fields=CELL_FIELDS,
+        )
+        cell_chunk_finish(chunk=chunk, computed=len(rows), failures=failures)
+    if failures:
+        logger.warning(
+            "system version %s failed on %d text(s) of chunk %s",
+            version.id,
+            len(failures),
+            chunk.id,
+        )
+    return len(rows)
+
+
+Todo = list[tuple[Example | None, str, str]]
+
+
+def _todo(chunk: CellChunk) -> Todo:
+    """(example, text, digest) of each of the chunk's texts that has no cell yet."""
     entries = _entries(chunk)
     digests = [text_digest(text) for _, text in entries]
-    present = _already_there(version, chunk.source, digests)
-    todo = [
+    present = _already_there(chunk.system_version, chunk.source, digests)
+    return [
         (example, text, digest)
         for (example, text), digest in zip(entries, digests, strict=True)
         if digest not in present
     ]
-    outputs: list[Output | str] = []
-    model_labels: list[str] = []
-    if todo:
-        texts = [text for _, text, _ in todo]
-        try:
-            system = version_system(version)
-            model_labels = system.labels
-            outputs = _run(system, texts, fisher=chunk.source != Source.BLIND_DEV)
-        except ValidationFailed as failure:
-            outputs = [f"The model could not be loaded: {failure.detail}"] * len(todo)
-        except fim_engine.ModelFormatError as error:
-            outputs = [f"The model could not be loaded: {error}"] * len(todo)
-        except SoftTimeLimitExceeded:
-            limit = settings.EVALUATION_CHUNK_SOFT_TIME_LIMIT
-            outputs = [
-                f"The model took longer than {limit} seconds on a batch of {len(todo)} texts."
-            ] * len(todo)
+
+
+def _outputs(chunk: CellChunk, texts: list[str]) -> tuple[list[Output | str], list[str]]:
+    """The model's output on each text (a failure's reason instead, for all of them when the
+    model cannot be loaded or runs out of time), and the model's label names."""
+    if not texts:
+        return [], []
+    try:
+        system = version_system(chunk.system_version)
+        return _run(system, texts, fisher=chunk.source != Source.BLIND_DEV), system.labels
+    except ValidationFailed as failure:
+        reason = f"The model could not be loaded: {failure.detail}"
+    except fim_engine.ModelFormatError as error:
+        reason = f"The model could not be loaded: {error}"
+    except SoftTimeLimitExceeded:
+        limit = settings.EVALUATION_CHUNK_SOFT_TIME_LIMIT
+        reason = f"The model took longer than {limit} seconds on a batch of {len(texts)} texts."
+    return [reason] * len(texts), []
+
+
+def _cells(
+    chunk: CellChunk, todo: Todo, outputs: list[Output | str], model_labels: list[str]
+) -> tuple[list[Prediction], list[FailedCell]]:
+    """The cells to write and the texts the model failed on."""
+    version = chunk.system_version
     mapping = version.label_mapping
     names = [mapping[name] for name in model_labels]
     rows: list[Prediction] = []
@@ -187,28 +227,7 @@ def cell_chunk_compute(*, chunk_id: int) -> int:
                 input_sha256=output.input_sha256,
             )
         )
-    with transaction.atomic():
-        chunk = (
-            CellChunk.objects.select_for_update().select_related("system_version").get(id=chunk.id)
-        )
-        if chunk.done_at is not None:
-            return 0
-        Prediction.objects.bulk_create(
-            rows,
-            batch_size=1000,
-            update_conflicts=True,
-            unique_fields=["system_version", "source", "text_sha256"],
-            update_fields=CELL_FIELDS,
-        )
-        cell_chunk_finish(chunk=chunk, computed=len(rows), failures=failures)
-    if failures:
-        logger.warning(
-            "system version %s failed on %d text(s) of chunk %s",
-            version.id,
-            len(failures),
-            chunk.id,
-        )
-    return len(rows)
+    return rows, failures
 
 
 def scoring_run_complete(

@@ -21,11 +21,25 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bibi.evaluation.models import Snapshot, SnapshotItem
-from bibi.evaluation.reports import OUTCOMES
-from bibi.evaluation.selectors import Names, Viewer, snapshot_items
-
-Grid = tuple[list[str], list[list[Any]]]
+from bibi.evaluation.models import Snapshot
+from bibi.evaluation.selectors import Names, Viewer
+from bibi.evaluation.table_rows import (
+    Grid,
+    breaker_systems_grid,
+    breakers_grid,
+    breakers_json,
+    builders_grid,
+    builders_json,
+    failures_grid,
+    failures_json,
+    flat_grid,
+    items_grid,
+    matrix_grid,
+    matrix_json,
+    named_rows,
+    rates_grid,
+    rates_json,
+)
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _PLAIN_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
@@ -49,261 +63,6 @@ def csv_text(header: Sequence[Any], rows: Iterable[Sequence[Any]]) -> str:
     for row in rows:
         writer.writerow(["" if cell is None else neutralized(cell) for cell in row])
     return buffer.getvalue()
-
-
-# --- The tables ------------------------------------------------------------------------------
-
-
-def _system_columns(snapshot: Snapshot, names: Names) -> tuple[list[int], list[str]]:
-    ids = [entry["system_id"] for entry in snapshot.systems]
-    return ids, [names.system(system_id) for system_id in ids]
-
-
-def _builders_json(snapshot: Snapshot, names: Names) -> list[dict[str, Any]]:
-    rows = []
-    for row in snapshot.tables["builders"]:
-        rows.append(
-            {
-                **row,
-                "system": names.system(row["system_id"]),
-                "team": names.team(row["team_id"]),
-                "by_team": [
-                    {**cell, "team": names.team(cell["team_id"])} for cell in row["by_team"]
-                ],
-            }
-        )
-    return rows
-
-
-BUILDER_COLUMNS = [
-    "rank", "system", "team", "kind", "version", "f1", "accuracy", "broken_pct", "breaks",
-    "pairs", "unseen", "both_wrong", "outside_label_set", "dev_accuracy", "weight",
-    "weight_source",
-]  # fmt: skip
-
-
-def _builders_grid(snapshot: Snapshot, names: Names) -> Grid:
-    teams = snapshot.tables["matrix"]["team_ids"]
-    header = [*BUILDER_COLUMNS, *(f"broken_pct by {names.team(team)}" for team in teams)]
-    rows = []
-    for row in _builders_json(snapshot, names):
-        by_team = {cell["team_id"]: cell["broken_pct"] for cell in row["by_team"]}
-        rows.append([*(row[c] for c in BUILDER_COLUMNS), *(by_team.get(t) for t in teams)])
-    return header, rows
-
-
-def _breakers_json(snapshot: Snapshot, names: Names) -> list[dict[str, Any]]:
-    return [
-        {
-            **row,
-            "team": names.team(row["team_id"]),
-            "by_system": [
-                {**cell, "system": names.system(cell["system_id"])} for cell in row["by_system"]
-            ],
-        }
-        for row in snapshot.tables["breakers"]
-    ]
-
-
-def _breakers_grid(snapshot: Snapshot, names: Names) -> Grid:
-    ids, labels = _system_columns(snapshot, names)
-    header = ["rank", "team", "pairs", "score", *(f"broken_pct of {label}" for label in labels)]
-    rows = []
-    for row in _breakers_json(snapshot, names):
-        by_system = {cell["system_id"]: cell["broken_pct"] for cell in row["by_system"]}
-        rows.append(
-            [row["rank"], row["team"], row["pairs"], row["score"], *(by_system.get(i) for i in ids)]
-        )
-    return header, rows
-
-
-def _breaker_systems_grid(snapshot: Snapshot, names: Names) -> Grid:
-    header = ["team", "system", "pairs", "breaks", "broken_pct", "weight", "weighted_pct"]
-    rows = [
-        [
-            names.team(row["team_id"]),
-            names.system(cell["system_id"]),
-            cell["pairs"],
-            cell["breaks"],
-            cell["broken_pct"],
-            cell["weight"],
-            cell["weighted_pct"],
-        ]
-        for row in snapshot.tables["breakers"]
-        for cell in row["by_system"]
-    ]
-    return header, rows
-
-
-def _matrix_json(snapshot: Snapshot, names: Names) -> dict[str, Any]:
-    matrix = snapshot.tables["matrix"]
-    return {
-        "teams": [{"team_id": t, "team": names.team(t)} for t in matrix["team_ids"]],
-        "systems": [{"system_id": s, "system": names.system(s)} for s in matrix["system_ids"]],
-        "broken_pct": matrix["broken_pct"],
-    }
-
-
-def _matrix_grid(snapshot: Snapshot, names: Names) -> Grid:
-    matrix = snapshot.tables["matrix"]
-    header = ["breaker team", *(names.system(s) for s in matrix["system_ids"])]
-    rows = [
-        [names.team(team), *values]
-        for team, values in zip(matrix["team_ids"], matrix["broken_pct"], strict=True)
-    ]
-    return header, rows
-
-
-def _rates_json(key: str) -> Callable[[Snapshot, Names], list[dict[str, Any]]]:
-    def build(snapshot: Snapshot, names: Names) -> list[dict[str, Any]]:
-        return [
-            {
-                **row,
-                "by_system": [
-                    {**cell, "system": names.system(cell["system_id"])} for cell in row["by_system"]
-                ],
-            }
-            for row in snapshot.tables[key]
-        ]
-
-    return build
-
-
-def _rates_grid(key: str, first: str) -> Callable[[Snapshot, Names], Grid]:
-    def build(snapshot: Snapshot, names: Names) -> Grid:
-        ids, labels = _system_columns(snapshot, names)
-        header = [
-            first,
-            "pairs",
-            "breaks",
-            "broken_pct",
-            *(f"broken_pct of {label}" for label in labels),
-        ]
-        rows = []
-        for row in snapshot.tables[key]:
-            by_system = {cell["system_id"]: cell["broken_pct"] for cell in row["by_system"]}
-            rows.append(
-                [
-                    row[first],
-                    row["pairs"],
-                    row["breaks"],
-                    row["broken_pct"],
-                    *(by_system.get(i) for i in ids),
-                ]
-            )
-        return header, rows
-
-    return build
-
-
-def _named_rows(key: str) -> Callable[[Snapshot, Names], list[dict[str, Any]]]:
-    """A flat table whose rows name a system and/or a team by id: the names added."""
-
-    def build(snapshot: Snapshot, names: Names) -> list[dict[str, Any]]:
-        rows = []
-        for row in snapshot.tables[key]:
-            named = dict(row)
-            if "system_id" in row:
-                named["system"] = names.system(row["system_id"])
-            if "team_id" in row:
-                named["team"] = names.team(row["team_id"])
-            rows.append(named)
-        return rows
-
-    return build
-
-
-def _flat_grid(key: str, columns: list[str]) -> Callable[[Snapshot, Names], Grid]:
-    def build(snapshot: Snapshot, names: Names) -> Grid:
-        rows = _named_rows(key)(snapshot, names)
-        return columns, [[row.get(column) for column in columns] for row in rows]
-
-    return build
-
-
-def item_cells(
-    item: SnapshotItem, vocabulary: Sequence[str], systems: Sequence[int]
-) -> dict[int, dict[str, Any]]:
-    """System id → ``{original, variant, outcome}`` of one stored item (``systems`` and
-    ``vocabulary`` are the snapshot's ``item_systems`` and ``vocabulary``; see
-    ``reports.report_items`` for how the codes are stored)."""
-    codes = item.predictions
-    return {
-        system_id: {
-            "original": vocabulary[codes[3 * i]] if codes[3 * i] >= 0 else None,
-            "variant": vocabulary[codes[3 * i + 1]] if codes[3 * i + 1] >= 0 else None,
-            "outcome": OUTCOMES[codes[3 * i + 2]],
-        }
-        for i, system_id in enumerate(systems)
-    }
-
-
-def item_json(
-    item: SnapshotItem, names: Names, vocabulary: Sequence[str], systems: Sequence[int]
-) -> dict[str, Any]:
-    return {
-        "pair_id": item.pair_id,
-        "team_id": item.team_id,
-        "team": names.team(item.team_id),
-        "original_id": item.original_id,
-        "original_text": item.original_text,
-        "original_label": item.original_label,
-        "variant_text": item.variant_text,
-        "variant_label": item.variant_label,
-        "tags": item.tags,
-        "flipped": item.flipped,
-        "broken": item.broken,
-        "unseen": item.unseen,
-        "predictions": [
-            {"system_id": system_id, "system": names.system(system_id), **cell}
-            for system_id, cell in item_cells(item, vocabulary, systems).items()
-        ],
-    }
-
-
-ITEM_COLUMNS = [
-    "pair_id", "team", "original_id", "original_text", "original_label", "variant_text",
-    "variant_label", "tags", "flipped", "broken", "unseen",
-]  # fmt: skip
-
-
-def _items_grid(snapshot: Snapshot, names: Names) -> Grid:
-    ids, labels = _system_columns(snapshot, names)
-    header = list(ITEM_COLUMNS)
-    for label in labels:
-        header += [f"{label}: original", f"{label}: variant", f"{label}: outcome"]
-    rows = []
-    vocabulary, systems = snapshot.tables["vocabulary"], snapshot.tables["item_systems"]
-    for item in snapshot_items(snapshot=snapshot).iterator(chunk_size=2000):
-        cells = item_cells(item, vocabulary, systems)
-        row = [
-            item.pair_id,
-            names.team(item.team_id),
-            item.original_id,
-            item.original_text,
-            item.original_label,
-            item.variant_text,
-            item.variant_label,
-            ";".join(item.tags),
-            item.flipped,
-            item.broken,
-            item.unseen,
-        ]
-        for system_id in ids:
-            cell = cells.get(system_id, {})
-            row += [cell.get("original"), cell.get("variant"), cell.get("outcome")]
-        rows.append(row)
-    return header, rows
-
-
-def _failures_json(snapshot: Snapshot, names: Names) -> list[dict[str, Any]]:
-    return [{**row, "system": names.system(row["system_id"])} for row in snapshot.failures]
-
-
-def _failures_grid(snapshot: Snapshot, names: Names) -> Grid:
-    return ["system", "text", "reason"], [
-        [row["system"], row["text"], row["reason"]] for row in _failures_json(snapshot, names)
-    ]
 
 
 @dataclass(frozen=True)
@@ -362,65 +121,65 @@ TABLES = {
             "dev_accuracy); weight_source (blind_dev, or originals: its accuracy on the "
             "originals, for a system without blind-dev predictions); broken_pct by each "
             "breaker team.",
-            _builders_grid,
-            _builders_json,
+            builders_grid,
+            builders_json,
         ),
         Table(
             "breakers",
             "The breaker leaderboard, best score first.",
             "rank; team; pairs; score (100 × the mean over systems of weight × break rate); "
             "broken_pct of each system.",
-            _breakers_grid,
-            _breakers_json,
+            breakers_grid,
+            breakers_json,
         ),
         Table(
             "breaker_systems",
             "Each breaker team against each system: what its score is the mean of.",
             "team; system; pairs (that the system saw); breaks; broken_pct; weight; "
             "weighted_pct (weight × broken_pct).",
-            _breaker_systems_grid,
+            breaker_systems_grid,
         ),
         Table(
             "matrix",
             "% of each breaker team's pairs that broke each system.",
             "breaker team; one column per system.",
-            _matrix_grid,
-            _matrix_json,
+            matrix_grid,
+            matrix_json,
         ),
         Table(
             "tags",
             "% broken by strategy tag (untagged pairs left out; a pair counts for each tag).",
             "tag; pairs; breaks; broken_pct (mean over systems); broken_pct of each system.",
-            _rates_grid("tags", "tag"),
-            _rates_json("tags"),
+            rates_grid("tags", "tag"),
+            rates_json("tags"),
         ),
         Table(
             "flips",
             "% broken of pairs that flip the gold label and of pairs that keep it.",
             "kind (flipped, same_label); pairs; breaks; broken_pct; broken_pct of each system.",
-            _rates_grid("flips", "kind"),
-            _rates_json("flips"),
+            rates_grid("flips", "kind"),
+            rates_json("flips"),
         ),
         Table(
             "both_wrong",
             "Pairs a system got wrong on both items (not breaks), per system and team.",
             "system; team; pairs; both_wrong; both_wrong_pct.",
-            _flat_grid("both_wrong", ["system", "team", "pairs", "both_wrong", "both_wrong_pct"]),
-            _named_rows("both_wrong"),
+            flat_grid("both_wrong", ["system", "team", "pairs", "both_wrong", "both_wrong_pct"]),
+            named_rows("both_wrong"),
         ),
         Table(
             "outside_label_set",
             "Predictions outside the task's label set (each counted wrong).",
             "system; label; sentences.",
-            _flat_grid("outside_label_set", ["system", "label", "sentences"]),
-            _named_rows("outside_label_set"),
+            flat_grid("outside_label_set", ["system", "label", "sentences"]),
+            named_rows("outside_label_set"),
         ),
         Table(
             "lambda_delta",
             "Δλmax = λmax(variant) − λmax(original), per breaker team and hosted system.",
             "team; system; pairs (with λmax on both items); mean_delta; std_delta.",
-            _flat_grid("lambda_delta", LAMBDA_DELTA),
-            _named_rows("lambda_delta"),
+            flat_grid("lambda_delta", LAMBDA_DELTA),
+            named_rows("lambda_delta"),
         ),
         Table(
             "lambda_correlation",
@@ -430,8 +189,8 @@ TABLES = {
             "system; kind (all, same_label, flipped); outcome (changed, broken); pairs; "
             "pearson_r; pearson_p; spearman_r; spearman_p (empty when undefined: fewer than 3 "
             "pairs, or no spread).",
-            _flat_grid("lambda_correlation", LAMBDA_CORRELATION),
-            _named_rows("lambda_correlation"),
+            flat_grid("lambda_correlation", LAMBDA_CORRELATION),
+            named_rows("lambda_correlation"),
         ),
         Table(
             "lambda_auc",
@@ -440,8 +199,8 @@ TABLES = {
             "system; kind; pairs; changed; lambda_auc; confidence_pairs; confidence_auc "
             "(empty when undefined: all pairs changed or none, a constant score, or no "
             "probabilities).",
-            _flat_grid("lambda_auc", LAMBDA_AUC),
-            _named_rows("lambda_auc"),
+            flat_grid("lambda_auc", LAMBDA_AUC),
+            named_rows("lambda_auc"),
         ),
         Table(
             "lambda_quartiles",
@@ -449,8 +208,8 @@ TABLES = {
             "they broke it and changed its prediction.",
             "system; kind; quartile (1-4); lambda_low; lambda_high (the quartile's λmax range); "
             "pairs; breaks; broken_pct; changed_pct.",
-            _flat_grid("lambda_quartiles", LAMBDA_QUARTILES),
-            _named_rows("lambda_quartiles"),
+            flat_grid("lambda_quartiles", LAMBDA_QUARTILES),
+            named_rows("lambda_quartiles"),
         ),
         Table(
             "items",
@@ -461,23 +220,23 @@ TABLES = {
             "original and on the variant and the outcome: broken, held (right on both), "
             "both_wrong, unseen (truncation made both items the same input) or failed (the "
             "model failed on one of its texts).",
-            _items_grid,
+            items_grid,
             restricted="items",
         ),
         Table(
             "broke_every_system",
             "The pairs that broke every system that saw them.",
             "pair_id; team; original_text; variant_text.",
-            _flat_grid("broke_every_system", ["pair_id", "team", "original_text", "variant_text"]),
-            _named_rows("broke_every_system"),
+            flat_grid("broke_every_system", ["pair_id", "team", "original_text", "variant_text"]),
+            named_rows("broke_every_system"),
             restricted="items",
         ),
         Table(
             "failures",
             "Texts a system's model failed on; the pairs holding them count as unseen by it.",
             "system; text; reason.",
-            _failures_grid,
-            _failures_json,
+            failures_grid,
+            failures_json,
             restricted="organizers",
         ),
     ]
@@ -495,23 +254,22 @@ def snapshot_summary(snapshot: Snapshot, names: Names) -> dict[str, Any]:
         "settings": snapshot.settings_used,
         "pair_set_ids": snapshot.pair_set_ids,
         "counts": snapshot.counts,
-        "systems": [
-            {
-                **entry,
-                "system": names.system(entry["system_id"]),
-                "team": names.team(entry["team_id"]),
-            }
-            for entry in snapshot.systems
-        ],
-        "excluded_systems": [
-            {
-                **entry,
-                "system": names.system(entry["system_id"]),
-                "team": names.team(entry["team_id"]),
-            }
-            for entry in snapshot.excluded_systems
-        ],
+        "systems": [_named_entry(entry, names) for entry in snapshot.systems],
+        "excluded_systems": [_named_entry(entry, names) for entry in snapshot.excluded_systems],
     }
+
+
+def _named_entry(entry: dict[str, Any], names: Names) -> dict[str, Any]:
+    """A scored or excluded system of the snapshot with its names for the viewer: the stored
+    name is replaced by the published one."""
+    named = {
+        **entry,
+        "system": names.system(entry["system_id"]),
+        "team": names.team(entry["team_id"]),
+    }
+    if "name" in entry:
+        named["name"] = names.system_name(entry["system_id"])
+    return named
 
 
 def readme(tables: Sequence[Table], snapshot: Snapshot) -> str:

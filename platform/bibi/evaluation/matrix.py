@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from bibi.evaluation.models import CellFailure
 from bibi.pairs.selectors import pairs_effective
@@ -138,35 +138,8 @@ def pair_matrix(*, shared_task: SharedTask, with_cells: bool = True) -> PairMatr
         & Q(source__in=[Source.PAIRS, Source.STARTER])
         | Q(system_version_id__in=reported, source=Source.PAIRS)
     ).order_by("system_version_id", "source", "id")
-    present: dict[int, set[str]] = {version.version_id: set() for version in candidates}
-    found: dict[int, dict[str, Cell]] = {version.version_id: {} for version in candidates}
-    if with_cells:
-        fields = ("system_version_id", "text_sha256", "label", "lambda_max", "input_sha256")
-        for (
-            version_id,
-            digest,
-            label,
-            lambda_max,
-            seen,
-            truncated,
-            probabilities,
-        ) in rows.values_list(*fields, "truncated", "probabilities"):
-            if digest in texts:
-                found[version_id].setdefault(
-                    digest, Cell(label, lambda_max, seen, truncated, probabilities)
-                )
-        for version_id, cells in found.items():
-            present[version_id] = set(cells)
-    else:
-        for version_id, digest in rows.values_list("system_version_id", "text_sha256"):
-            present[version_id].add(digest)
-    failures: dict[int, dict[str, str]] = {version_id: {} for version_id in hosted}
-    for version_id, digest, reason in CellFailure.objects.filter(
-        system_version_id__in=hosted
-    ).values_list("system_version_id", "text_sha256", "reason"):
-        if digest in texts:
-            failures[version_id].setdefault(digest, reason)
-
+    present, found = _cells_read(rows, texts, [v.version_id for v in candidates], with_cells)
+    failures = _failures_read(hosted, texts)
     for version in candidates:
         have = present[version.version_id]
         if version.hosted:
@@ -178,22 +151,64 @@ def pair_matrix(*, shared_task: SharedTask, with_cells: bool = True) -> PairMatr
             ]
             matrix.failures[version.version_id] = failed
         elif not have.issuperset(texts):
-            known = len(have & texts.keys())
-            matrix.excluded.append(
-                {
-                    "system_id": version.system_id,
-                    "name": version.system_name,
-                    "team_id": version.team_id,
-                    "reason": "no predictions for the pair texts yet"
-                    if not known
-                    else f"predictions for {known} of the {len(texts)} pair texts: "
-                    "upload them again",
-                }
-            )
+            matrix.excluded.append(_excluded(version, len(have & texts.keys()), len(texts)))
             continue
         matrix.versions.append(version)
         matrix.cells[version.version_id] = found[version.version_id]
     return matrix
+
+
+def _cells_read(
+    rows: QuerySet[Prediction], texts: dict[str, str], version_ids: list[int], with_cells: bool
+) -> tuple[dict[int, set[str]], dict[int, dict[str, Cell]]]:
+    """Per version: the digests of the pair texts it has a cell for, and (``with_cells``)
+    the cells themselves, the first row of each text winning."""
+    present: dict[int, set[str]] = {version_id: set() for version_id in version_ids}
+    found: dict[int, dict[str, Cell]] = {version_id: {} for version_id in version_ids}
+    if not with_cells:
+        for version_id, digest in rows.values_list("system_version_id", "text_sha256"):
+            present[version_id].add(digest)
+        return present, found
+    fields = ("system_version_id", "text_sha256", "label", "lambda_max", "input_sha256")
+    for (
+        version_id,
+        digest,
+        label,
+        lambda_max,
+        seen,
+        truncated,
+        probabilities,
+    ) in rows.values_list(*fields, "truncated", "probabilities"):
+        if digest in texts:
+            found[version_id].setdefault(
+                digest, Cell(label, lambda_max, seen, truncated, probabilities)
+            )
+    for version_id, cells in found.items():
+        present[version_id] = set(cells)
+    return present, found
+
+
+def _failures_read(hosted: list[int], texts: dict[str, str]) -> dict[int, dict[str, str]]:
+    """Per hosted version: digest → why its model failed on that pair text."""
+    failures: dict[int, dict[str, str]] = {version_id: {} for version_id in hosted}
+    for version_id, digest, reason in CellFailure.objects.filter(
+        system_version_id__in=hosted
+    ).values_list("system_version_id", "text_sha256", "reason"):
+        if digest in texts:
+            failures[version_id].setdefault(digest, reason)
+    return failures
+
+
+def _excluded(version: ScoredVersion, known: int, needed: int) -> dict[str, Any]:
+    """Why a self-reported version is left out: it lacks predictions for some pair texts."""
+    return {
+        "system_id": version.system_id,
+        "name": version.system_name,
+        "team_id": version.team_id,
+        "reason": "no predictions for the pair texts yet"
+        if not known
+        else f"predictions for {known} of the {needed} pair texts: upload them again",
+    }
 
 
 def dataset_missing(

@@ -65,6 +65,15 @@ class ScoringRun(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["shared_task", "status"])]
+        constraints = [
+            # A waiting run serves every request for its task (``services.scoring_run_request``):
+            # the database holds that even when requests arrive at once.
+            models.UniqueConstraint(
+                fields=["shared_task"],
+                condition=models.Q(status="waiting_for_cells"),
+                name="scoring_run_one_waiting_per_task",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"scoring run {self.id} of {self.shared_task.slug} ({self.status})"

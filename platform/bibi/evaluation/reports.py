@@ -27,8 +27,8 @@ import pandas as pd
 import scoring
 from bibi.evaluation.matrix import Cell, PairMatrix, ScoredVersion
 
-WEIGHT_FROM_BLIND_DEV = "blind_dev"
-WEIGHT_FROM_ORIGINALS = "originals"
+WEIGHT_FROM_BLIND_DEV = scoring.WEIGHT_FROM_DEV
+WEIGHT_FROM_ORIGINALS = scoring.WEIGHT_FROM_ORIGINALS
 
 UNSEEN_TRUNCATED = "unseen"
 UNSEEN_FAILED = "failed"
@@ -48,7 +48,30 @@ def scoring_inputs(matrix: PairMatrix) -> ScoringInputs:
     """The library's inputs for every scored version of ``matrix`` (no cell may be missing)."""
     if matrix.cells_missing:
         raise ValueError("the matrix still has missing cells")
-    pairs = pd.DataFrame(
+    pairs = _pairs_frame(matrix)
+    predictions = _predictions_frame(matrix)
+    unseen_reasons = _unseen_reasons(matrix)
+    unseen = pd.DataFrame(
+        {
+            "system": [key for key, _ in unseen_reasons],
+            "pair_id": [pair_id for _, pair_id in unseen_reasons],
+        },
+        columns=["system", "pair_id"],
+    )
+    weights = _weights(matrix.versions, pairs, predictions, unseen)
+    return ScoringInputs(
+        pairs=pairs,
+        predictions=predictions,
+        weights=weights[["system", "weight"]],
+        unseen=unseen,
+        weight_sources=dict(zip(weights["system"], weights["source"], strict=True)),
+        unseen_reasons=unseen_reasons,
+    )
+
+
+def _pairs_frame(matrix: PairMatrix) -> pd.DataFrame:
+    """The pairs as the library reads them; teams named by their ids."""
+    return pd.DataFrame(
         {
             "pair_id": [pair["pair_id"] for pair in matrix.pairs],
             "team": [str(pair["team_id"]) for pair in matrix.pairs],
@@ -60,62 +83,46 @@ def scoring_inputs(matrix: PairMatrix) -> ScoringInputs:
             "tags": [";".join(pair["tags"]) for pair in matrix.pairs],
         }
     )
+
+
+def _predictions_frame(matrix: PairMatrix) -> pd.DataFrame:
+    """Every cell of every scored version, the version named by its key."""
+    rows = [
+        (version.key, matrix.texts[digest], cell)
+        for version in matrix.versions
+        for digest, cell in matrix.cells[version.version_id].items()
+    ]
+    return pd.DataFrame(
+        {
+            "system": [key for key, _, _ in rows],
+            "text": [text for _, text, _ in rows],
+            "label": [cell.label for _, _, cell in rows],
+            "lambda_max": [
+                np.nan if cell.lambda_max is None else cell.lambda_max for _, _, cell in rows
+            ],
+            "probabilities": [cell.probabilities for _, _, cell in rows],
+        }
+    )
+
+
+def _unseen_reasons(matrix: PairMatrix) -> dict[tuple[str, int], str]:
+    """(version key, pair id) → why the version did not see the pair (``UNSEEN_*``)."""
     digest_of = {text: digest for digest, text in matrix.texts.items()}
-    systems: list[str] = []
-    texts: list[str] = []
-    labels: list[str] = []
-    lambdas: list[float] = []
-    probabilities: list[dict[str, float] | None] = []
-    unseen_reasons: dict[tuple[str, int], str] = {}
-    weights: list[float] = []
-    weight_sources: dict[str, str] = {}
+    reasons: dict[tuple[str, int], str] = {}
     for version in matrix.versions:
         cells = matrix.cells[version.version_id]
         failed = matrix.failures.get(version.version_id, {})
-        for digest, cell in cells.items():
-            systems.append(version.key)
-            texts.append(matrix.texts[digest])
-            labels.append(cell.label)
-            lambdas.append(np.nan if cell.lambda_max is None else cell.lambda_max)
-            probabilities.append(cell.probabilities)
         # Most versions cut nothing and failed on nothing: no pair to look at then.
-        if failed or any(cell.truncated for cell in cells.values()):
-            for pair in matrix.pairs:
-                original = digest_of[pair["original_text"]]
-                variant = digest_of[pair["variant_text"]]
-                if original in failed or variant in failed:
-                    unseen_reasons[(version.key, pair["pair_id"])] = UNSEEN_FAILED
-                elif _cut_alike(cells[original], cells[variant]):
-                    unseen_reasons[(version.key, pair["pair_id"])] = UNSEEN_TRUNCATED
-        weight, source = _weight(version, matrix.pairs, cells, digest_of, unseen_reasons)
-        weights.append(weight)
-        weight_sources[version.key] = source
-    predictions = pd.DataFrame(
-        {
-            "system": systems,
-            "text": texts,
-            "label": labels,
-            "lambda_max": lambdas,
-            "probabilities": probabilities,
-        }
-    )
-    unseen = pd.DataFrame(
-        {
-            "system": [key for key, _ in unseen_reasons],
-            "pair_id": [pair_id for _, pair_id in unseen_reasons],
-        },
-        columns=["system", "pair_id"],
-    )
-    return ScoringInputs(
-        pairs=pairs,
-        predictions=predictions,
-        weights=pd.DataFrame(
-            {"system": [version.key for version in matrix.versions], "weight": weights}
-        ),
-        unseen=unseen,
-        weight_sources=weight_sources,
-        unseen_reasons=unseen_reasons,
-    )
+        if not failed and not any(cell.truncated for cell in cells.values()):
+            continue
+        for pair in matrix.pairs:
+            original = digest_of[pair["original_text"]]
+            variant = digest_of[pair["variant_text"]]
+            if original in failed or variant in failed:
+                reasons[(version.key, pair["pair_id"])] = UNSEEN_FAILED
+            elif _cut_alike(cells[original], cells[variant]):
+                reasons[(version.key, pair["pair_id"])] = UNSEEN_TRUNCATED
+    return reasons
 
 
 def _cut_alike(original: Cell, variant: Cell) -> bool:
@@ -124,24 +131,31 @@ def _cut_alike(original: Cell, variant: Cell) -> bool:
     return same and (original.truncated or variant.truncated)
 
 
-def _weight(
-    version: ScoredVersion,
-    pairs: list[dict[str, Any]],
-    cells: dict[str, Cell],
-    digest_of: dict[str, str],
-    unseen: dict[tuple[str, int], str],
-) -> tuple[float, str]:
-    """The version's dev accuracy; without one, its accuracy on the originals it saw."""
-    if version.dev_accuracy is not None and version.dev_count:
-        return float(version.dev_accuracy), WEIGHT_FROM_BLIND_DEV
-    originals: dict[Any, bool] = {}
-    for pair in pairs:
-        if (version.key, pair["pair_id"]) in unseen:
-            continue
-        cell = cells[digest_of[pair["original_text"]]]
-        originals[pair["original_id"]] = cell.label == pair["original_label"]
-    accuracy = sum(originals.values()) / len(originals) if originals else 0.0
-    return float(accuracy), WEIGHT_FROM_ORIGINALS
+def _weights(
+    versions: list[ScoredVersion],
+    pairs: pd.DataFrame,
+    predictions: pd.DataFrame,
+    unseen: pd.DataFrame,
+) -> pd.DataFrame:
+    """system, weight, source: ``scoring.dev_or_original_weights`` over the versions' dev
+    accuracy (None when a version has no blind-dev prediction)."""
+    dev = {
+        version.key: float(version.dev_accuracy)
+        if version.dev_accuracy is not None and version.dev_count
+        else None
+        for version in versions
+    }
+    keys = [version.key for version in versions]
+    if all(value is not None for value in dev.values()):
+        # Every version has a dev accuracy: no need to apply the break rule here.
+        return pd.DataFrame(
+            {"system": keys, "weight": [dev[key] for key in keys], "source": WEIGHT_FROM_BLIND_DEV}
+        )
+    breaks = scoring.find_breaks(pairs, predictions, unseen=unseen)
+    weights = scoring.dev_or_original_weights(breaks, dev).set_index("system").reindex(keys)
+    # A version with no cell at all (its model failed on every text) saw no original.
+    weights = weights.fillna({"weight": 0.0, "source": WEIGHT_FROM_ORIGINALS})
+    return weights.rename_axis("system").reset_index()
 
 
 def score_inputs(
@@ -204,7 +218,7 @@ def report_tables(
     """Every table of ``report`` but the items, as JSON-ready rows keyed by system and team id."""
     by_version = {version.key: version for version in versions}
     weights = inputs.weights.set_index("system")["weight"]
-    builders = _rows(_ranked(report.builders, "broken_pct", ascending=True), IDS)
+    builders = _rows(scoring.rank_leaderboard(report.builders, "broken_pct", ascending=True), IDS)
     per_team = _by(
         report.builders_by_team,
         "system",
@@ -220,7 +234,7 @@ def report_tables(
         row["weight"] = float(weights[version.key])
         row["weight_source"] = inputs.weight_sources[version.key]
         row["by_team"] = per_team[row["system_id"]]
-    breakers = _rows(_ranked(report.breakers, "score", ascending=False), IDS)
+    breakers = _rows(scoring.rank_leaderboard(report.breakers, "score", ascending=False), IDS)
     per_system = _by(
         report.breaker_systems,
         "team",
@@ -257,14 +271,6 @@ def report_tables(
     return tables
 
 
-def _ranked(frame: pd.DataFrame, column: str, *, ascending: bool) -> pd.DataFrame:
-    """The frame (already in leaderboard order) with a rank first; ties share the better one."""
-    ranked = frame.copy()
-    rank = frame[column].rank(method="min", ascending=ascending, na_option="bottom")
-    ranked.insert(0, "rank", rank.astype(int))
-    return ranked
-
-
 def _grouped_rates(
     summary: pd.DataFrame, by_system: pd.DataFrame, key: str
 ) -> list[dict[str, Any]]:
@@ -283,6 +289,19 @@ OUTCOMES = ("held", "broken", "both_wrong", "unseen", "failed")
 _UNSEEN, _FAILED = OUTCOMES.index("unseen"), OUTCOMES.index("failed")
 
 
+def _outcomes(breaks: scoring.Breaks, unseen_reasons: dict[tuple[str, int], str]) -> np.ndarray:
+    """(systems, pairs) indexes into ``OUTCOMES``: a failed cell's pairs apart from unseen."""
+    systems = [int(system) for system in breaks.systems]
+    outcome = np.select(
+        [~breaks.seen, breaks.broken, breaks.both_wrong], [_UNSEEN, 1, 2], default=0
+    )
+    for (system, pair_id), reason in unseen_reasons.items():
+        if reason == UNSEEN_FAILED:
+            column = breaks.pairs.index[breaks.pairs["pair_id"] == pair_id][0]
+            outcome[systems.index(int(system)), column] = _FAILED
+    return outcome
+
+
 def report_items(report: scoring.ScoreReport, inputs: ScoringInputs) -> list[dict[str, Any]]:
     """One dict per pair in canonical order: its fields, and its ``predictions``.
 
@@ -290,17 +309,10 @@ def report_items(report: scoring.ScoreReport, inputs: ScoringInputs) -> list[dic
     ``tables["item_systems"]``: the original's label, the variant's label (indexes into
     ``tables["vocabulary"]``, -1 for no prediction) and the outcome (an index into
     ``OUTCOMES``). Numbers keep the stored rows small and quick to write (10,000 pairs ×
-    20 systems); ``exports.item_cells`` reads them back.
+    20 systems); ``table_rows.item_cells`` reads them back.
     """
     breaks = report.breaks
-    systems = [int(system) for system in breaks.systems]
-    outcome = np.select(
-        [~breaks.seen, breaks.broken, breaks.both_wrong], [_UNSEEN, 1, 2], default=0
-    )
-    for (system, pair_id), reason in inputs.unseen_reasons.items():
-        if reason == UNSEEN_FAILED:
-            column = breaks.pairs.index[breaks.pairs["pair_id"] == pair_id][0]
-            outcome[systems.index(int(system)), column] = _FAILED
+    outcome = _outcomes(breaks, inputs.unseen_reasons)
     # (pairs, systems × 3) in one call: original, variant, outcome side by side per system.
     codes = np.stack([breaks.predicted_original, breaks.predicted_variant, outcome], axis=-1)
     flat = codes.transpose(1, 0, 2).reshape(len(breaks.pairs), -1).tolist()

@@ -104,12 +104,31 @@ class Viewer:
         return self.is_organizer or (snapshot.published_at is not None and self.results_started)
 
 
+def system_published_name(*, system_id: int, name: str, sees_team: bool) -> str:
+    """The one rule for naming a system to someone outside the organizers and its team.
+
+    A system's name is as private as its team's identity: ``sees_team`` is whether the
+    viewer may read the team's real name (the organizers, the team's members, anyone for a
+    team that is not anonymous). Whoever may not reads ``system <id>``: a distinctive
+    system name beside an anonymous team's alias would name the team. Leaderboards,
+    snapshots, exports and the results pages name systems through ``names_for``, which
+    applies this rule.
+    """
+    return name if sees_team else f"system {system_id}"
+
+
 @dataclass(frozen=True)
 class Names:
-    """Display names of a snapshot's teams and systems for one viewer."""
+    """Display names of a snapshot's teams and systems for one viewer.
+
+    ``teams``: the real name or an anonymous team's alias; ``system_names``: each system's
+    published name (``system_published_name``); ``systems``: "team / system", as tables
+    show them.
+    """
 
     teams: dict[int, str]
     systems: dict[int, str]
+    system_names: dict[int, str]
 
     def team(self, team_id: int | None) -> str:
         return self.teams.get(team_id or 0, f"team {team_id}")
@@ -117,20 +136,36 @@ class Names:
     def system(self, system_id: int | None) -> str:
         return self.systems.get(system_id or 0, f"system {system_id}")
 
+    def system_name(self, system_id: int | None) -> str:
+        return self.system_names.get(system_id or 0, f"system {system_id}")
+
 
 def names_for(*, viewer: Viewer, snapshot: Snapshot) -> Names:
-    """Team names as ``viewer`` may read them (one query), and systems as "team / system"."""
+    """Team names as ``viewer`` may read them (one query), and systems as "team / system"
+    with the system's published name (``system_published_name``)."""
     teams: dict[int, str] = {}
+    sees_team: dict[int, bool] = {}
     for team_id, name, alias, is_anonymous in Team.objects.filter(
         shared_task_id=snapshot.shared_task_id
     ).values_list("id", "name", "alias", "is_anonymous"):
-        teams[team_id] = alias if is_anonymous and not viewer.sees_real_name(team_id) else name
-    systems = {
-        entry["system_id"]: f"{teams.get(entry['team_id'], entry['team_id'])} / {entry['name']}"
+        sees_team[team_id] = not is_anonymous or viewer.sees_real_name(team_id)
+        teams[team_id] = name if sees_team[team_id] else alias
+    system_names = {
+        entry["system_id"]: system_published_name(
+            system_id=entry["system_id"],
+            name=entry["name"],
+            sees_team=sees_team.get(entry["team_id"], False),
+        )
         for entry in [*snapshot.systems, *snapshot.excluded_systems]
         if "name" in entry
     }
-    return Names(teams=teams, systems=systems)
+    systems = {
+        entry["system_id"]: f"{teams.get(entry['team_id'], entry['team_id'])} / "
+        f"{system_names[entry['system_id']]}"
+        for entry in [*snapshot.systems, *snapshot.excluded_systems]
+        if "name" in entry
+    }
+    return Names(teams=teams, systems=systems, system_names=system_names)
 
 
 def snapshot_items(*, snapshot: Snapshot) -> QuerySet[SnapshotItem]:

@@ -27,27 +27,26 @@ import functools
 import importlib.metadata
 import logging
 import subprocess
-from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
-from django.db.models import F, Max, Q, Sum
-from django.db.models.functions import Coalesce, Least
+from django.db import IntegrityError, transaction
+from django.db.models import Max, Q, Sum
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 import scoring
 from bibi.celery import GPU_QUEUE
+from bibi.evaluation.chunks import chunks_create, message_send, shared_task_lock
 from bibi.evaluation.matrix import PairMatrix, pair_matrix
-from bibi.evaluation.models import CellChunk, CellFailure, ScoringRun, Snapshot, SnapshotItem
+from bibi.evaluation.models import CellChunk, ScoringRun, Snapshot, SnapshotItem
 from bibi.evaluation.reports import report_items, report_tables, score_inputs, scoring_inputs
-from bibi.queue import enqueue_on_commit, waiting
+from bibi.queue import waiting
 from bibi.sharedtasks.models import Phase, SharedTask
 from bibi.sharedtasks.services import audit_record, organizer_require
-from bibi.systems.models import Prediction, SystemVersion
+from bibi.systems.models import Prediction
 
 logger = logging.getLogger(__name__)
 
@@ -56,23 +55,12 @@ Trigger = ScoringRun.Trigger
 Source = Prediction.Source
 
 
-def _lock_task(shared_task: SharedTask) -> SharedTask:
-    """Serialize the work bookkeeping of one task: chunk creation and completion.
-
-    Locks are taken in one order, the task's row before its runs' rows, so that a chunk
-    finishing and a run advancing never wait for each other in a circle.
-    """
-    return SharedTask.objects.select_for_update().get(id=shared_task.id)
-
-
-def _send(task_name: str, *args: Any) -> None:
-    # Imported here: tasks.py imports this module.
-    from bibi.evaluation import tasks
-
-    enqueue_on_commit(getattr(tasks, task_name), *args)
-
-
 # --- Asking for a run ---------------------------------------------------------------------
+
+
+# Triggers that report a change to the scored data: only a run that has yet to read the data
+# (a waiting one) serves them. Any other request is also served by a run that is scoring.
+CHANGE_TRIGGERS = (Trigger.ADJUDICATION, Trigger.VERSION_READY)
 
 
 def scoring_run_request(
@@ -84,88 +72,49 @@ def scoring_run_request(
 ) -> ScoringRun:
     """A run of the task that has yet to read its cells: a new one, or the one still waiting.
 
-    ``send=False`` leaves the run to the caller (``manage.py score`` works in-process).
+    Idempotent: requests made at once (an organizer clicking eight times) get one run. A
+    waiting run serves every request (one waiting run per task is a database constraint);
+    a request that reports no change (``organizer``, ``command``, ``break_closed``) is also
+    served by a run that is scoring. ``send=False`` leaves the run to the caller
+    (``manage.py score`` works in-process).
     """
     with transaction.atomic():
-        _lock_task(shared_task)
-        waiting = (
-            ScoringRun.objects.filter(shared_task=shared_task, status=Status.WAITING_FOR_CELLS)
-            .order_by("id")
-            .first()
-        )
-        if waiting is not None:
-            return waiting
-        run = ScoringRun.objects.create(
-            shared_task=shared_task,
-            trigger=trigger,
-            requested_by=actor,
-            progress_at=timezone.now(),
-        )
+        shared_task_lock(shared_task)
+        serving = _run_serving(shared_task, trigger)
+        if serving is not None:
+            return serving
+        try:
+            with transaction.atomic():
+                run = ScoringRun.objects.create(
+                    shared_task=shared_task,
+                    trigger=trigger,
+                    requested_by=actor,
+                    progress_at=timezone.now(),
+                )
+        except IntegrityError:
+            # A writer that did not take the task's lock made a waiting run meanwhile.
+            return ScoringRun.objects.get(shared_task=shared_task, status=Status.WAITING_FOR_CELLS)
         if send:
-            _send("scoring_run_advance_task", run.id)
+            message_send("scoring_run_advance_task", run.id)
     return run
+
+
+def _run_serving(shared_task: SharedTask, trigger: str) -> ScoringRun | None:
+    """The run in progress that serves a request: the waiting one, else (for a request that
+    reports no change) the latest one scoring."""
+    statuses = [Status.WAITING_FOR_CELLS]
+    if trigger not in CHANGE_TRIGGERS:
+        statuses.append(Status.SCORING)
+    runs = ScoringRun.objects.filter(shared_task=shared_task, status__in=statuses)
+    return min(runs, key=lambda run: (statuses.index(run.status), -run.id), default=None)
 
 
 def scoring_run_request_by_organizer(
     *, shared_task: SharedTask, actor: AbstractBaseUser
 ) -> ScoringRun:
-    organizer_require(user=actor, shared_task=shared_task, doing="ask for a scoring run")
+    # The helper's message reads "... may do {doing}.": "that: <what>", as its team twin says.
+    organizer_require(user=actor, shared_task=shared_task, doing="that: ask for a scoring run")
     return scoring_run_request(shared_task=shared_task, trigger=Trigger.ORGANIZER, actor=actor)
-
-
-# --- Missing cells, in chunks ---------------------------------------------------------------
-
-
-def _chunks_create(
-    *,
-    shared_task: SharedTask,
-    missing: dict[int, list[Any]],
-    source: str,
-    run: ScoringRun | None,
-    send: bool,
-) -> list[CellChunk]:
-    """Chunks for the missing items (texts or example ids) no open chunk covers yet.
-
-    The caller holds the task's lock. Chunks are sent after commit when ``send``.
-    """
-    covered: dict[int, set[Any]] = {}
-    for version_id, items in CellChunk.objects.filter(
-        shared_task=shared_task, source=source, done_at__isnull=True
-    ).values_list("system_version_id", "items"):
-        covered.setdefault(version_id, set()).update(items)
-    size = max(settings.EVALUATION_CHUNK_SIZE, 1)
-    now = timezone.now()
-    chunks: list[CellChunk] = []
-    for version_id, items in missing.items():
-        todo = [item for item in items if item not in covered.get(version_id, ())]
-        for start in range(0, len(todo), size):
-            part = todo[start : start + size]
-            chunks.append(
-                CellChunk(
-                    shared_task=shared_task,
-                    system_version_id=version_id,
-                    run=run,
-                    source=source,
-                    items=part,
-                    size=len(part),
-                    sent_at=now if send else None,
-                    sends=1 if send else 0,
-                )
-            )
-    created = CellChunk.objects.bulk_create(chunks)
-    if send:
-        for chunk in created:
-            _send("cells_compute_task", chunk.id)
-    return created
-
-
-def _open_cells(shared_task: SharedTask, source: str = Source.PAIRS) -> int:
-    return (
-        CellChunk.objects.filter(
-            shared_task=shared_task, source=source, done_at__isnull=True
-        ).aggregate(total=Sum("size"))["total"]
-        or 0
-    )
 
 
 def scoring_run_advance(*, run_id: int, send: bool = True) -> ScoringRun:
@@ -180,7 +129,7 @@ def scoring_run_advance(*, run_id: int, send: bool = True) -> ScoringRun:
         matrix = pair_matrix(shared_task=shared_task, with_cells=False)
         now = timezone.now()
         if matrix.cells_missing:
-            _chunks_create(
+            chunks_create(
                 shared_task=shared_task,
                 missing={
                     version_id: texts for version_id, texts in matrix.missing.items() if texts
@@ -196,85 +145,9 @@ def scoring_run_advance(*, run_id: int, send: bool = True) -> ScoringRun:
             run.status = Status.SCORING
             run.scoring_started_at = now
             if send:
-                _send("scoring_run_score_task", run.id)
+                message_send("scoring_run_score_task", run.id)
         run.save()
     return run
-
-
-@dataclass(frozen=True)
-class FailedCell:
-    text: str
-    text_sha256: str
-    reason: str
-
-
-def cell_chunk_finish(
-    *, chunk: CellChunk, computed: int, failures: Sequence[FailedCell]
-) -> CellChunk:
-    """Record a computed chunk (its cells are written in the same transaction).
-
-    Counts the runs' progress, updates the version's dev scores when its blind-dev cells
-    are complete, and advances the task's waiting runs when no pair chunk is left open.
-    """
-    now = timezone.now()
-    shared_task = _lock_task(chunk.shared_task)
-    if failures:
-        CellFailure.objects.bulk_create(
-            [
-                CellFailure(
-                    system_version_id=chunk.system_version_id,
-                    source=chunk.source,
-                    text=failure.text,
-                    text_sha256=failure.text_sha256,
-                    reason=failure.reason,
-                    run_id=chunk.run_id,
-                )
-                for failure in failures
-            ],
-            ignore_conflicts=True,
-        )
-    chunk.done_at = now
-    chunk.computed = computed
-    chunk.save(update_fields=["done_at", "computed"])
-    if chunk.source == Source.BLIND_DEV:
-        still_open = CellChunk.objects.filter(
-            system_version_id=chunk.system_version_id,
-            source=Source.BLIND_DEV,
-            done_at__isnull=True,
-        ).exists()
-        if not still_open:
-            version_dev_scores_update(version=chunk.system_version)
-        return chunk
-    if chunk.source != Source.PAIRS:
-        return chunk
-    waiting = ScoringRun.objects.filter(
-        shared_task=shared_task, status=Status.WAITING_FOR_CELLS
-    ).order_by("id")
-    waiting.update(
-        cells_done=Least(F("cells_done") + chunk.size, F("cells_needed")), progress_at=now
-    )
-    if not _open_cells(shared_task):
-        for run_id in waiting.values_list("id", flat=True):
-            _send("scoring_run_advance_task", run_id)
-    return chunk
-
-
-def version_dev_scores_update(*, version: SystemVersion) -> SystemVersion:
-    """Dev accuracy and macro-F1 again, from every blind-dev cell the version has."""
-    from bibi.systems.services import dev_scores
-
-    rows = list(
-        Prediction.objects.filter(
-            system_version=version, source=Source.BLIND_DEV, example__isnull=False
-        ).values_list("example__label", "label")
-    )
-    labels = list(version.system.shared_task.labels)
-    if rows:
-        gold, predicted = zip(*rows, strict=True)
-        version.dev_accuracy, version.dev_macro_f1 = dev_scores(labels, list(gold), list(predicted))
-    version.dev_count = len(rows)
-    version.save(update_fields=["dev_accuracy", "dev_macro_f1", "dev_count"])
-    return version
 
 
 # --- Scoring --------------------------------------------------------------------------------
@@ -322,11 +195,7 @@ def scoring_run_score(*, run_id: int, send: bool = True) -> ScoringRun:
     shared_task = run.shared_task
     matrix = pair_matrix(shared_task=shared_task)
     if matrix.cells_missing:
-        # Something changed since the run was advanced (a new system, a new version).
-        ScoringRun.objects.filter(id=run.id, status=Status.SCORING).update(
-            status=Status.WAITING_FOR_CELLS, progress_at=timezone.now()
-        )
-        return scoring_run_advance(run_id=run.id, send=send)
+        return _run_wait_again(run, send=send)
     if not matrix.pairs:
         return _run_fail(run, "There are no pairs to score: no breaker team has an entry.")
     if not matrix.versions:
@@ -371,6 +240,29 @@ def scoring_run_score(*, run_id: int, send: bool = True) -> ScoringRun:
         run.finished_at = timezone.now()
         run.save(update_fields=["status", "finished_at"])
     return run
+
+
+def _run_wait_again(run: ScoringRun, *, send: bool) -> ScoringRun:
+    """Something changed since the run was advanced (a new system, a new version): it waits
+    for the new cells, unless another run already waits (and will score with them)."""
+    with transaction.atomic():
+        shared_task_lock(run.shared_task)
+        other = (
+            ScoringRun.objects.filter(
+                shared_task_id=run.shared_task_id, status=Status.WAITING_FOR_CELLS
+            )
+            .exclude(id=run.id)
+            .first()
+        )
+        if other is None:
+            ScoringRun.objects.filter(id=run.id, status=Status.SCORING).update(
+                status=Status.WAITING_FOR_CELLS, progress_at=timezone.now()
+            )
+    if other is not None:
+        return _run_fail(
+            run, f"New cells were needed while it scored; run {other.id} scores the task instead."
+        )
+    return scoring_run_advance(run_id=run.id, send=send)
 
 
 def _systems_scored(matrix: PairMatrix, tables: dict[str, Any]) -> list[dict[str, Any]]:
@@ -427,7 +319,7 @@ def snapshot_publish(*, snapshot: Snapshot, actor: AbstractBaseUser | None) -> S
     """
     shared_task = snapshot.shared_task
     if actor is not None:
-        organizer_require(user=actor, shared_task=shared_task, doing="publish results")
+        organizer_require(user=actor, shared_task=shared_task, doing="that: publish results")
     with transaction.atomic():
         snapshot = Snapshot.objects.select_for_update().get(id=snapshot.id)
         if snapshot.published_at is None:
@@ -464,6 +356,15 @@ def evaluation_housekeep(*, now: datetime | None = None) -> dict[str, int]:
     """
     now = now or timezone.now()
     stale = now - timedelta(seconds=settings.EVALUATION_STALL_TIMEOUT)
+    return {
+        "runs_started": _runs_start_after_break(now),
+        "chunks_resent": _chunks_resend(now, stale),
+        "runs_woken": _runs_wake(now, stale),
+    }
+
+
+def _runs_start_after_break(now: datetime) -> int:
+    """A run for every task whose break phase closed and that has no run since."""
     started = 0
     closed = Phase.objects.filter(kind=Phase.Kind.BREAK, ends_at__lte=now).select_related(
         "shared_task"
@@ -474,8 +375,12 @@ def evaluation_housekeep(*, now: datetime | None = None) -> dict[str, int]:
         ).exists():
             scoring_run_request(shared_task=phase.shared_task, trigger=Trigger.BREAK_CLOSED)
             started += 1
+    return started
 
-    resent = 0
+
+def _chunks_resend(now: datetime, stale: datetime) -> int:
+    """Send again the open chunks of tasks with no sign of life since ``stale``, when the
+    ``gpu`` queue holds no message (theirs went with a worker or a broker)."""
     open_tasks = CellChunk.objects.filter(done_at__isnull=True).values("shared_task_id")
     lively = (
         CellChunk.objects.filter(shared_task_id__in=open_tasks)
@@ -487,8 +392,8 @@ def evaluation_housekeep(*, now: datetime | None = None) -> dict[str, int]:
         for row in lively
         if (last := _last_sign_of_life(row["started"], row["done"])) is None or last < stale
     ]
-    if stalled and waiting(GPU_QUEUE) != 0:
-        stalled = []
+    if not stalled or waiting(GPU_QUEUE) != 0:
+        return 0
     with transaction.atomic():
         chunks = list(
             CellChunk.objects.select_for_update(skip_locked=True)
@@ -499,9 +404,13 @@ def evaluation_housekeep(*, now: datetime | None = None) -> dict[str, int]:
             chunk.sent_at = now
             chunk.sends += 1
             chunk.save(update_fields=["sent_at", "sends"])
-            _send("cells_compute_task", chunk.id)
-            resent += 1
+            message_send("cells_compute_task", chunk.id)
+    return len(chunks)
 
+
+def _runs_wake(now: datetime, stale: datetime) -> int:
+    """Advance waiting runs with no open pair chunk or no progress since ``stale``; send
+    runs scoring since before ``stale`` to scoring again."""
     woken = 0
     working = set(
         CellChunk.objects.filter(source=Source.PAIRS, done_at__isnull=True).values_list(
@@ -511,11 +420,11 @@ def evaluation_housekeep(*, now: datetime | None = None) -> dict[str, int]:
     for run in ScoringRun.objects.filter(status=Status.WAITING_FOR_CELLS):
         if run.shared_task_id not in working or (run.progress_at or run.created_at) < stale:
             with transaction.atomic():
-                _send("scoring_run_advance_task", run.id)
+                message_send("scoring_run_advance_task", run.id)
             woken += 1
     for run in ScoringRun.objects.filter(status=Status.SCORING, scoring_started_at__lt=stale):
         with transaction.atomic():
             ScoringRun.objects.filter(id=run.id).update(scoring_started_at=now)
-            _send("scoring_run_score_task", run.id)
+            message_send("scoring_run_score_task", run.id)
         woken += 1
-    return {"runs_started": started, "chunks_resent": resent, "runs_woken": woken}
+    return woken

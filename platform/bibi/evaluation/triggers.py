@@ -14,9 +14,10 @@ from datetime import datetime
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
+from bibi.evaluation.chunks import chunks_create, shared_task_lock
 from bibi.evaluation.matrix import dataset_missing
 from bibi.evaluation.models import ScoringRun
-from bibi.evaluation.services import _chunks_create, _lock_task, scoring_run_request
+from bibi.evaluation.services import scoring_run_request
 from bibi.sharedtasks.models import Dataset, Example, Phase, SharedTask
 from bibi.systems.models import System, SystemVersion
 
@@ -61,13 +62,13 @@ def dataset_cells_request(*, dataset: Dataset, examples: Sequence[Example]) -> i
         system__kind=System.Kind.HOSTED,
         status=SystemVersion.Status.READY,
     ).order_by("id")
-    shared_task = _lock_task(dataset.shared_task)
+    shared_task = shared_task_lock(dataset.shared_task)
     missing = dataset_missing(
         versions=versions,
         dataset=dataset,
         examples=[(example.id, example.text) for example in examples],
     )
-    chunks = _chunks_create(
+    chunks = chunks_create(
         shared_task=shared_task, missing=missing, source=dataset.split, run=None, send=True
     )
     return sum(chunk.size for chunk in chunks)

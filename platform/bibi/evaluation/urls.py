@@ -2,17 +2,17 @@ from __future__ import annotations
 
 from django.urls import path
 
-from bibi.evaluation import apis
+from bibi.evaluation import apis, run_apis
 
 task = "shared-tasks/<slug:slug>/"
 snapshot = f"{task}snapshots/<int:snapshot_id>/"
 leaderboard = f"{task}leaderboard/"
 
 urlpatterns = [
-    path(f"{task}scoring-runs/", apis.ScoringRunListApi.as_view(), name="scoring-run-list"),
+    path(f"{task}scoring-runs/", run_apis.ScoringRunListApi.as_view(), name="scoring-run-list"),
     path(
         f"{task}scoring-runs/<int:run_id>/",
-        apis.ScoringRunDetailApi.as_view(),
+        run_apis.ScoringRunDetailApi.as_view(),
         name="scoring-run-detail",
     ),
     path(f"{task}snapshots/", apis.SnapshotListApi.as_view(), name="snapshot-list"),

@@ -140,7 +140,7 @@ def relabel(task: ScoredTask, variant_text: str, label: str):
 
 def cell_of(item, system) -> dict:
     """What ``system`` said of a stored item: {original, variant, outcome}."""
-    from bibi.evaluation.exports import item_cells
+    from bibi.evaluation.table_rows import item_cells
 
     tables = item.snapshot.tables
     return item_cells(item, tables["vocabulary"], tables["item_systems"])[system.id]

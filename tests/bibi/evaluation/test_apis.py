@@ -174,7 +174,8 @@ def test_anonymous_team_names_are_honoured_in_every_table_and_file(scored_task, 
     for who in ("outsider", "anonymous", "breaker", "builder"):
         seen = everything(who)
         assert "OSU" not in seen and "Melbourne" not in seen, who
-        assert "Breaker X" in seen and "Builder Y / bow" in seen, who
+        assert "Breaker X" in seen and f"Builder Y / system {scored_task.bow.id}" in seen, who
+        assert "Builder Y / bow" not in seen, who
     own = everything("organizer")
     assert "OSU" in own and "Melbourne / bow" in own
     breakers = scored_task.cast.client("anonymous").get(f"{BASE}leaderboard/breakers/").json()

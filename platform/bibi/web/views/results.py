@@ -22,7 +22,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from bibi.evaluation import exports
+from bibi.evaluation import exports, table_rows
 from bibi.evaluation import selectors as results_selectors
 from bibi.evaluation import services as results_services
 from bibi.evaluation.models import Snapshot
@@ -187,7 +187,7 @@ def items(request: HttpRequest, slug: str) -> HttpResponse:
         shown = [chosen.system_id] if chosen.system_id else tables["item_systems"]
         entries = []
         for item in page.object_list:
-            cells = exports.item_cells(item, tables["vocabulary"], tables["item_systems"])
+            cells = table_rows.item_cells(item, tables["vocabulary"], tables["item_systems"])
             original, variant = word_diff(item.original_text, item.variant_text)
             entries.append(
                 {
@@ -294,7 +294,7 @@ def download(request: HttpRequest, slug: str, table: str, fmt: str) -> HttpRespo
         else:
             rows = (
                 [
-                    exports.item_json(
+                    table_rows.item_json(
                         item, names, snapshot.tables["vocabulary"], snapshot.tables["item_systems"]
                     )
                     for item in results_selectors.snapshot_items(snapshot=snapshot)

@@ -1,0 +1,270 @@
+"""A snapshot's stored tables as rows named for one viewer: JSON rows and CSV grids.
+
+Snapshots store teams and systems by id (``reports.report_tables``); every builder here
+takes the viewer's ``Names`` (``selectors.names_for``), so a table says an anonymous team's
+alias, and its systems' published names, wherever it is shown. ``exports.TABLES`` says which
+builder makes each table and what its columns mean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from bibi.evaluation.models import Snapshot, SnapshotItem
+from bibi.evaluation.reports import OUTCOMES
+from bibi.evaluation.selectors import Names, snapshot_items
+
+Grid = tuple[list[str], list[list[Any]]]
+
+
+def _system_columns(snapshot: Snapshot, names: Names) -> tuple[list[int], list[str]]:
+    ids = [entry["system_id"] for entry in snapshot.systems]
+    return ids, [names.system(system_id) for system_id in ids]
+
+
+def builders_json(snapshot: Snapshot, names: Names) -> list[dict[str, Any]]:
+    rows = []
+    for row in snapshot.tables["builders"]:
+        rows.append(
+            {
+                **row,
+                "system": names.system(row["system_id"]),
+                "team": names.team(row["team_id"]),
+                "by_team": [
+                    {**cell, "team": names.team(cell["team_id"])} for cell in row["by_team"]
+                ],
+            }
+        )
+    return rows
+
+
+BUILDER_COLUMNS = [
+    "rank", "system", "team", "kind", "version", "f1", "accuracy", "broken_pct", "breaks",
+    "pairs", "unseen", "both_wrong", "outside_label_set", "dev_accuracy", "weight",
+    "weight_source",
+]  # fmt: skip
+
+
+def builders_grid(snapshot: Snapshot, names: Names) -> Grid:
+    teams = snapshot.tables["matrix"]["team_ids"]
+    header = [*BUILDER_COLUMNS, *(f"broken_pct by {names.team(team)}" for team in teams)]
+    rows = []
+    for row in builders_json(snapshot, names):
+        by_team = {cell["team_id"]: cell["broken_pct"] for cell in row["by_team"]}
+        rows.append([*(row[c] for c in BUILDER_COLUMNS), *(by_team.get(t) for t in teams)])
+    return header, rows
+
+
+def breakers_json(snapshot: Snapshot, names: Names) -> list[dict[str, Any]]:
+    return [
+        {
+            **row,
+            "team": names.team(row["team_id"]),
+            "by_system": [
+                {**cell, "system": names.system(cell["system_id"])} for cell in row["by_system"]
+            ],
+        }
+        for row in snapshot.tables["breakers"]
+    ]
+
+
+def breakers_grid(snapshot: Snapshot, names: Names) -> Grid:
+    ids, labels = _system_columns(snapshot, names)
+    header = ["rank", "team", "pairs", "score", *(f"broken_pct of {label}" for label in labels)]
+    rows = []
+    for row in breakers_json(snapshot, names):
+        by_system = {cell["system_id"]: cell["broken_pct"] for cell in row["by_system"]}
+        rows.append(
+            [row["rank"], row["team"], row["pairs"], row["score"], *(by_system.get(i) for i in ids)]
+        )
+    return header, rows
+
+
+def breaker_systems_grid(snapshot: Snapshot, names: Names) -> Grid:
+    header = ["team", "system", "pairs", "breaks", "broken_pct", "weight", "weighted_pct"]
+    rows = [
+        [
+            names.team(row["team_id"]),
+            names.system(cell["system_id"]),
+            cell["pairs"],
+            cell["breaks"],
+            cell["broken_pct"],
+            cell["weight"],
+            cell["weighted_pct"],
+        ]
+        for row in snapshot.tables["breakers"]
+        for cell in row["by_system"]
+    ]
+    return header, rows
+
+
+def matrix_json(snapshot: Snapshot, names: Names) -> dict[str, Any]:
+    matrix = snapshot.tables["matrix"]
+    return {
+        "teams": [{"team_id": t, "team": names.team(t)} for t in matrix["team_ids"]],
+        "systems": [{"system_id": s, "system": names.system(s)} for s in matrix["system_ids"]],
+        "broken_pct": matrix["broken_pct"],
+    }
+
+
+def matrix_grid(snapshot: Snapshot, names: Names) -> Grid:
+    matrix = snapshot.tables["matrix"]
+    header = ["breaker team", *(names.system(s) for s in matrix["system_ids"])]
+    rows = [
+        [names.team(team), *values]
+        for team, values in zip(matrix["team_ids"], matrix["broken_pct"], strict=True)
+    ]
+    return header, rows
+
+
+def rates_json(key: str) -> Callable[[Snapshot, Names], list[dict[str, Any]]]:
+    def build(snapshot: Snapshot, names: Names) -> list[dict[str, Any]]:
+        return [
+            {
+                **row,
+                "by_system": [
+                    {**cell, "system": names.system(cell["system_id"])} for cell in row["by_system"]
+                ],
+            }
+            for row in snapshot.tables[key]
+        ]
+
+    return build
+
+
+def rates_grid(key: str, first: str) -> Callable[[Snapshot, Names], Grid]:
+    def build(snapshot: Snapshot, names: Names) -> Grid:
+        ids, labels = _system_columns(snapshot, names)
+        header = [
+            first,
+            "pairs",
+            "breaks",
+            "broken_pct",
+            *(f"broken_pct of {label}" for label in labels),
+        ]
+        rows = []
+        for row in snapshot.tables[key]:
+            by_system = {cell["system_id"]: cell["broken_pct"] for cell in row["by_system"]}
+            rows.append(
+                [
+                    row[first],
+                    row["pairs"],
+                    row["breaks"],
+                    row["broken_pct"],
+                    *(by_system.get(i) for i in ids),
+                ]
+            )
+        return header, rows
+
+    return build
+
+
+def named_rows(key: str) -> Callable[[Snapshot, Names], list[dict[str, Any]]]:
+    """A flat table whose rows name a system and/or a team by id: the names added."""
+
+    def build(snapshot: Snapshot, names: Names) -> list[dict[str, Any]]:
+        rows = []
+        for row in snapshot.tables[key]:
+            named = dict(row)
+            if "system_id" in row:
+                named["system"] = names.system(row["system_id"])
+            if "team_id" in row:
+                named["team"] = names.team(row["team_id"])
+            rows.append(named)
+        return rows
+
+    return build
+
+
+def flat_grid(key: str, columns: list[str]) -> Callable[[Snapshot, Names], Grid]:
+    def build(snapshot: Snapshot, names: Names) -> Grid:
+        rows = named_rows(key)(snapshot, names)
+        return columns, [[row.get(column) for column in columns] for row in rows]
+
+    return build
+
+
+def item_cells(
+    item: SnapshotItem, vocabulary: Sequence[str], systems: Sequence[int]
+) -> dict[int, dict[str, Any]]:
+    """System id → ``{original, variant, outcome}`` of one stored item (``systems`` and
+    ``vocabulary`` are the snapshot's ``item_systems`` and ``vocabulary``; see
+    ``reports.report_items`` for how the codes are stored)."""
+    codes = item.predictions
+    return {
+        system_id: {
+            "original": vocabulary[codes[3 * i]] if codes[3 * i] >= 0 else None,
+            "variant": vocabulary[codes[3 * i + 1]] if codes[3 * i + 1] >= 0 else None,
+            "outcome": OUTCOMES[codes[3 * i + 2]],
+        }
+        for i, system_id in enumerate(systems)
+    }
+
+
+def item_json(
+    item: SnapshotItem, names: Names, vocabulary: Sequence[str], systems: Sequence[int]
+) -> dict[str, Any]:
+    return {
+        "pair_id": item.pair_id,
+        "team_id": item.team_id,
+        "team": names.team(item.team_id),
+        "original_id": item.original_id,
+        "original_text": item.original_text,
+        "original_label": item.original_label,
+        "variant_text": item.variant_text,
+        "variant_label": item.variant_label,
+        "tags": item.tags,
+        "flipped": item.flipped,
+        "broken": item.broken,
+        "unseen": item.unseen,
+        "predictions": [
+            {"system_id": system_id, "system": names.system(system_id), **cell}
+            for system_id, cell in item_cells(item, vocabulary, systems).items()
+        ],
+    }
+
+
+ITEM_COLUMNS = [
+    "pair_id", "team", "original_id", "original_text", "original_label", "variant_text",
+    "variant_label", "tags", "flipped", "broken", "unseen",
+]  # fmt: skip
+
+
+def items_grid(snapshot: Snapshot, names: Names) -> Grid:
+    ids, labels = _system_columns(snapshot, names)
+    header = list(ITEM_COLUMNS)
+    for label in labels:
+        header += [f"{label}: original", f"{label}: variant", f"{label}: outcome"]
+    rows = []
+    vocabulary, systems = snapshot.tables["vocabulary"], snapshot.tables["item_systems"]
+    for item in snapshot_items(snapshot=snapshot).iterator(chunk_size=2000):
+        cells = item_cells(item, vocabulary, systems)
+        row = [
+            item.pair_id,
+            names.team(item.team_id),
+            item.original_id,
+            item.original_text,
+            item.original_label,
+            item.variant_text,
+            item.variant_label,
+            ";".join(item.tags),
+            item.flipped,
+            item.broken,
+            item.unseen,
+        ]
+        for system_id in ids:
+            cell = cells.get(system_id, {})
+            row += [cell.get("original"), cell.get("variant"), cell.get("outcome")]
+        rows.append(row)
+    return header, rows
+
+
+def failures_json(snapshot: Snapshot, names: Names) -> list[dict[str, Any]]:
+    return [{**row, "system": names.system(row["system_id"])} for row in snapshot.failures]
+
+
+def failures_grid(snapshot: Snapshot, names: Names) -> Grid:
+    return ["system", "text", "reason"], [
+        [row["system"], row["text"], row["reason"]] for row in failures_json(snapshot, names)
+    ]
