@@ -319,4 +319,6 @@ def contest_create(request: HttpRequest, slug: str, pair_id: int) -> HttpRespons
         "pair": pair,
         "form": form,
     }
-    return render(request, "web/breakers/contest_create.html", context, status=400 if form.errors else 200)
+    return render(
+        request, "web/breakers/contest_create.html", context, status=400 if form.errors else 200
+    )
