@@ -245,6 +245,7 @@ ACTIONS = [
         "close a phase now",
         lambda s: f"{TASK}organize/phases/break/close-now/",
         {**only(302, ORG), ANON: 302},
+        {"confirm": "on"},
     ),
     Action(
         "make a link into the task",
