@@ -71,6 +71,14 @@ SETTING_GROUPS: dict[str, list[tuple[str, str]]] = {
     ],
 }
 LIST_FIELDS = ("labels", "strategy_tags")
+# Labels plainer than the field names.
+LABELS = {
+    "pair_min_shared_token_ratio": "Least share of the original's tokens",
+    "pair_max_edit_distance": "Token edits always allowed",
+    "pair_max_edit_ratio": "Token edits as a share of the original",
+    "pair_require_rationale": "Rationale required",
+    "pair_max_text_chars": "Longest variant (characters)",
+}
 
 
 def _default_text(field: str) -> str:
@@ -101,6 +109,7 @@ class TaskSettingsForm(forms.Form):
                     forms.CharField(max_length=2000) if name in LIST_FIELDS else model_fields[name]
                 )
                 field.help_text = f"{what} Default: {_default_text(name)}."
+                field.label = LABELS.get(name, field.label)
                 self.fields[name] = field
 
     @staticmethod
