@@ -21,7 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from bibi.demo.data import DemoData
-from bibi.demo.models import ARCHITECTURES, model_archive, model_train
+from bibi.demo.models import ARCHITECTURES, TrainedModel, model_archive, model_train
 from bibi.evaluation import selectors as evaluation_selectors
 from bibi.evaluation import services as evaluation_services
 from bibi.evaluation.exports import TABLES
@@ -35,12 +35,14 @@ from bibi.systems import services as system_services
 from bibi.systems.models import System, SystemVersion
 
 SLUG = "demo-sentiment"
+# The second demo task, left open in its break phase so that a newcomer can play every role.
+OPEN_SLUG = "demo-sentiment-open"
 LABELS = ["negative", "positive"]
 # Demo accounts: username → (password, what the account is for).
 ACCOUNTS = {
-    "organizer": ("demo-organizer", "organizes the demo task (dashboard, scoring, publishing)"),
-    "builder": ("demo-builder", "owns the builder team and its three systems"),
-    "breaker": ("demo-breaker", "owns the breaker team that submitted the sample pairs"),
+    "organizer": ("demo-organizer", "organizes both demo tasks (dashboard, settings, scoring)"),
+    "builder": ("demo-builder", "owns the builder team and its three systems in both tasks"),
+    "breaker": ("demo-breaker", "owns a breaker team in both tasks (sample pairs in the first)"),
 }
 BUILDER_TEAM = "Demo builders"
 BREAKER_TEAM = "Demo breakers"
@@ -63,9 +65,13 @@ def demo_task() -> SharedTask | None:
     return SharedTask.objects.filter(slug=SLUG).first()
 
 
+def open_task() -> SharedTask | None:
+    return SharedTask.objects.filter(slug=OPEN_SLUG).first()
+
+
 def demo_reset() -> None:
-    """Remove the demo task (everything hangs off it) and keep the accounts."""
-    SharedTask.objects.filter(slug=SLUG).delete()
+    """Remove both demo tasks (everything hangs off them) and keep the accounts."""
+    SharedTask.objects.filter(slug__in=[SLUG, OPEN_SLUG]).delete()
 
 
 def accounts_ensure() -> dict[str, Any]:
@@ -83,13 +89,19 @@ def accounts_ensure() -> dict[str, Any]:
     return users
 
 
-def task_create(*, organizer: Any, data: DemoData) -> SharedTask:
+def task_create(
+    *,
+    organizer: Any,
+    data: DemoData,
+    slug: str = SLUG,
+    name: str = "Demo: sentiment, Build It Break It",
+) -> SharedTask:
     """The task, open in its build phase; the later phases follow, a week each."""
     now = timezone.now()
     shared_task = task_services.shared_task_create(
         creator=organizer,
-        name="Demo: sentiment, Build It Break It",
-        slug=SLUG,
+        name=name,
+        slug=slug,
         description=(
             "A sample shared task built by `make demo` from "
             f"{data.name}: three baseline systems (bag of words, CNN, fine-tuned MiniLM), a "
@@ -130,13 +142,8 @@ def phase_advance(*, shared_task: SharedTask, organizer: Any, kind: str) -> None
     task_services.phase_close_now(phase=phase, actor=organizer)
 
 
-def systems_upload(
-    *, shared_task: SharedTask, builder: Any, data: DemoData, say: Say, progress: bool
-) -> None:
-    """Train (or find cached) the three baselines and upload each as the builder would."""
-    team = task_services.team_create(
-        shared_task=shared_task, owner=builder, kind=Team.Kind.BUILDER, name=BUILDER_TEAM
-    )
+def models_train(*, data: DemoData, say: Say, progress: bool) -> list[TrainedModel]:
+    """Train (or find cached) the three baselines."""
     trained = []
     for architecture in ARCHITECTURES:
         started = time.monotonic()
@@ -144,6 +151,16 @@ def systems_upload(
         how = "cached" if model.cached else f"trained in {time.monotonic() - started:.0f} s"
         say(f"  {architecture}: {how}, dev accuracy {model.dev_accuracy:.1%}")
         trained.append(model)
+    return trained
+
+
+def systems_upload(
+    *, shared_task: SharedTask, builder: Any, trained: list[TrainedModel], say: Say
+) -> None:
+    """Upload each trained baseline as the builder would."""
+    team = task_services.team_create(
+        shared_task=shared_task, owner=builder, kind=Team.Kind.BUILDER, name=BUILDER_TEAM
+    )
     for model in trained:
         system = system_services.system_create(
             team=team,
@@ -278,6 +295,31 @@ def _share(value: float | None, width: int = 6) -> str:
     return _pct(None if value is None else value * 100, width)
 
 
+def open_task_build(
+    *, users: dict[str, Any], data: DemoData, trained: list[TrainedModel], say: Say
+) -> SharedTask:
+    """The second demo task, left in its break phase: the same data and the same trained
+    systems (uploaded and validated in its build phase), an empty breaker team for the
+    ``breaker`` account; the organizer closes the phases from the pages."""
+    organizer = users["organizer"]
+    say(f"Creating the task '{OPEN_SLUG}', left open in its break phase")
+    with transaction.atomic():
+        shared_task = task_create(
+            organizer=organizer,
+            data=data,
+            slug=OPEN_SLUG,
+            name="Demo (open): sentiment, break it yourself",
+        )
+        examples_import(shared_task=shared_task, organizer=organizer, data=data, say=say)
+    systems_upload(shared_task=shared_task, builder=users["builder"], trained=trained, say=say)
+    phase_advance(shared_task=shared_task, organizer=organizer, kind=Phase.Kind.BUILD)
+    task_services.team_create(
+        shared_task=shared_task, owner=users["breaker"], kind=Team.Kind.BREAKER, name=BREAKER_TEAM
+    )
+    say(f"  {BREAKER_TEAM}: no pairs yet; the break phase is open at /tasks/{OPEN_SLUG}/")
+    return shared_task
+
+
 def demo_build(*, data: DemoData, say: Say = print, progress: bool = True) -> Snapshot:
     """Build, score and publish the demo task from ``data``; the published snapshot. Raises
     DemoError on a failed step; a task left half-built is removed, so the next run starts
@@ -290,9 +332,8 @@ def demo_build(*, data: DemoData, say: Say = print, progress: bool = True) -> Sn
             shared_task = task_create(organizer=organizer, data=data)
             examples_import(shared_task=shared_task, organizer=organizer, data=data, say=say)
         say("Builders: three baseline systems")
-        systems_upload(
-            shared_task=shared_task, builder=users["builder"], data=data, say=say, progress=progress
-        )
+        trained = models_train(data=data, say=say, progress=progress)
+        systems_upload(shared_task=shared_task, builder=users["builder"], trained=trained, say=say)
         phase_advance(shared_task=shared_task, organizer=organizer, kind=Phase.Kind.BUILD)
         say("Breakers: the break phase is open")
         human_pairs_submit(shared_task=shared_task, breaker=users["breaker"], data=data, say=say)
@@ -301,6 +342,7 @@ def demo_build(*, data: DemoData, say: Say = print, progress: bool = True) -> Sn
         phase_advance(shared_task=shared_task, organizer=organizer, kind=Phase.Kind.CONTEST)
         say("Results: scoring every system on every pair")
         snapshot = results_publish(shared_task=shared_task, organizer=organizer, say=say)
+        open_task_build(users=users, data=data, trained=trained, say=say)
     except (ValidationError, PermissionDenied, PairSetRejected) as error:
         demo_reset()
         raise DemoError(f"The demo could not be built: {_problems(error)}") from error

@@ -8,6 +8,7 @@ from bibi.web.views import (
     breakers,
     builders,
     guidance,
+    organize_settings,
     organizers,
     public,
     results,
@@ -135,6 +136,8 @@ urlpatterns = [
     ),
     # Organizers
     path(organize, organizers.dashboard, name="organize"),
+    path(f"{organize}settings/", organize_settings.settings, name="organize-settings"),
+    path(f"{organize}schedule/", organize_settings.schedule, name="organize-schedule"),
     path(f"{organize}phases/", organizers.phases, name="organize-phases"),
     path(f"{organize}phases/create/", organizers.phase_create, name="phase-create"),
     path(f"{organize}phases/<str:kind>/", organizers.phase_update, name="phase-update"),

@@ -181,3 +181,46 @@ def test_cached_models_are_found_by_their_data_and_settings(var_dir, monkeypatch
 
     names = zipfile.ZipFile(archive).namelist()
     assert "demo-training.json" not in names and names
+
+
+def test_a_second_task_is_left_open_in_its_break_phase_for_every_role(tiny_models, var_dir):
+    """demo-sentiment-open: the same trained systems (trained once), its break phase running,
+    and each demo account in its role there: the breaker uploads the sample pairs, the
+    organizer closes the phase."""
+    from django.core.files.base import ContentFile
+
+    from bibi.pairs import services as pair_services
+    from bibi.sharedtasks import services as task_services
+    from bibi.systems.models import SystemVersion
+
+    out = StringIO()
+    call_command("demo", "--data", str(FIXTURE_DATA), stdout=out)
+    assert sorted(tiny_models) == ["bow", "cnn", "minilm"]
+    assert f"/tasks/{builder.OPEN_SLUG}/" in out.getvalue()
+    task = SharedTask.objects.get(slug=builder.OPEN_SLUG)
+    assert task.phase_at().kind == Phase.Kind.BREAK
+    assert not task.snapshots.exists()
+    versions = SystemVersion.objects.filter(system__team__shared_task=task)
+    assert sorted(v.system.name for v in versions) == ["bow", "cnn", "minilm"]
+    assert {v.status for v in versions} == {SystemVersion.Status.READY}
+
+    users = builder.accounts_ensure()
+    assert list(task.organizers.all()) == [users["organizer"]]
+    breakers = task.teams.get(kind=Team.Kind.BREAKER)
+    assert breakers.memberships.get().user == users["breaker"]
+    assert task.teams.get(kind=Team.Kind.BUILDER).memberships.get().user == users["builder"]
+    assert not breakers.pair_sets.exists()
+    pairs = FIXTURE_DATA / "pairs.tsv"
+    submission = pair_services.pair_set_upload(
+        team=breakers, user=users["breaker"], file=ContentFile(pairs.read_bytes(), name=pairs.name)
+    )
+    assert submission.pair_set.pair_count == 25
+    task_services.phase_close_now(phase=task.phases.get(kind="break"), actor=users["organizer"])
+    assert task.phase_at().kind == Phase.Kind.CONTEST
+
+    again = StringIO()
+    call_command("demo", "--data", str(FIXTURE_DATA), stdout=again)
+    assert "nothing to do" in again.getvalue()
+    SharedTask.objects.filter(slug=builder.OPEN_SLUG).delete()
+    call_command("demo", "--data", str(FIXTURE_DATA), stdout=StringIO())
+    assert SharedTask.objects.get(slug=builder.OPEN_SLUG).phase_at().kind == Phase.Kind.BREAK

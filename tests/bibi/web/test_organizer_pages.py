@@ -177,8 +177,9 @@ def test_a_task_link_that_expired_already_is_refused_beside_its_field(cast):
 def test_an_organizer_closes_the_running_phase_early(cast):
     client = page_client(cast, "organizer")
     assert "Close the break phase now" in client.get(f"{TASK}organize/phases/").content.decode()
-    page = client.post(f"{TASK}organize/phases/break/close-now/", follow=True).content.decode()
+    close = f"{TASK}organize/phases/break/close-now/"
+    page = client.post(close, {"confirm": "on"}, follow=True).content.decode()
     assert "The break phase is closed and the contest phase has begun." in page
     assert cast.shared_task.phase_at().kind == "contest"
-    again = client.post(f"{TASK}organize/phases/break/close-now/", follow=True)
+    again = client.post(close, {"confirm": "on"}, follow=True)
     assert "Only a running phase can be closed now" in again.content.decode()

@@ -94,6 +94,8 @@ PAGES = [
     Page("contestable pairs", lambda s: f"{TASK}contests/pairs/", only(200, BUILDER, BREAKER)),
     Page("dashboard", lambda s: f"{TASK}organize/", ORGANIZERS),
     Page("phases", lambda s: f"{TASK}organize/phases/", ORGANIZERS),
+    Page("settings", lambda s: f"{TASK}organize/settings/", ORGANIZERS),
+    Page("schedule", lambda s: f"{TASK}organize/schedule/", ORGANIZERS),
     Page("datasets", lambda s: f"{TASK}organize/datasets/", ORGANIZERS),
     Page("teams", lambda s: f"{TASK}organize/teams/", ORGANIZERS),
     Page("all systems", lambda s: f"{TASK}organize/systems/", ORGANIZERS),
@@ -245,6 +247,7 @@ ACTIONS = [
         "close a phase now",
         lambda s: f"{TASK}organize/phases/break/close-now/",
         {**only(302, ORG), ANON: 302},
+        {"confirm": "on"},
     ),
     Action(
         "make a link into the task",

@@ -11,6 +11,7 @@ function of the modules below is re-exported here.
 - ``teams``: teams, their names and aliases
 - ``invitations``: invitations into a team
 - ``task_invitations``: links into a private task
+- ``presets``: named sets of task settings (the 2017 sentiment replay, strict minimal pairs)
 """
 
 from __future__ import annotations
@@ -43,6 +44,13 @@ from bibi.sharedtasks.services.phases import (
     phases_change,
     phases_change_check,
 )
+from bibi.sharedtasks.services.presets import (
+    PRESETS,
+    Preset,
+    preset_changes,
+    preset_get,
+    shared_task_preset_apply,
+)
 from bibi.sharedtasks.services.task_invitations import (
     task_invitation_accept,
     task_invitation_create,
@@ -70,9 +78,11 @@ from bibi.texts import moment_text
 
 __all__ = [
     "INVITATION_LIFETIME",
+    "PRESETS",
     "SHARED_TASK_EDITABLE_FIELDS",
     "PhaseChange",
     "PhasePlan",
+    "Preset",
     "audit_record",
     "dataset_get_or_create",
     "dataset_require_unfrozen",
@@ -95,8 +105,11 @@ __all__ = [
     "phase_update",
     "phases_change",
     "phases_change_check",
+    "preset_changes",
+    "preset_get",
     "shared_task_changes_check",
     "shared_task_create",
+    "shared_task_preset_apply",
     "shared_task_store_new",
     "shared_task_update",
     "task_invitation_accept",

@@ -34,6 +34,7 @@ from bibi.web.forms import (
     add_service_error,
     add_upload_error,
 )
+from bibi.web.organize_forms import PhaseCloseNowForm
 
 RECENT_ACTIVITY = 10
 
@@ -142,6 +143,7 @@ def _phases_page(
         "phases",
         status=status,
         rows=rows,
+        close_form=PhaseCloseNowForm(),
         create_form=create_form if missing else None,
     )
 
@@ -198,10 +200,15 @@ def phase_update(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
 @require_POST
 def phase_close_now(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
     shared_task, _ = _organizer_page(request, slug)
-    try:
-        following = task_services.phase_close_now(
-            phase=_phase(shared_task, kind), actor=request.user
+    phase = _phase(shared_task, kind)
+    if not PhaseCloseNowForm(request.POST).is_valid():
+        messages.error(
+            request,
+            f'Nothing was closed: tick "Yes, close it now" to end the {kind} phase at once.',
         )
+        return redirect("web:organize-phases", slug=slug)
+    try:
+        following = task_services.phase_close_now(phase=phase, actor=request.user)
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
     else:

@@ -1,4 +1,8 @@
-"""``manage.py demo [--data DIR] [--reset]``: build the demo shared task, print its leaderboards.
+"""``manage.py demo [--data DIR] [--reset]``: build the demo shared tasks, print the leaderboards.
+
+Two tasks: ``demo-sentiment``, scored and in its results phase, and ``demo-sentiment-open``,
+the same data and systems left open in its break phase, where the demo accounts can play
+every role (upload pairs, look at the guidance, close the phase and contest, score).
 
 A second run with the same data finds the task built and only prints; ``--reset`` (or other
 data) builds it again, with the trained models taken from the cache. ``make demo`` runs this,
@@ -25,7 +29,10 @@ def _marker() -> Path:
 
 
 class Command(BaseCommand):
-    help = "Build the demo shared task (three trained systems, two breaker teams, results)."
+    help = (
+        "Build the demo shared tasks: one with results (three trained systems, two breaker "
+        "teams), and one open in its break phase."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -42,7 +49,7 @@ class Command(BaseCommand):
         built = builder.demo_task()
         stale = marker.read_text().strip() != digest if marker.is_file() else True
         started = time.monotonic()
-        if built is None or reset or stale:
+        if built is None or builder.open_task() is None or reset or stale:
             if built is not None:
                 self.stdout.write("Building the demo task again (--reset or other data).")
             builder.demo_reset()
@@ -67,4 +74,5 @@ class Command(BaseCommand):
         self.stdout.write("Demo accounts (user / password):")
         for username, (password, what) in builder.ACCOUNTS.items():
             self.stdout.write(f"  {username:<10} {password:<15} {what}")
-        self.stdout.write(f"The task: /tasks/{builder.SLUG}/")
+        self.stdout.write(f"The task, with its results: /tasks/{builder.SLUG}/")
+        self.stdout.write(f"A task open in its break phase: /tasks/{builder.OPEN_SLUG}/")

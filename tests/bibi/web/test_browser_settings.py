@@ -1,0 +1,74 @@
+"""An organizer in a real browser: applies the "2017 sentiment replay" preset on the settings
+page (sees what it changes, saves), schedules the four phases on one page, and closes the
+running phase early only once the confirmation is ticked."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from bibi.sharedtasks.models import AuditLogEntry, SharedTask
+
+from ..conftest import build_cast
+
+pytestmark = [pytest.mark.browser, pytest.mark.embedded]
+
+
+def local(moment) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M")
+
+
+def test_an_organizer_applies_the_2017_preset_and_schedules_the_phases(transactional_db, screen):
+    build_cast()  # otto organizes "other", a task with no phase yet
+    page = screen.page
+    screen.log_in("otto", "pw-otto-123")
+    screen.goto("/tasks/other/organize/")
+    page.get_by_role("link", name="Task settings").click()
+    assert page.get_by_role("heading", name="Task settings", level=1).is_visible()
+    assert page.get_by_text("Default: 0.35.").is_visible()
+    assert screen.axe_violations() == []
+
+    page.get_by_role("link", name="2017 sentiment replay").click()
+    changes = page.locator("#preset-changes")
+    assert "not saved yet" in changes.inner_text()
+    assert "Weight mode: dev_accuracy → original_f1" in changes.inner_text()
+    assert page.get_by_label("Weight mode").input_value() == "original_f1"
+    assert page.get_by_label("Break rate mode").input_value() == "sentences"
+    assert SharedTask.objects.get(slug="other").weight_mode == "dev_accuracy"
+    screen.shot("preset-filled")
+    assert screen.axe_violations() == []
+    page.get_by_role("button", name="Save the settings").click()
+    assert page.get_by_text("Settings saved").is_visible()
+    task = SharedTask.objects.get(slug="other")
+    assert (task.weight_mode, task.break_rate_mode) == ("original_f1", "sentences")
+    assert (task.pair_max_edit_ratio, task.pair_require_rationale) == (1.0, False)
+    entry = AuditLogEntry.objects.get(shared_task=task, action="shared_task.update")
+    assert entry.details["via"] == "preset:2017-sentiment-replay"
+
+    page.get_by_role("navigation", name="Organize").get_by_role("link", name="Schedule").click()
+    start = timezone.now() - timedelta(hours=1)
+    for label, days in (("Build", 7), ("Break", 7), ("Contest", 3), ("Results", 30)):
+        page.get_by_label(f"{label} starts (UTC)").fill(local(start))
+        page.get_by_label(f"{label} ends (UTC)").fill(local(start + timedelta(days=days)))
+        start += timedelta(days=days)
+    screen.shot("schedule")
+    assert screen.axe_violations() == []
+    page.get_by_role("button", name="Save the schedule").click()
+    assert page.get_by_text("The schedule is saved").is_visible()
+    assert [p.kind for p in task.phases.order_by("starts_at")] == [
+        "build", "break", "contest", "results"
+    ]  # fmt: skip
+    assert AuditLogEntry.objects.filter(shared_task=task, action="phase.create").count() == 4
+
+    page.get_by_role("navigation", name="Organize").get_by_role("link", name="Phases").click()
+    close = page.get_by_role("button", name="Close the build phase now")
+    close.click()
+    assert page.get_by_text("Nothing was closed").is_visible()
+    assert task.phase_at().kind == "build"
+    page.get_by_label("Yes, close it now").check()
+    screen.shot("close-confirmed")
+    page.get_by_role("button", name="Close the build phase now").click()
+    assert page.get_by_text("The build phase is closed and the break phase has begun.").is_visible()
+    assert task.phase_at().kind == "break"
