@@ -261,7 +261,7 @@ def cell_chunk_finish(
 
 def version_dev_scores_update(*, version: SystemVersion) -> SystemVersion:
     """Dev accuracy and macro-F1 again, from every blind-dev cell the version has."""
-    from bibi.systems.services import dev_scores
+    from bibi.systems.selectors import dev_scores
 
     rows = list(
         Prediction.objects.filter(
