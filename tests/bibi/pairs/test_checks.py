@@ -18,8 +18,10 @@ from bibi.pairs.checks import (
     StarterIndex,
     check_pair,
     check_pairs,
-    edit_out_of_sight,
     normalize_text,
+)
+from bibi.pairs.tokens import (
+    edit_out_of_sight,
     shared_token_ratio,
     token_edit_distance,
     tokenize,
