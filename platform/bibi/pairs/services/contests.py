@@ -136,6 +136,13 @@ def _decision_check(
     return note
 
 
+def _superseded_by(contest: Contest, pair: Pair) -> Contest | None:
+    """The other contest whose decision is the pair's state now, if any: this one replaces it."""
+    if pair.decision_id is not None and pair.decision_id != contest.id:
+        return Contest.objects.get(pk=pair.decision_id)
+    return None
+
+
 def _decision_write(
     *,
     contest: Contest,
@@ -189,9 +196,7 @@ def contest_adjudicate(
         new_label=new_label,
     )
     before = {"status": contest.status, **_pair_state(pair)}
-    superseded = None
-    if pair.decision_id is not None and pair.decision_id != contest.id:
-        superseded = Contest.objects.get(pk=pair.decision_id)
+    superseded = _superseded_by(contest, pair)
     _decision_write(
         contest=contest, pair=pair, actor=actor, decision=decision, note=note, new_label=new_label
     )
