@@ -3,7 +3,7 @@
 Beat sends ``default.housekeeping`` every ``HOUSEKEEPING_INTERVAL`` seconds. It records the
 tick (``/healthz`` reports a beat that has gone quiet) and runs each app's housekeeping: for
 hosted systems, sending again work the broker lost, taking back work whose worker vanished,
-removing half-unpacked models (``bibi.systems.services.system_versions_housekeep``); for
+removing half-unpacked models (``bibi.systems.housekeeping.system_versions_housekeep``); for
 evaluation, starting the scoring run of a closed break phase and sending again prediction
 cells and runs that stalled (``bibi.evaluation.services.evaluation_housekeep``).
 """
@@ -20,7 +20,7 @@ from bibi.health import beat_tick_record
 @shared_task(name="default.housekeeping", ignore_result=True)
 def housekeeping_task() -> dict[str, Any]:
     from bibi.evaluation.services import evaluation_housekeep
-    from bibi.systems.services import system_versions_housekeep
+    from bibi.systems.housekeeping import system_versions_housekeep
 
     beat_tick_record()
     return {"systems": system_versions_housekeep(), "evaluation": evaluation_housekeep()}

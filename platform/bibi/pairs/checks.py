@@ -7,7 +7,7 @@ values, so the rules can be read, tested and explained without a database.
 
 Texts are compared after ``bibi.texts.normalize_text`` (NFC, runs of whitespace to one space,
 trimmed; the example importer finds duplicates with the same rule)
-and measured in tokens (``tokenize``). With a task's parameters (``PairRules``, read off
+and measured in tokens (``bibi.pairs.tokens``). With a task's parameters (``PairRules``, read off
 ``SharedTask.pair_*``), a pair is refused when:
 
 - the original is not in the starter set (looked up by id, or by its text when no id is
@@ -36,23 +36,21 @@ The four 2017 example pairs of BACKGROUND.md pass with the defaults; the widest 
 "I love this movie!" -> "I'm mad for this movie!": distance 3 (limit 4), 4 of the
 variant's 7 tokens shared.
 
-    >>> tokenize('Russell is "terrific" as coach Herb Brooks.')
-    ['Russell', 'is', '"', 'terrific', '"', 'as', 'coach', 'Herb', 'Brooks', '.']
-    >>> token_edit_distance(tokenize("It's harmless."), tokenize("It's not harmless."))
-    1
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from django.conf import settings
+
 from bibi.files import RowError
 from bibi.labelmaps import LabelLookup
+from bibi.pairs.tokens import edit_out_of_sight, shared_token_ratio, token_edit_distance, tokenize
 from bibi.texts import invisible_characters, normalize_text, text_problems
 
 if TYPE_CHECKING:
@@ -60,90 +58,7 @@ if TYPE_CHECKING:
 
 RATIONALE_MAX_CHARS = 2000
 
-# Penn-Treebank-like splitting, so that a change of punctuation or quoting is one token edit
-# and "film." and "film ." (SST's pre-tokenized spelling) read the same:
-# - "doesn't" is "does" + "n't": negation is a unit breakers add and remove;
-# - "it's" is "it" + "'s", "I'm" is "I" + "'m" (clitics), but "'terrific'" is ' terrific ';
-# - a word is a run of letters, digits and underscores; every other visible character
-#   (punctuation, quotes, brackets, hyphens, symbols) is a token of its own.
-_TOKEN = re.compile(
-    r"""
-    \w+(?=n['’]t\b)
-    | n['’]t\b
-    | ['’](?:s|d|m|re|ve|ll)\b
-    | \w+
-    | \S
-    """,
-    re.VERBOSE | re.IGNORECASE,
-)
 _TAG_SEPARATORS = re.compile(r"[\s\-]+")
-
-# Systems count their limit in sub-word tokens (WordPiece, BPE), which split rare words into
-# pieces; the web process has no model tokenizer (no torch there), so it counts ``tokenize``
-# tokens and scales them. On SST-2 sentences of 20 tokens or more, MiniLM's WordPiece makes
-# 1.13 pieces per token on average and 1.42 at the 99th percentile: 1.5 errs towards warning.
-SUBWORDS_PER_TOKEN = 1.5
-# [CLS] and [SEP] (<s> and </s>) take two of the positions a model reads.
-SPECIAL_TOKENS = 2
-
-
-def tokenize(text: str) -> list[str]:
-    """Split ``text`` into word, clitic and punctuation tokens (case kept).
-
-    >>> tokenize("I'm mad for this movie!")
-    ['I', "'m", 'mad', 'for', 'this', 'movie', '!']
-    """
-    return _TOKEN.findall(text)
-
-
-def _trim(a: Sequence[str], b: Sequence[str]) -> tuple[Sequence[str], Sequence[str]]:
-    """Drop the common prefix and suffix: a minimal pair differs in a few tokens in a row."""
-    start = 0
-    while start < len(a) and start < len(b) and a[start] == b[start]:
-        start += 1
-    end_a, end_b = len(a), len(b)
-    while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
-        end_a -= 1
-        end_b -= 1
-    return a[start:end_a], b[start:end_b]
-
-
-def token_edit_distance(a: Sequence[str], b: Sequence[str]) -> int:
-    """Levenshtein distance between two token sequences: inserts, deletes, replacements.
-
-    The quadratic part runs only over the tokens around the edit (see ``_trim``).
-    """
-    a, b = _trim(a, b)
-    if not a or not b:
-        return len(a) + len(b)
-    previous = list(range(len(b) + 1))
-    for i, token_a in enumerate(a, start=1):
-        current = [i]
-        for j, token_b in enumerate(b, start=1):
-            current.append(
-                min(
-                    previous[j] + 1,
-                    current[j - 1] + 1,
-                    previous[j - 1] + (token_a != token_b),
-                )
-            )
-        previous = current
-    return previous[-1]
-
-
-def shared_token_ratio(original: Sequence[str], variant: Sequence[str]) -> float:
-    """The share of the variant's tokens that the original has too (counted with repeats).
-
-    0.0 for an empty variant.
-    """
-    if not variant:
-        return 0.0
-    # A common prefix or suffix is shared as a whole; only the middles need counting.
-    middle_original, middle_variant = _trim(original, variant)
-    shared = len(variant) - len(middle_variant)
-    if middle_original and middle_variant:
-        shared += sum((Counter(middle_original) & Counter(middle_variant)).values())
-    return shared / len(variant)
 
 
 def _tag_key(tag: str) -> str:
@@ -166,8 +81,6 @@ class PairRules:
 
     @classmethod
     def for_shared_task(cls, shared_task: SharedTask) -> PairRules:
-        from django.conf import settings
-
         return cls(
             labels=tuple(shared_task.labels),
             strategy_tags=tuple(shared_task.strategy_tags),
@@ -336,6 +249,35 @@ def _tags(tags: Sequence[str], rules: PairRules) -> tuple[tuple[str, ...], list[
     return tuple(chosen), problems
 
 
+def _variant_problems(variant: str, rules: PairRules) -> list[str]:
+    """The variant on its own (normalized): present, not too long, nothing invisible."""
+    if not variant:
+        return ["the variant is empty"]
+    problems = []
+    if len(variant) > rules.max_text_chars:
+        problems.append(
+            f"the variant has {len(variant)} characters; "
+            f"this task allows at most {rules.max_text_chars}"
+        )
+    return problems + [f"the variant {problem}" for problem in text_problems(variant)]
+
+
+def _free_text_problems(rationale: str, source_id: str, rules: PairRules) -> list[str]:
+    """The rationale (stripped) and the pair's own id."""
+    problems = []
+    if rules.require_rationale and not rationale:
+        problems.append("this task requires a rationale for every pair")
+    if len(rationale) > RATIONALE_MAX_CHARS:
+        problems.append(
+            f"the rationale has {len(rationale)} characters; at most {RATIONALE_MAX_CHARS}"
+        )
+    else:
+        problems += [f"the rationale {p}" for p in text_problems(rationale, words=False)]
+    if len(source_id) > 200 or invisible_characters(source_id):
+        problems.append("the pair's id is longer than 200 characters or has invisible characters")
+    return problems
+
+
 def check_pair(
     pair: PairInput,
     *,
@@ -351,34 +293,13 @@ def check_pair(
     problems: list[str] = []
     original, original_problems = _resolve_original(pair, starter, rules, labels)
     problems += original_problems
-
     variant = normalize_text(pair.variant_text)
-    rationale = pair.rationale.strip()
-    if not variant:
-        problems.append("the variant is empty")
-    else:
-        if len(variant) > rules.max_text_chars:
-            problems.append(
-                f"the variant has {len(variant)} characters; "
-                f"this task allows at most {rules.max_text_chars}"
-            )
-        problems += [f"the variant {problem}" for problem in text_problems(variant)]
-
+    problems += _variant_problems(variant, rules)
     label, label_problem = _label("variant", pair.variant_label, labels)
     if label_problem:
         problems.append(label_problem)
-
-    if rules.require_rationale and not rationale:
-        problems.append("this task requires a rationale for every pair")
-    if len(rationale) > RATIONALE_MAX_CHARS:
-        problems.append(
-            f"the rationale has {len(rationale)} characters; at most {RATIONALE_MAX_CHARS}"
-        )
-    else:
-        problems += [f"the rationale {p}" for p in text_problems(rationale, words=False)]
-    if len(pair.source_id) > 200 or invisible_characters(pair.source_id):
-        problems.append("the pair's id is longer than 200 characters or has invisible characters")
-
+    rationale = pair.rationale.strip()
+    problems += _free_text_problems(rationale, pair.source_id, rules)
     tags, tag_problems = _tags(pair.tags, rules)
     problems += tag_problems
 
@@ -405,49 +326,6 @@ def check_pair(
             warnings=(out_of_sight,) if out_of_sight else (),
         ),
         [],
-    )
-
-
-def tokens_in_sight(max_sequence_length: int) -> int:
-    """How many ``tokenize`` tokens a system reading ``max_sequence_length`` sub-word tokens
-    surely sees, by the conservative estimate ``SUBWORDS_PER_TOKEN``."""
-    return max(0, int((max_sequence_length - SPECIAL_TOKENS) / SUBWORDS_PER_TOKEN))
-
-
-def edit_out_of_sight(
-    original: str, variant: str, *, max_sequence_length: int | None
-) -> str | None:
-    """A warning when the edit may lie past what systems read, else None.
-
-    The edit begins at the first token where the two texts differ. If that is past
-    ``tokens_in_sight``, a system that truncates both texts may read two identical inputs,
-    and the pair cannot break it.
-
-    >>> edit_out_of_sight("a b c d e", "a b x d e", max_sequence_length=8) is None
-    True
-    >>> edit_out_of_sight("a b c d e", "a b c d f", max_sequence_length=8)[:51]
-    'the edit begins at token 5, past the first 4 tokens'
-    """
-    if max_sequence_length is None:
-        return None
-    in_sight = tokens_in_sight(max_sequence_length)
-    # A token has at least one character, so texts that differ within their first
-    # ``in_sight`` characters differ within their first ``in_sight`` tokens: most pairs are
-    # settled without tokenizing them again.
-    if original[:in_sight] != variant[:in_sight]:
-        return None
-    start = 0
-    for a, b in zip(tokenize(original), tokenize(variant), strict=False):
-        if a != b:
-            break
-        start += 1
-    if start < in_sight:
-        return None
-    return (
-        f"the edit begins at token {start + 1}, past the first {in_sight} tokens every system "
-        f"surely reads (systems read {max_sequence_length} sub-word tokens, "
-        "SYSTEM_MAX_SEQUENCE_LENGTH; a token may be several): a system may see two identical "
-        "texts, and the pair then cannot break it"
     )
 
 

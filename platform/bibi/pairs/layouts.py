@@ -155,21 +155,7 @@ def read_pair_file(
         # rows costs the memory of one until its pairs are known to be few enough.
         return iter_rows(decoded.text, file_format=file_format, quoted=quoted)
 
-    errors = RowErrors()
-    # Where each column is first named: the header (line 1) of a CSV or TSV file, the first
-    # line that has the field in JSON Lines.
-    columns: dict[str, int] = {}
-    read = readable = 0
-    for row in rows():
-        read += 1
-        if row.error is not None:
-            errors.add(row.line, row.error)
-            continue
-        readable += 1
-        for name in row.fields:
-            columns.setdefault(name.strip().lower(), 1 if file_format != "jsonl" else row.line)
-    if not read:
-        raise FileFormatError("the file has no pairs", line=1)
+    columns, readable, errors = _survey(rows(), file_format=file_format)
     layout = _layout(columns, file_format=file_format)
     result = PairFile(
         layout=layout,
@@ -193,6 +179,26 @@ def read_pair_file(
         )
         errors.extend(layout_errors)
     return result
+
+
+def _survey(rows: Iterator[Row], *, file_format: str) -> tuple[dict[str, int], int, RowErrors]:
+    """The columns the rows name, with where each is first named (the header, line 1, of a
+    CSV or TSV file; the first line that has the field in JSON Lines), how many rows are
+    readable, and the errors of those that are not. Raises when there are no rows at all."""
+    errors = RowErrors()
+    columns: dict[str, int] = {}
+    read = readable = 0
+    for row in rows:
+        read += 1
+        if row.error is not None:
+            errors.add(row.line, row.error)
+            continue
+        readable += 1
+        for name in row.fields:
+            columns.setdefault(name.strip().lower(), 1 if file_format != "jsonl" else row.line)
+    if not read:
+        raise FileFormatError("the file has no pairs", line=1)
+    return columns, readable, errors
 
 
 def _names_sst2017_layout(text: str) -> bool:
@@ -251,12 +257,11 @@ def _content(row: Row) -> dict[str, str]:
     return {name: normalize_text(value) for name, value in row.fields.items()}
 
 
-def _read_sst2017(
-    rows: list[Row], *, quoted: bool
-) -> tuple[list[PairInput], list[RowError], list[RowError]]:
-    """Pairs from ``<id>_a``/``<id>_b`` rows; returns the pairs, errors and warnings."""
-    errors: list[RowError] = []
-    warnings: list[RowError] = []
+def _sst2017_sides(
+    rows: list[Row], *, quoted: bool, errors: list[RowError], warnings: list[RowError]
+) -> dict[str, dict[str, Row]]:
+    """The rows by pair id and side (``a`` the original, ``b`` the variant); a repeated row is
+    read once with a warning, a conflicting one is an error."""
     sides: dict[str, dict[str, Row]] = {}
     for row in rows:
         sentence_id = row.fields.get("sentence_id", "").strip()
@@ -300,7 +305,16 @@ def _read_sst2017(
                     f"{row.line} with different content: keep one of them",
                 )
             )
+    return sides
 
+
+def _read_sst2017(
+    rows: list[Row], *, quoted: bool
+) -> tuple[list[PairInput], list[RowError], list[RowError]]:
+    """Pairs from ``<id>_a``/``<id>_b`` rows; returns the pairs, errors and warnings."""
+    errors: list[RowError] = []
+    warnings: list[RowError] = []
+    sides = _sst2017_sides(rows, quoted=quoted, errors=errors, warnings=warnings)
     pairs: list[PairInput] = []
     for key, pair in sides.items():
         if "a" not in pair or "b" not in pair:

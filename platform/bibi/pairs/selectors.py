@@ -8,10 +8,15 @@ Visibility:
 - During the contest phase, members of every team in the task (builders too) see the
   *entry* pairs of the other teams: texts and labels, with no team name and no rationale.
   Contesting a label means reading it; this is the least that allows it. A builder team
-  sees them only once builders' pair predictions are final (the pair-prediction window of
-  ``bibi.systems.selectors`` has closed): a self-reported system must not predict pairs
-  whose labels its team has read.
+  sees them only once builders' pair predictions are final (the pair-prediction window
+  has closed): a self-reported system must not predict pairs whose labels its team has read.
 - A contest: the contesting team, the author team and the organizers.
+
+Also the one place that says when self-reported systems predict the pair texts (the
+*pair-prediction window*, ``pair_predictions_window``): from the end of the break phase,
+for ``PAIR_PREDICTIONS_WINDOW_HOURS``, and never past the start of the results phase, when
+the labels are published; and which texts they predict (``pair_texts``). The systems app
+reads both; pairs imports nothing of systems.
 
 The entry of a breaker team is the set it marked final, else its latest set submitted
 before the break deadline (server clock); drafts are never entries.
@@ -19,16 +24,18 @@ before the break deadline (server clock); drafts are never entries.
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
 from bibi.pairs.models import Contest, Pair, PairSet
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import Phase, SharedTask, Team
-from bibi.systems import selectors as system_selectors
 
 User = task_selectors.User
 
@@ -73,6 +80,16 @@ def entry_pairs(*, shared_task: SharedTask) -> QuerySet[Pair]:
     """Every pair of every team's entry, excluded ones included."""
     entry_ids = [pair_set.id for pair_set in entry_pair_sets(shared_task=shared_task).values()]
     return Pair.objects.filter(pair_set_id__in=entry_ids)
+
+
+def pair_texts(*, shared_task: SharedTask) -> list[str]:
+    """Every distinct text of every pair in the task's entries (originals and variants),
+    sorted: what self-reported systems predict, and what their builders download."""
+    pairs = pairs_effective(shared_task=shared_task)
+    texts: Iterable[str] = (
+        text for pair in pairs for text in (pair["original_text"], pair["variant_text"])
+    )
+    return sorted(set(texts))
 
 
 def pairs_effective(*, shared_task: SharedTask) -> list[dict[str, Any]]:
@@ -147,6 +164,32 @@ def pair_list(*, pair_set: PairSet) -> QuerySet[Pair]:
     return pair_set.pairs.select_related("original").order_by("row")
 
 
+@dataclass(frozen=True)
+class PairPredictionsWindow:
+    opens_at: datetime
+    closes_at: datetime
+
+    def is_open(self, moment: datetime | None = None) -> bool:
+        moment = moment or timezone.now()
+        return self.opens_at <= moment < self.closes_at
+
+    def has_closed(self, moment: datetime | None = None) -> bool:
+        return (moment or timezone.now()) >= self.closes_at
+
+
+def pair_predictions_window(*, shared_task: SharedTask) -> PairPredictionsWindow | None:
+    """When self-reported pair predictions are taken; None while the task has no break phase."""
+    phases = {phase.kind: phase for phase in shared_task.phases.all()}
+    break_phase = phases.get(Phase.Kind.BREAK)
+    if break_phase is None:
+        return None
+    closes_at = break_phase.ends_at + timedelta(hours=settings.PAIR_PREDICTIONS_WINDOW_HOURS)
+    results = phases.get(Phase.Kind.RESULTS)
+    if results is not None:
+        closes_at = min(closes_at, results.starts_at)
+    return PairPredictionsWindow(opens_at=break_phase.ends_at, closes_at=closes_at)
+
+
 def contest_phase_is_open(*, shared_task: SharedTask) -> bool:
     phase = shared_task.phase_at(timezone.now())
     return phase is not None and phase.kind == Phase.Kind.CONTEST
@@ -161,7 +204,7 @@ def labels_withheld_until(*, team: Team, now: datetime | None = None) -> datetim
     """
     if team.kind != Team.Kind.BUILDER:
         return None
-    window = system_selectors.pair_predictions_window(shared_task=team.shared_task)
+    window = pair_predictions_window(shared_task=team.shared_task)
     if window is None or window.has_closed(now):
         return None
     return window.closes_at

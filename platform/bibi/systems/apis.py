@@ -32,9 +32,10 @@ from bibi.api import (
     shared_task_for,
 )
 from bibi.files import JsonRefused, json_parse
+from bibi.pairs import selectors as pair_selectors
 from bibi.sharedtasks import selectors as sharedtask_selectors
 from bibi.sharedtasks.models import Team
-from bibi.systems import selectors, services
+from bibi.systems import predictions, selectors, services
 from bibi.systems.models import Prediction, System, SystemVersion
 
 QUEUE_UNREACHABLE_NOTE = (
@@ -254,11 +255,11 @@ class PredictionsUploadApi(FileUploadApi):
     )
     def post(self, request: Request, slug: str, system_id: int) -> Response:
         system = system_for(request, slug, system_id)
-        services.system_predictions_upload_require(system=system, actor=request.user)
+        predictions.system_predictions_upload_require(system=system, actor=request.user)
         serializer = PredictionsUploadInput(data=request.data)
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["file"]
-        version = services.system_predictions_upload(
+        version = predictions.system_predictions_upload(
             system=system,
             actor=request.user,
             data=upload.read(),
@@ -294,7 +295,7 @@ class PairTextsApi(APIView):
         services.require_break_phase_closed(shared_task=shared_task)
         lines = "".join(
             json.dumps({"text": text}, ensure_ascii=False) + "\n"
-            for text in services.pair_texts(shared_task=shared_task)
+            for text in pair_selectors.pair_texts(shared_task=shared_task)
         )
         response = HttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
         response["Content-Disposition"] = (

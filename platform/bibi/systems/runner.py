@@ -9,9 +9,11 @@ evaluation app's worker code, never by a module the web process loads.
 - ``model_call`` runs anything that executes the builder's model, turns the model's own
   failures into a ``ValidationFailed`` with a reason the builder can act on, and refuses
   NaN or infinite outputs (they would reach the database otherwise).
-- ``version_system`` loads a ready version's model from the model store, and keeps the
-  ``SYSTEM_MODEL_CACHE_SIZE`` most recently used ones loaded in this worker process, so a
-  worker running many chunks of one system loads it once.
+- ``version_system`` is how every gpu task gets a builder's model: validation from the
+  archive it unpacked, every other task (cells, guidance, the baseline breaker) a ready
+  version's model from the model store, of which it keeps the ``SYSTEM_MODEL_CACHE_SIZE``
+  most recently used loaded in this worker process, so a worker running many chunks of one
+  system loads it once.
 - ``soft_time_limit_in_process`` and ``heartbeat`` give in-process runs what a worker pool
   gives a task: a time limit, and a sign of life others can watch.
 - ``input_digests`` says what a truncated text looked like to the model.
@@ -129,21 +131,32 @@ def require_finite_outputs(result: Any) -> None:
 _LOADED: OrderedDict[str, fim_engine.System] = OrderedDict()
 
 
-def version_system(version: SystemVersion) -> fim_engine.System:
-    """The loaded model of a ready hosted ``version``, from this process's cache if it is there.
+def version_system(version: SystemVersion, *, unpacked: Path | None = None) -> fim_engine.System:
+    """The loaded model of ``version``: the one way every gpu task (validation, prediction
+    cells, guidance, the baseline breaker) gets a builder's model.
 
-    Raises ``ValidationFailed`` when the model cannot be loaded or run.
+    A ready hosted version's model comes from the model store (``version.model_dir``), and
+    this process keeps the ``SYSTEM_MODEL_CACHE_SIZE`` most recently used ones loaded, so a
+    worker running many chunks of one system loads it once. Validation passes ``unpacked``,
+    the directory its archive was just unpacked into: that model is checked against the
+    task's label count and never cached (the version is not ready, and may never be).
+
+    Raises ``ValidationFailed`` when the model cannot be loaded (see ``model_load``).
     """
+    options = {
+        "batch_size": settings.SYSTEM_BATCH_SIZE,
+        "max_length": settings.SYSTEM_MAX_SEQUENCE_LENGTH,
+    }
+    if unpacked is not None:
+        labels = version.system.shared_task.labels
+        _, system = model_load(unpacked, expected_num_labels=len(labels), **options)
+        return system
     key = str(version.uuid)
     system = _LOADED.get(key)
     if system is not None:
         _LOADED.move_to_end(key)
         return system
-    _, system = model_load(
-        Path(settings.MODEL_STORE) / version.model_dir,
-        batch_size=settings.SYSTEM_BATCH_SIZE,
-        max_length=settings.SYSTEM_MAX_SEQUENCE_LENGTH,
-    )
+    _, system = model_load(Path(settings.MODEL_STORE) / version.model_dir, **options)
     _LOADED[key] = system
     while len(_LOADED) > max(settings.SYSTEM_MODEL_CACHE_SIZE, 1):
         _LOADED.popitem(last=False)

@@ -1,16 +1,12 @@
 """Reads for builder systems, and who may see them: the team's members and the organizers.
 
-Also the one place that says when self-reported systems predict the pair texts (the
-*pair-prediction window*): from the end of the break phase, for
-``PAIR_PREDICTIONS_WINDOW_HOURS``, and never past the start of the results phase, when the
-labels are published. Until the window closes, builders' pair predictions are not final,
-so no builder team sees a variant's label (``bibi.pairs.selectors``).
+(When self-reported systems predict the pair texts, the pair-prediction window, is a read of
+the pairs app: ``bibi.pairs.selectors.pair_predictions_window``.)
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -18,35 +14,10 @@ from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+import scoring
 from bibi.sharedtasks import selectors as sharedtask_selectors
-from bibi.sharedtasks.models import Phase, SharedTask
+from bibi.sharedtasks.models import SharedTask
 from bibi.systems.models import Prediction, System, SystemVersion
-
-
-@dataclass(frozen=True)
-class PairPredictionsWindow:
-    opens_at: datetime
-    closes_at: datetime
-
-    def is_open(self, moment: datetime | None = None) -> bool:
-        moment = moment or timezone.now()
-        return self.opens_at <= moment < self.closes_at
-
-    def has_closed(self, moment: datetime | None = None) -> bool:
-        return (moment or timezone.now()) >= self.closes_at
-
-
-def pair_predictions_window(*, shared_task: SharedTask) -> PairPredictionsWindow | None:
-    """When self-reported pair predictions are taken; None while the task has no break phase."""
-    phases = {phase.kind: phase for phase in shared_task.phases.all()}
-    break_phase = phases.get(Phase.Kind.BREAK)
-    if break_phase is None:
-        return None
-    closes_at = break_phase.ends_at + timedelta(hours=settings.PAIR_PREDICTIONS_WINDOW_HOURS)
-    results = phases.get(Phase.Kind.RESULTS)
-    if results is not None:
-        closes_at = min(closes_at, results.starts_at)
-    return PairPredictionsWindow(opens_at=break_phase.ends_at, closes_at=closes_at)
 
 
 def can_view_system(*, user, system: System) -> bool:
@@ -138,3 +109,17 @@ def versions_stuck(*, now: Any = None) -> dict[str, int]:
         .count()
     )
     return {"queued": queued, "running": running}
+
+
+# --- The blind dev set, and a version's scores on it (validation, self-reported predictions)
+
+
+def dev_scores(labels: list[str], gold: list[str], predicted: list[str]) -> tuple[float, float]:
+    """A version's blind-dev accuracy and macro-F1: ``scoring.label_scores``, as stored."""
+    scores = scoring.label_scores(labels, gold, predicted)
+    return scores.accuracy, scores.macro_f1
+
+
+def dataset_examples(shared_task: SharedTask, split: str) -> list:
+    dataset = shared_task.datasets.filter(split=split).first()
+    return list(dataset.examples.order_by("position")) if dataset else []

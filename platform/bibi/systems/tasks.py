@@ -23,7 +23,7 @@ from django import db
 from django.conf import settings
 
 from bibi.celery import GPU_QUEUE
-from bibi.systems import services
+from bibi.systems import outcomes
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ class ValidationRequest(Request):
                 os.kill(self.worker_pid, signal.SIGKILL)
             version_id, child = self.args[0], self._child
             _in_main_process(
-                lambda: services.system_version_stopped_at_time_limit(
+                lambda: outcomes.system_version_stopped_at_time_limit(
                     version_id=version_id, worker=child, limit=timeout
                 )
             )
@@ -80,7 +80,7 @@ class ValidationRequest(Request):
             # Recorded before Celery puts the message back, so the next attempt sees it.
             version_id, child = self.args[0], self._child
             _in_main_process(
-                lambda: services.system_version_worker_died(
+                lambda: outcomes.system_version_worker_died(
                     version_id=version_id, worker=child, cause=str(exc)
                 )
             )
@@ -90,7 +90,8 @@ class ValidationRequest(Request):
 # Outcomes live on the version: nothing reads a result, so none is stored.
 @shared_task(bind=True, name="gpu.system_validate", Request=ValidationRequest, ignore_result=True)
 def system_validate_task(self, version_id: int) -> str:
-    # Imported here, on the worker: validation loads models, and with them torch.
+    # Imported here, on the worker, to keep torch out of the web process: validation loads
+    # models, and with them torch.
     from bibi.systems import validation
 
     return validation.system_version_validate(

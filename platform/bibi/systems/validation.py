@@ -3,7 +3,7 @@
 Only the worker imports this module (through ``bibi.systems.tasks``), so the web process
 never loads torch. ``system_version_validate`` unpacks the archive, checks and loads the
 model, runs it on the blind dev set (accuracy, macro-F1) and computes λmax and word hints on
-every starter original; the outcome is recorded by ``services.version_finish`` alone.
+every starter original; the outcome is recorded by ``outcomes.version_finish`` alone.
 
 An attempt first claims the version (``running``, with this process as its ``worker``) and
 writes a heartbeat while it runs. A message for a version that another live attempt holds, or
@@ -27,23 +27,20 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+import fim_engine
 from bibi.sharedtasks.models import Dataset
 from bibi.systems.archives import ArchiveLimits, ArchiveRejected, unpack_archive
 from bibi.systems.errors import ValidationFailed
 from bibi.systems.models import Prediction, System, SystemVersion, text_digest
+from bibi.systems.outcomes import version_fail_if_lost_too_often, version_finish
 from bibi.systems.runner import (
     heartbeat,
     input_digests,
     model_call,
-    model_load,
     soft_time_limit_in_process,
+    version_system,
 )
-from bibi.systems.services import (
-    dataset_examples,
-    dev_scores,
-    version_fail_if_lost_too_often,
-    version_finish,
-)
+from bibi.systems.selectors import dataset_examples, dev_scores
 
 logger = logging.getLogger(__name__)
 
@@ -122,9 +119,9 @@ class _Outcome:
     root: Path
 
 
-def _run_validation(version: SystemVersion) -> _Outcome:
-    system = version.system
-    shared_task = system.shared_task
+def _unpack(version: SystemVersion) -> tuple[Path, Path]:
+    """Unpack the version's archive into ``MODEL_STORE/.partial-<uuid>``, within the limits;
+    returns that directory and the model directory inside it."""
     store = Path(settings.MODEL_STORE)
     partial = store / f".partial-{version.uuid}"
     shutil.rmtree(partial, ignore_errors=True)
@@ -140,20 +137,42 @@ def _run_validation(version: SystemVersion) -> _Outcome:
         )
     except ArchiveRejected as exc:
         raise ValidationFailed(Reason.INVALID_ARCHIVE, str(exc)) from None
-    model_format, loaded = model_load(
-        root,
-        batch_size=settings.SYSTEM_BATCH_SIZE,
-        max_length=settings.SYSTEM_MAX_SEQUENCE_LENGTH,
-        expected_num_labels=len(shared_task.labels),
+    return partial, root
+
+
+def _starter_rows(
+    version: SystemVersion, loaded: fim_engine.System, mapping: dict[str, str]
+) -> list[Prediction]:
+    """The starter originals' predictions, with λmax, hints, leverage and what the model saw."""
+    starter = dataset_examples(version.system.shared_task, Dataset.Split.STARTER)
+    # One pass over the starter set: λmax's pass already gives the prediction.
+    fisher = model_call(loaded.fisher, [example.text for example in starter], hints=True)
+    outputs = ((r.label, r.probabilities, r.truncated) for r in fisher)
+    rows = _predictions(
+        version,
+        Prediction.Source.STARTER,
+        starter,
+        outputs,
+        label_names=loaded.labels,
+        mapping=mapping,
     )
+    seen = input_digests(loaded, [row.text for row in rows])
+    for row, result, digest in zip(rows, fisher, seen, strict=True):
+        row.lambda_max = result.lambda_max
+        row.hints = [[word, score] for word, score in result.hints]
+        row.leverage = [[word, score] for word, score in result.leverage]
+        row.input_sha256 = digest
+    return rows
+
+
+def _run_validation(version: SystemVersion) -> _Outcome:
+    shared_task = version.system.shared_task
+    partial, root = _unpack(version)
+    loaded = version_system(version, unpacked=root)
     mapping = _label_mapping(loaded.labels, list(shared_task.labels), version.label_mapping)
 
     dev = dataset_examples(shared_task, Dataset.Split.BLIND_DEV)
     dev_batch = model_call(loaded.predict, [example.text for example in dev])
-    starter = dataset_examples(shared_task, Dataset.Split.STARTER)
-    # One pass over the starter set: λmax's pass already gives the prediction.
-    fisher = model_call(loaded.fisher, [example.text for example in starter], hints=True)
-
     dev_outputs = zip(dev_batch.labels, dev_batch.probabilities, dev_batch.truncated, strict=True)
     rows = _predictions(
         version,
@@ -163,21 +182,7 @@ def _run_validation(version: SystemVersion) -> _Outcome:
         label_names=loaded.labels,
         mapping=mapping,
     )
-    starter_outputs = ((r.label, r.probabilities, r.truncated) for r in fisher)
-    starter_rows = _predictions(
-        version,
-        Prediction.Source.STARTER,
-        starter,
-        starter_outputs,
-        label_names=loaded.labels,
-        mapping=mapping,
-    )
-    seen = input_digests(loaded, [row.text for row in starter_rows])
-    for row, result, digest in zip(starter_rows, fisher, seen, strict=True):
-        row.lambda_max = result.lambda_max
-        row.hints = [[word, score] for word, score in result.hints]
-        row.leverage = [[word, score] for word, score in result.leverage]
-        row.input_sha256 = digest
+    starter_rows = _starter_rows(version, loaded, mapping)
     accuracy, macro_f1 = (
         dev_scores(list(shared_task.labels), [e.label for e in dev], [r.label for r in rows])
         if dev
@@ -185,7 +190,7 @@ def _run_validation(version: SystemVersion) -> _Outcome:
     )
     return _Outcome(
         rows=[*rows, *starter_rows],
-        model_format=model_format.kind,
+        model_format=loaded.format,
         mapping=mapping,
         scores=(accuracy, macro_f1, len(dev)),
         partial=partial,

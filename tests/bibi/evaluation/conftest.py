@@ -17,6 +17,7 @@ from django.contrib.auth import get_user_model
 from bibi.pairs import services as pair_services
 from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Team
+from bibi.systems import predictions as system_predictions
 from bibi.systems import services as system_services
 from bibi.systems import validation
 from bibi.systems.models import System, SystemVersion
@@ -94,7 +95,7 @@ def build_scored_task(*, validate=hosted_version, self_reported_dev: bool = True
         rows = "id,label\n" + "".join(
             f"{eid},{SELF_REPORTED_DEV[eid]}\n" for eid, _, _ in BLIND_DEV
         )
-        system_services.system_predictions_upload(
+        system_predictions.system_predictions_upload(
             system=by_hand,
             actor=cast.builder,
             data=rows.encode(),
@@ -166,7 +167,7 @@ def upload_self_reported_pairs(task: ScoredTask) -> None:
         f'"{text.replace(chr(34), chr(34) * 2)}",{label}\n'
         for text, label in sorted(labels.items())
     )
-    system_services.system_predictions_upload(
+    system_predictions.system_predictions_upload(
         system=task.by_hand,
         actor=task.cast.builder,
         data=rows.encode(),

@@ -19,7 +19,7 @@ from bibi.evaluation.reports import (
     scoring_inputs,
 )
 from bibi.systems.models import text_digest
-from bibi.systems.services import dev_scores
+from bibi.systems.selectors import dev_scores
 
 from .conftest import OSU_PAIRS, score_now
 
@@ -99,20 +99,40 @@ def test_the_stored_leaderboard_and_the_markdown_report_rank_nan_rows_alike():
 
 
 @pytest.mark.parametrize(
-    ("labels", "gold", "predicted"),
+    ("labels", "gold", "predicted", "accuracy", "macro_f1"),
     [
-        (["negative", "positive"], ["positive", "negative", "positive"], ["positive"] * 3),
-        (["-1", "1"], ["1", "-1", "1", "-1"], ["1", "-1", "-1", "0"]),
-        (["a", "b", "c"], ["a", "b", "c", "c", "a"], ["a", "c", "c", "b", "x"]),
-        (["a", "b"], ["a", "a"], ["a", "a"]),
+        # positive: P 2/3, R 1, F1 0.8; negative: no hit, F1 0.
+        (
+            ["negative", "positive"],
+            ["positive", "negative", "positive"],
+            ["positive"] * 3,
+            2 / 3,
+            0.4,
+        ),
+        # "0" is outside the set, a miss for its gold "-1"; 1: P 1 R 1/2 F1 2/3; -1: F1 1/2.
+        (["-1", "1"], ["1", "-1", "1", "-1"], ["1", "-1", "-1", "0"], 0.5, (2 / 3 + 0.5) / 2),
+        # a: P 1 R 1/2 F1 2/3; b: no hit; c: P 1/2 R 1/2 F1 1/2.
+        (
+            ["a", "b", "c"],
+            ["a", "b", "c", "c", "a"],
+            ["a", "c", "c", "b", "x"],
+            0.4,
+            (2 / 3 + 0.5) / 3,
+        ),
+        # b occurs neither as gold nor as prediction: it is left out of the mean.
+        (["a", "b"], ["a", "a"], ["a", "a"], 1.0, 1.0),
     ],
 )
-def test_label_scores_gives_the_numbers_of_the_systems_dev_scores(labels, gold, predicted):
-    accuracy, macro_f1 = dev_scores(labels, gold, predicted)
+def test_a_versions_dev_scores_are_scorings_label_scores(
+    labels, gold, predicted, accuracy, macro_f1
+):
+    """The platform stores what ``scoring.label_scores`` computes, checked by hand here."""
+    stored = dev_scores(labels, gold, predicted)
 
     scores = scoring.label_scores(labels, gold, predicted)
 
-    assert (scores.accuracy, scores.macro_f1) == (accuracy, macro_f1)
+    assert stored == (scores.accuracy, scores.macro_f1)
+    assert stored == pytest.approx((accuracy, macro_f1))
 
 
 @pytest.mark.django_db

@@ -13,7 +13,7 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from bibi.systems import services, validation
+from bibi.systems import housekeeping, outcomes, services, validation
 from bibi.systems.models import SystemVersion
 
 from .conftest import TINY_MODELS, archive_upload
@@ -46,7 +46,7 @@ def running(version: SystemVersion, *, worker: str = "gpu-1@host:4242", silent_f
 def housekeep(capture, broker) -> tuple[dict, list[int]]:
     """Run housekeeping; return what it did and the version ids it sent to the gpu queue."""
     with capture(execute=True):
-        done = services.system_versions_housekeep()
+        done = housekeeping.system_versions_housekeep()
     return done, [args[0] for _, args in broker.take_messages("gpu")]
 
 
@@ -129,7 +129,7 @@ def test_half_unpacked_models_no_running_version_owns_are_removed(queued, hosted
         (directory / "model").mkdir(parents=True)
         (directory / "model" / "config.json").write_text("{}")
     try:
-        assert services.system_versions_housekeep()["partials_removed"] == 2
+        assert housekeeping.system_versions_housekeep()["partials_removed"] == 2
         assert kept.is_dir()
         assert not any(orphan.exists() for orphan in orphans)
     finally:
@@ -166,7 +166,7 @@ def test_a_message_for_a_finished_version_does_nothing(queued):
 def test_a_crash_below_the_attempt_cap_puts_the_version_back_in_the_queue(queued, settings):
     settings.SYSTEM_VALIDATION_MAX_ATTEMPTS = 3
     version = running(queued)
-    services.system_version_worker_died(
+    outcomes.system_version_worker_died(
         version_id=version.id, worker=version.worker, cause="signal 9 (SIGKILL)"
     )
     version.refresh_from_db()
@@ -180,7 +180,7 @@ def test_a_model_that_crashed_its_worker_on_every_attempt_fails_and_counts(queue
     version = queued
     for _ in range(2):
         version = running(version)
-        services.system_version_worker_died(
+        outcomes.system_version_worker_died(
             version_id=version.id, worker=version.worker, cause="signal 9 (SIGKILL)"
         )
         version.refresh_from_db()
@@ -199,7 +199,7 @@ def test_a_crash_after_an_attempt_lost_another_way_does_not_count(queued, settin
     SystemVersion.objects.filter(id=queued.id).update(attempts=1)
     queued.refresh_from_db()
     version = running(queued)
-    services.system_version_worker_died(version_id=version.id, worker=version.worker, cause="x")
+    outcomes.system_version_worker_died(version_id=version.id, worker=version.worker, cause="x")
     version.refresh_from_db()
     assert (version.failure_reason, version.crashes, version.attempts) == ("worker_crashed", 1, 2)
     assert version.counts_against_quota is False
@@ -209,7 +209,7 @@ def test_a_crash_after_an_attempt_lost_another_way_does_not_count(queued, settin
 @pytest.mark.embedded
 def test_a_death_reported_by_a_process_that_does_not_hold_the_version_changes_nothing(queued):
     version = running(queued, worker="gpu-1@host:4242")
-    services.system_version_worker_died(version_id=version.id, worker="gpu-1@host:9999", cause="x")
+    outcomes.system_version_worker_died(version_id=version.id, worker="gpu-1@host:9999", cause="x")
     version.refresh_from_db()
     assert (version.status, version.crashes) == ("running", 0)
 
@@ -219,7 +219,7 @@ def test_a_child_stopped_at_the_hard_time_limit_fails_as_a_time_out(queued):
     version = running(queued)
     partial = Path(settings.MODEL_STORE) / f".partial-{version.uuid}"
     partial.mkdir(parents=True)
-    services.system_version_stopped_at_time_limit(
+    outcomes.system_version_stopped_at_time_limit(
         version_id=version.id, worker=version.worker, limit=2100
     )
     version.refresh_from_db()

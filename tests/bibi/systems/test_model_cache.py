@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from bibi.sharedtasks.models import SharedTask
 from bibi.systems import runner
-from bibi.systems.models import SystemVersion
+from bibi.systems.errors import ValidationFailed
+from bibi.systems.models import System, SystemVersion
 
 TINY = Path(__file__).resolve().parents[3] / "fixtures" / "fim_engine" / "models"
 
@@ -59,3 +61,26 @@ def test_a_cache_size_below_one_still_keeps_the_model_in_use(loads, settings):
     bow = version("tiny-bow")
     assert runner.version_system(bow) is runner.version_system(bow)
     assert runner.loaded_versions() == [str(bow.uuid)]
+
+
+def unpacked_version(labels: list[str]) -> SystemVersion:
+    """A version being validated: its model is the directory its archive was unpacked into."""
+    task = SharedTask(slug="t", labels=labels)
+    return SystemVersion(uuid=uuid.uuid4(), system=System(shared_task=task, name="s"))
+
+
+def test_a_model_being_validated_is_loaded_from_its_unpacked_directory_and_never_kept(loads):
+    being_validated = unpacked_version(["negative", "positive"])
+    first = runner.version_system(being_validated, unpacked=TINY / "tiny-cnn")
+    second = runner.version_system(being_validated, unpacked=TINY / "tiny-cnn")
+    assert first is not second
+    assert loads == ["tiny-cnn", "tiny-cnn"]
+    assert runner.loaded_versions() == []
+
+
+def test_a_model_being_validated_must_have_the_tasks_label_count(loads):
+    being_validated = unpacked_version(["negative", "neutral", "positive"])
+    with pytest.raises(ValidationFailed) as failed:
+        runner.version_system(being_validated, unpacked=TINY / "tiny-cnn")
+    assert failed.value.reason == SystemVersion.FailureReason.LABEL_MISMATCH
+    assert runner.loaded_versions() == []

@@ -14,7 +14,7 @@ from bibi.pairs import services as pair_services
 from bibi.pairs.checks import PairInput
 from bibi.pairs.models import PairSet
 from bibi.sharedtasks.models import Phase
-from bibi.systems import services
+from bibi.systems import predictions
 from bibi.systems.models import Prediction
 
 from ..conftest import BLIND_DEV
@@ -57,7 +57,7 @@ def next_phase(cast) -> None:
 def after_break(self_reported):
     cast, system = self_reported
     dev = "".join(f"{eid}\t{label}\n" for eid, _, label in BLIND_DEV)
-    services.system_predictions_upload(
+    predictions.system_predictions_upload(
         system=system,
         actor=cast.builder,
         data=f"id\tlabel\n{dev}".encode(),

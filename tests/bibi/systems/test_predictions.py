@@ -7,7 +7,7 @@ import json
 import pytest
 from django.core.exceptions import PermissionDenied
 
-from bibi.systems import services
+from bibi.systems import predictions
 from bibi.systems.models import Prediction
 
 from ..conftest import BLIND_DEV
@@ -98,6 +98,6 @@ def test_pair_predictions_wait_for_the_break_phase_to_close(self_reported):
 def test_the_members_of_another_team_cannot_upload(self_reported):
     cast, system = self_reported
     with pytest.raises(PermissionDenied):
-        services.system_predictions_upload(
+        predictions.system_predictions_upload(
             system=system, actor=cast.breaker, data=tsv([]), filename="x.tsv", source="blind_dev"
         )

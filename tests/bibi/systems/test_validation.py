@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 import fim_engine
-from bibi.systems import services, validation
+from bibi.systems import outcomes, services, validation
 from bibi.systems.models import Prediction, SystemVersion
 
 from ..conftest import BLIND_DEV, STARTER
@@ -126,7 +126,7 @@ def test_server_paths_in_a_detail_are_replaced_and_the_archives_own_paths_kept(h
     _, system = hosted
     version = SystemVersion(system=system, number=1)
     store, uploads = settings.MODEL_STORE, settings.UPLOAD_ROOT
-    detail = services.public_detail(
+    detail = outcomes.public_detail(
         f"no tokenizer in {store}/.partial-{version.uuid}/my-model/tokenizer.json; "
         f"read {uploads}/systems/3/x.archive, spooled to '{tempfile.gettempdir()}/tmpab12.upload'",
         version,

@@ -72,10 +72,6 @@ from bibi.sharedtasks.services.teams import (
     team_update,
 )
 
-# Lives in bibi.texts; still reachable here for the callers that write
-# ``task_services.moment_text`` (pairs/services.py, systems/services.py).
-from bibi.texts import moment_text
-
 __all__ = [
     "INVITATION_LIFETIME",
     "PRESETS",
@@ -90,7 +86,6 @@ __all__ = [
     "invitation_create",
     "invitation_revoke",
     "join_require_allowed",
-    "moment_text",
     "organizer_add",
     "organizer_add_check",
     "organizer_require",

@@ -13,8 +13,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from bibi.pairs import selectors as pair_selectors
 from bibi.sharedtasks.models import SharedTask, Team
 from bibi.sharedtasks.selectors import Viewer
+from bibi.systems import predictions as system_predictions
 from bibi.systems import selectors as system_selectors
 from bibi.systems import services as system_services
 from bibi.systems.models import System, SystemVersion
@@ -106,7 +108,7 @@ def _system_page(
         "is_member": is_member,
         "pending": any(version.status in PENDING for version in versions),
         "upload_max_bytes": settings.SYSTEM_UPLOAD_MAX_BYTES,
-        "pair_window": system_selectors.pair_predictions_window(shared_task=shared_task),
+        "pair_window": pair_selectors.pair_predictions_window(shared_task=shared_task),
         "archive_form": forms.get("archive_form") or ArchiveUploadForm(),
         "predictions_form": forms.get("predictions_form") or PredictionsUploadForm(),
         "rejected": forms.get("rejected"),
@@ -158,7 +160,7 @@ def predictions_upload(request: HttpRequest, slug: str, system_id: int) -> HttpR
     if form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            version = system_services.system_predictions_upload(
+            version = system_predictions.system_predictions_upload(
                 system=system,
                 actor=request.user,
                 data=upload.read(),

@@ -1,0 +1,381 @@
+"""Submitting a pair set whole: a file (``pair_set_upload``) or pairs already parsed
+(``pair_set_submit``, e.g. a JSON list), checked, then stored whole or not at all; and the
+rules every way of submitting shares (membership, the quota, the team's lock, what a
+submission does to the team's entry)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import PurePath
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.core.files import File
+from django.db import transaction
+from django.utils import timezone
+
+from bibi.files import FileFormatError, FileRejected, RowError, RowErrors
+from bibi.pairs import selectors
+from bibi.pairs.checks import (
+    CheckedPair,
+    PairInput,
+    PairRules,
+    StarterExample,
+    StarterIndex,
+    check_pairs,
+)
+from bibi.pairs.layouts import read_pair_file
+from bibi.pairs.models import Pair, PairSet
+from bibi.sharedtasks import services as task_services
+from bibi.sharedtasks.models import Dataset, Example, Phase, SharedTask, Team
+from bibi.texts import moment_text
+from bibi.uploads import upload_size_require
+
+PAIR_SET_FILE = "the pair-set file"
+# A set may name the same few originals many times; below this many pairs, fetching just
+# those examples beats reading the whole starter set.
+_FEW_PAIRS = 100
+
+
+class PairSetRejected(FileRejected):
+    """Nothing was stored. ``errors`` lists every problem by row (0: the set as a whole);
+    see ``bibi.files.FileRejected``."""
+
+
+@dataclass(frozen=True)
+class PairSetSubmission:
+    """What a submission did or, for a dry run, would do.
+
+    ``pair_set`` is the submitted set (for a dry run, an unsaved one with no id), with
+    ``pair_count`` set. ``is_entry`` says whether it is the team's entry now; if so,
+    ``replaced_entry`` is the entry it took over from, if any; if not, ``final_entry`` is the
+    set the team marked final, which stays the entry. Both carry ``pair_count``.
+    ``warnings`` do not stop the set: by row, 0 for the set as a whole.
+    """
+
+    pair_set: PairSet
+    is_entry: bool
+    replaced_entry: PairSet | None
+    final_entry: PairSet | None
+    warnings: tuple[RowError, ...]
+    dry_run: bool = False
+
+
+def breaker_member_require(*, team: Team, user: AbstractBaseUser) -> None:
+    task_services.team_member_require(
+        user=user, team=team, kind=Team.Kind.BREAKER, doing="submitting or changing pairs"
+    )
+
+
+def team_lock(team: Team) -> None:
+    Team.objects.select_for_update().filter(pk=team.pk).first()
+
+
+def set_quota_require(team: Team) -> None:
+    limit = team.shared_task.max_pair_sets_per_team
+    submitted = PairSet.objects.filter(team=team, status=PairSet.Status.SUBMITTED).count()
+    if submitted >= limit:
+        raise ValidationError(
+            f"Your team has submitted {submitted} pair sets, the most this shared task allows "
+            f"({limit}): mark the one you want scored as final instead."
+        )
+
+
+def pair_set_submit_require(
+    *, team: Team, user: AbstractBaseUser, now: datetime | None = None
+) -> None:
+    """Raise unless ``user`` may submit a pair set for ``team`` at ``now``: a member of this
+    breaker team, in the break phase, under the quota. The API asks before it reads the body,
+    so a refused set is never received."""
+    breaker_member_require(team=team, user=user)
+    task_services.phase_require_open(
+        shared_task=team.shared_task, kind=Phase.Kind.BREAK, doing="submitting pairs", now=now
+    )
+    set_quota_require(team)
+
+
+def pair_set_size_require(
+    *,
+    shared_task: SharedTask,
+    count: int,
+    source: str,
+    encoding: str = "",
+    file_format: str = "",
+) -> None:
+    """Raise ``PairSetRejected`` when a set of ``count`` pairs is more than the task allows."""
+    if count > shared_task.max_pairs_per_set:
+        reason = (
+            f"the set has {count} pairs; this shared task allows at most "
+            f"{shared_task.max_pairs_per_set} per set"
+        )
+        raise PairSetRejected(
+            [RowError(line=0, reason=reason)],
+            source=source,
+            encoding=encoding,
+            file_format=file_format,
+        )
+
+
+def starter_index(shared_task: SharedTask, pairs: Sequence[PairInput]) -> StarterIndex:
+    examples = Example.objects.filter(
+        dataset__shared_task=shared_task, dataset__split=Dataset.Split.STARTER
+    ).order_by("position")
+    if len(pairs) < _FEW_PAIRS and all(pair.original_id.strip() for pair in pairs):
+        examples = examples.filter(external_id__in={pair.original_id.strip() for pair in pairs})
+    rows = examples.values_list("id", "external_id", "text", "label")
+    return StarterIndex(StarterExample(*row) for row in rows)
+
+
+def pair_build(pair_set: PairSet, checked: CheckedPair) -> Pair:
+    return Pair(
+        pair_set=pair_set,
+        row=checked.row,
+        source_id=checked.source_id,
+        original_id=checked.original.id,
+        original_text=checked.original.text,
+        original_label=checked.original.label,
+        variant_text=checked.variant_text,
+        variant_label=checked.variant_label,
+        effective_label=checked.variant_label,
+        rationale=checked.rationale,
+        tags=list(checked.tags),
+        edit_distance=checked.edit_distance,
+    )
+
+
+def _pairs(count: int) -> str:
+    return f"{count} pair" if count == 1 else f"{count} pairs"
+
+
+def submission_describe(
+    pair_set: PairSet, *, pair_count: int, warnings: Sequence[RowError], dry_run: bool
+) -> PairSetSubmission:
+    """Say what submitting ``pair_set`` does to the team's entry. Call under the team lock,
+    before the set is saved."""
+    pair_set.pair_count = pair_count
+    current = selectors.pair_set_entry(team=pair_set.team)
+    notes = list(warnings)
+    if current is not None:
+        current.pair_count = current.pairs.count()
+        described = (
+            f"set {current.id} ({_pairs(current.pair_count)}, submitted "
+            f"{moment_text(current.submitted_at)})"
+        )
+        if current.is_final:
+            notes.append(
+                RowError(
+                    line=0,
+                    reason=f"The entry stays {described}, which your team marked final: this "
+                    f"set {'would be' if dry_run else 'is'} kept as a version but not scored "
+                    "unless you mark it final.",
+                )
+            )
+        else:
+            notes.append(
+                RowError(
+                    line=0,
+                    reason=f"This set ({_pairs(pair_count)}) "
+                    f"{'would replace' if dry_run else 'replaces'} {described} as your team's "
+                    "entry, the set that is scored. To keep the earlier set, mark it final.",
+                )
+            )
+    is_entry = current is None or not current.is_final
+    return PairSetSubmission(
+        pair_set=pair_set,
+        is_entry=is_entry,
+        replaced_entry=current if is_entry else None,
+        final_entry=None if is_entry else current,
+        warnings=tuple(sorted(notes, key=lambda note: note.line)),
+        dry_run=dry_run,
+    )
+
+
+@dataclass(frozen=True)
+class _Origin:
+    """Where a set comes from, as its ``PairSet`` row and its refusal name it."""
+
+    source: str
+    filename: str
+    file_format: str
+    layout: str
+    encoding: str
+
+    def rejected(self, errors: Sequence[RowError] | RowErrors) -> PairSetRejected:
+        return PairSetRejected(
+            errors,
+            source=self.filename or "the JSON list",
+            encoding=self.encoding,
+            file_format=self.file_format,
+        )
+
+
+def _pairs_check(
+    shared_task: SharedTask,
+    pairs: Sequence[PairInput],
+    *,
+    origin: _Origin,
+    label_map: Mapping[str, str] | None,
+    read_errors: Sequence[RowError] | RowErrors,
+    read_warnings: Sequence[RowError],
+) -> tuple[list[CheckedPair], list[RowError]]:
+    """Every pair checked, with the warnings that go with the answer; else ``PairSetRejected``
+    with every problem, the rows the file could not read included."""
+    if len(pairs) + len(read_errors) == 0:
+        raise origin.rejected([RowError(line=0, reason="the set has no pairs")])
+    pair_set_size_require(
+        shared_task=shared_task,
+        count=len(pairs),
+        source=origin.filename or "the JSON list",
+        encoding=origin.encoding,
+        file_format=origin.file_format,
+    )
+    rules = PairRules.for_shared_task(shared_task)
+    try:
+        checked, errors = check_pairs(
+            pairs, starter=starter_index(shared_task, pairs), rules=rules, label_map=label_map
+        )
+    except ValidationError as error:
+        raise origin.rejected([RowError(line=0, reason=m) for m in error.messages]) from None
+    if errors or read_errors:
+        problems = read_errors if isinstance(read_errors, RowErrors) else RowErrors(read_errors)
+        problems.extend(errors)
+        raise origin.rejected(problems)
+    warnings = [
+        *read_warnings,
+        *(RowError(line=pair.row, reason=warning) for pair in checked for warning in pair.warnings),
+    ]
+    return checked, warnings
+
+
+@transaction.atomic
+def _pair_set_store(
+    *,
+    team: Team,
+    user: AbstractBaseUser,
+    checked: list[CheckedPair],
+    warnings: list[RowError],
+    origin: _Origin,
+    now: datetime,
+    dry_run: bool,
+) -> PairSetSubmission:
+    """Store the checked pairs as a new submitted set under the team's lock (the quota is
+    checked again there), or, for a dry run, only say what storing them would do."""
+    team_lock(team)
+    set_quota_require(team)
+    pair_set = PairSet(
+        shared_task=team.shared_task,
+        team=team,
+        status=PairSet.Status.SUBMITTED,
+        source=origin.source,
+        filename=origin.filename,
+        file_format=origin.file_format,
+        layout=origin.layout,
+        encoding=origin.encoding,
+        created_by=user,
+        submitted_by=user,
+        submitted_at=now,
+    )
+    submission = submission_describe(
+        pair_set, pair_count=len(checked), warnings=warnings, dry_run=dry_run
+    )
+    if not dry_run:
+        pair_set.save()
+        Pair.objects.bulk_create((pair_build(pair_set, c) for c in checked), batch_size=2000)
+    return submission
+
+
+def pair_set_submit(
+    *,
+    team: Team,
+    user: AbstractBaseUser,
+    pairs: Sequence[PairInput],
+    label_map: Mapping[str, str] | None = None,
+    source: str = PairSet.Source.API,
+    filename: str = "",
+    file_format: str = "",
+    layout: str = "",
+    encoding: str = "",
+    read_errors: Sequence[RowError] | RowErrors = (),
+    read_warnings: Sequence[RowError] = (),
+    dry_run: bool = False,
+) -> PairSetSubmission:
+    """Check ``pairs`` and store them as a new submitted set of ``team``, or nothing.
+
+    ``read_errors`` are rows of the same file that could not be read; they reject the set
+    like failing pairs; ``read_warnings`` go with the answer. Raises PermissionDenied (not a
+    member of this breaker team), ValidationError (outside the break phase, over the quota)
+    or PairSetRejected, whose ``source`` is ``filename`` or, without one, "the JSON list".
+    With ``dry_run`` everything is checked and answered the same, and nothing is stored.
+    """
+    now = timezone.now()
+    pair_set_submit_require(team=team, user=user, now=now)
+    origin = _Origin(source, filename, file_format, layout, encoding)
+    checked, warnings = _pairs_check(
+        team.shared_task,
+        pairs,
+        origin=origin,
+        label_map=label_map,
+        read_errors=read_errors,
+        read_warnings=read_warnings,
+    )
+    return _pair_set_store(
+        team=team,
+        user=user,
+        checked=checked,
+        warnings=warnings,
+        origin=origin,
+        now=now,
+        dry_run=dry_run,
+    )
+
+
+def pair_set_upload(
+    *,
+    team: Team,
+    user: AbstractBaseUser,
+    file: File,
+    file_format: str | None = None,
+    label_map: Mapping[str, str] | None = None,
+    dry_run: bool = False,
+) -> PairSetSubmission:
+    """Read a pair-set file (see ``layouts``) and submit it with ``pair_set_submit``.
+
+    ``file`` is any Django ``File`` (an upload, a ``ContentFile`` with a name). A file that
+    cannot be read at all is rejected like a set with failing pairs; one over
+    ``PAIR_SET_UPLOAD_MAX_BYTES`` raises ``bibi.uploads.UploadTooLarge`` unread.
+    """
+    pair_set_submit_require(team=team, user=user)
+    upload_size_require(file.size, limit=settings.PAIR_SET_UPLOAD_MAX_BYTES, what=PAIR_SET_FILE)
+    filename = PurePath((file.name or "").replace("\\", "/")).name[:255]
+    file.seek(0)
+    max_pairs = team.shared_task.max_pairs_per_set
+    try:
+        pair_file = read_pair_file(
+            file.read(), filename=filename, file_format=file_format, max_pairs=max_pairs
+        )
+    except FileFormatError as error:
+        raise PairSetRejected.from_format_error(error, source=filename or "the file") from None
+    pair_set_size_require(
+        shared_task=team.shared_task,
+        count=pair_file.pair_count,
+        source=filename or "the file",
+        encoding=pair_file.encoding,
+        file_format=pair_file.file_format,
+    )
+    return pair_set_submit(
+        team=team,
+        user=user,
+        pairs=pair_file.pairs,
+        label_map=label_map,
+        source=PairSet.Source.FILE,
+        filename=filename,
+        file_format=pair_file.file_format,
+        layout=pair_file.layout,
+        encoding=pair_file.encoding,
+        read_errors=pair_file.errors,
+        read_warnings=pair_file.warnings,
+        dry_run=dry_run,
+    )

@@ -1,0 +1,320 @@
+"""Self-reported systems' predictions (the 2017 protocol): for the blind dev set during the
+build phase, for the pair texts during the pair-prediction window
+(``bibi.pairs.selectors.pair_predictions_window``).
+
+``system_predictions_upload`` reads the file, checks that every text is predicted exactly
+once with a label of the task (else every problem is listed and nothing is stored), then
+writes the predictions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from bibi.evaluation import triggers as evaluation_triggers
+from bibi.files import (
+    FileFormatError,
+    Row,
+    RowError,
+    RowErrors,
+    decode_upload,
+    detect_format,
+    iter_rows,
+)
+from bibi.labelmaps import LabelLookup
+from bibi.pairs import selectors as pair_selectors
+from bibi.sharedtasks import services as sharedtask_services
+from bibi.sharedtasks.models import Dataset, Example, Phase, SharedTask
+from bibi.systems.errors import PredictionsRejected
+from bibi.systems.models import Prediction, System, SystemVersion, text_digest
+from bibi.systems.selectors import dataset_examples, dev_scores
+from bibi.systems.services import next_version_number, require_member, require_upload_quota
+from bibi.texts import moment_text
+
+Status = SystemVersion.Status
+
+
+def require_pair_predictions_window(*, shared_task: SharedTask) -> None:
+    """Pair predictions are taken while the window of
+    ``bibi.pairs.selectors.pair_predictions_window`` is open, and refused before and after
+    with the window's dates."""
+    doing = "uploading pair predictions"
+    sharedtask_services.phase_require_ended(
+        shared_task=shared_task, kind=Phase.Kind.BREAK, doing=doing
+    )
+    window = pair_selectors.pair_predictions_window(shared_task=shared_task)
+    if window is not None and window.has_closed():
+        raise ValidationError(
+            f"Pair predictions were taken until {moment_text(window.closes_at)} "
+            f"(server time): {doing} is no longer possible."
+        )
+
+
+def _read_prediction_rows(
+    data: bytes, filename: str
+) -> tuple[Callable[[], Iterator[Row]], str, str]:
+    """The file's rows, as often as they are wanted (read anew each time, never kept)."""
+    try:
+        file_format = detect_format(filename)
+        decoded = decode_upload(data)
+        iter_rows(decoded.text, file_format=file_format)
+    except FileFormatError as error:
+        raise PredictionsRejected.from_format_error(error, source=filename) from None
+
+    def rows() -> Iterator[Row]:
+        return iter_rows(decoded.text, file_format=file_format)
+
+    return rows, decoded.encoding, file_format
+
+
+def _check_predictions(
+    rows: Iterable[Row],
+    *,
+    expected: dict[str, str],
+    key: str,
+    labels: LabelLookup,
+    rejected: Callable[[RowErrors], PredictionsRejected],
+) -> dict[str, str]:
+    """Every expected key predicted exactly once with a label of the task; else every problem."""
+    errors = RowErrors()
+    seen: dict[str, int] = {}
+    found: dict[str, str] = {}
+    for row in rows:
+        if row.error:
+            errors.add(row.line, row.error)
+            continue
+        value = (row.fields.get(key) or "").strip() if key == "id" else (row.fields.get(key) or "")
+        raw_label = row.fields.get("label")
+        if not value.strip():
+            errors.add(row.line, f"the {key} is missing")
+            continue
+        if value not in expected:
+            errors.add(row.line, f"{key} {value[:80]!r} is not one of the texts to predict")
+            continue
+        if value in seen:
+            errors.add(
+                row.line, f"{key} {value[:80]!r} is predicted twice (first on line {seen[value]})"
+            )
+            continue
+        seen[value] = row.line
+        label = labels.resolve(raw_label)
+        if label is None:
+            errors.add(row.line, labels.problem(raw_label))
+            continue
+        found[value] = label
+    missing = [value for value in expected if value not in seen]
+    for value in missing:
+        errors.add(0, f"no prediction for {key} {value[:80]!r}")
+    if errors:
+        raise rejected(errors)
+    return found
+
+
+def _sentence_as_text(
+    rows: Callable[[], Iterator[Row]], *, rejected: Callable[[RowErrors], PredictionsRejected]
+) -> Callable[[], Iterator[Row]]:
+    """Pair-text rows may name the text ``sentence``, as the 2017 files do."""
+    named_sentence = False
+    named_text: Row | None = None
+    for row in rows():
+        if not row.error:
+            named_sentence = named_sentence or "sentence" in row.fields
+            named_text = named_text or (row if "text" in row.fields else None)
+    if not named_sentence:
+        return rows
+    if named_text is not None:
+        raise rejected(
+            RowErrors(
+                [
+                    RowError(
+                        named_text.line, "the file has both text and sentence: give the text in one"
+                    )
+                ]
+            )
+        )
+
+    def renamed() -> Iterator[Row]:
+        for row in rows():
+            if not row.error and "sentence" in row.fields:
+                row.fields["text"] = row.fields.pop("sentence")
+            yield row
+
+    return renamed
+
+
+def _self_reported_version(
+    *, system: System, actor: AbstractBaseUser, filename: str
+) -> SystemVersion:
+    """A new ready version of a self-reported system, made active; counted as an upload."""
+    require_upload_quota(system)
+    version = SystemVersion.objects.create(
+        system=system,
+        number=next_version_number(system),
+        uploaded_by=actor,
+        archive_name=filename,
+        status=Status.READY,
+        finished_at=timezone.now(),
+    )
+    system.active_version = version
+    system.save(update_fields=["active_version"])
+    return version
+
+
+def _require_predictions_window(*, shared_task: SharedTask, source: str) -> None:
+    if source == Prediction.Source.BLIND_DEV:
+        sharedtask_services.phase_require_open(
+            shared_task=shared_task, kind=Phase.Kind.BUILD, doing="uploading blind-dev predictions"
+        )
+    elif source == Prediction.Source.PAIRS:
+        require_pair_predictions_window(shared_task=shared_task)
+    else:
+        raise ValidationError({"source": "Use blind_dev or pairs."})
+
+
+def system_predictions_upload_require(
+    *, system: System, actor: AbstractBaseUser, source: str | None = None
+) -> None:
+    """Raise unless ``actor`` may upload predictions of ``source`` to ``system`` now.
+
+    With ``source`` None (the API, before it has read the form that says which), predictions
+    of either source will do: a file that can be taken for neither is refused unread, with
+    the reason of the window that matters now: the blind dev set's until the build phase
+    has ended (nothing else can come before), the pair texts' after it.
+    """
+    require_member(user=actor, team=system.team, doing="uploading predictions")
+    if system.kind != System.Kind.SELF_REPORTED:
+        raise ValidationError("This system is hosted: the platform computes its predictions.")
+    if source is not None:
+        _require_predictions_window(shared_task=system.shared_task, source=source)
+        return
+    refusals: dict[str, ValidationError] = {}
+    for candidate in Prediction.Source.values:
+        try:
+            _require_predictions_window(shared_task=system.shared_task, source=candidate)
+        except ValidationError as error:
+            refusals[candidate] = error
+        else:
+            return
+    build = system.shared_task.phases.filter(kind=Phase.Kind.BUILD).first()
+    if build is not None and timezone.now() >= build.ends_at:
+        raise refusals[Prediction.Source.PAIRS]
+    raise refusals[Prediction.Source.BLIND_DEV]
+
+
+@dataclass
+class _PredictionsFile:
+    """An uploaded predictions file, read: its rows (read anew each time they are wanted) and
+    how to refuse it with every problem found."""
+
+    rows: Callable[[], Iterator[Row]]
+    filename: str
+    encoding: str
+    file_format: str
+
+    def rejected(self, errors: RowErrors) -> PredictionsRejected:
+        return PredictionsRejected(
+            errors, source=self.filename, encoding=self.encoding, file_format=self.file_format
+        )
+
+
+# One predicted text: its example (blind dev) or None (a pair text), the text, the label.
+Cell = tuple[Example | None, str, str]
+
+
+def _predicted_cells(
+    file: _PredictionsFile, *, shared_task: SharedTask, source: str, lookup: LabelLookup
+) -> list[Cell]:
+    """Every text of ``source`` with its predicted label, or ``PredictionsRejected``."""
+    if source == Prediction.Source.BLIND_DEV:
+        examples = {
+            example.external_id: example
+            for example in dataset_examples(shared_task, Dataset.Split.BLIND_DEV)
+        }
+        found = _check_predictions(
+            file.rows(),
+            expected=dict.fromkeys(examples, ""),
+            key="id",
+            labels=lookup,
+            rejected=file.rejected,
+        )
+        return [(examples[key], examples[key].text, label) for key, label in found.items()]
+    rows = _sentence_as_text(file.rows, rejected=file.rejected)
+    texts = pair_selectors.pair_texts(shared_task=shared_task)
+    found = _check_predictions(
+        rows(), expected=dict.fromkeys(texts, ""), key="text", labels=lookup, rejected=file.rejected
+    )
+    return [(None, text, label) for text, label in found.items()]
+
+
+@transaction.atomic
+def _predictions_write(
+    *, system: System, actor: AbstractBaseUser, filename: str, source: str, cells: list[Cell]
+) -> SystemVersion:
+    System.objects.select_for_update().get(id=system.id)
+    # Pair predictions extend the active version; a system that never predicted the
+    # blind dev set (as in 2017) gets its first version from them, with no dev scores.
+    version = system.active_version
+    if source == Prediction.Source.BLIND_DEV or version is None:
+        version = _self_reported_version(system=system, actor=actor, filename=filename)
+    else:
+        version.predictions.filter(source=Prediction.Source.PAIRS).delete()
+    Prediction.objects.bulk_create(
+        [
+            Prediction(
+                system_version=version,
+                source=source,
+                example=example,
+                text=text,
+                text_sha256=text_digest(text),
+                label=label,
+            )
+            for example, text, label in cells
+        ],
+        batch_size=2000,
+    )
+    if source == Prediction.Source.BLIND_DEV:
+        gold = [example.label for example, _, _ in cells if example is not None]
+        predicted = [label for _, _, label in cells]
+        version.dev_accuracy, version.dev_macro_f1 = (
+            dev_scores(list(system.shared_task.labels), gold, predicted) if cells else (None, None)
+        )
+        version.dev_count = len(cells)
+        version.save()
+    if source == Prediction.Source.PAIRS:
+        evaluation_triggers.scoring_run_after_version(version=version)
+    return version
+
+
+def system_predictions_upload(
+    *,
+    system: System,
+    actor: AbstractBaseUser,
+    data: bytes,
+    filename: str,
+    source: str,
+    label_map: dict[str, str] | None = None,
+) -> SystemVersion:
+    """Take a self-reported system's predictions for the blind dev set or for the pair texts.
+
+    Blind dev rows give ``id`` (the example's id) and ``label``; pair-text rows give
+    ``text`` (or ``sentence``) and ``label``. Every text must be predicted exactly once, with
+    a label of the task (or one ``label_map`` translates, see ``bibi.labelmaps``); otherwise
+    every problem is listed (``PredictionsRejected``) and nothing is stored. Pair predictions
+    are taken during the pair-prediction window only; a system without blind-dev predictions
+    gets its first version from them, whose ``dev_accuracy`` stays empty.
+    """
+    system_predictions_upload_require(system=system, actor=actor, source=source)
+    shared_task = system.shared_task
+    lookup = LabelLookup.build(label_map, labels=list(shared_task.labels))
+    rows, encoding, file_format = _read_prediction_rows(data, filename)
+    file = _PredictionsFile(rows, filename, encoding, file_format)
+    cells = _predicted_cells(file, shared_task=shared_task, source=source, lookup=lookup)
+    return _predictions_write(
+        system=system, actor=actor, filename=filename, source=source, cells=cells
+    )
