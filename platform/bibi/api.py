@@ -8,7 +8,6 @@ and how request bodies are read.
 - JSON request bodies are read by ``bibi.parsers.JSONParser`` (its own module: DRF imports
   it while building ``APIView``, which this module needs).
 - ``FileUploadApi``: a view taking a file upload, cut off at its size limit while it streams.
-- ``shared_task_for``: the task a URL names, or 404 for whoever may not see it.
 - ``paginated`` and ``Pagination``: ``?page=`` and ``?page_size=`` (up to
   ``API_MAX_PAGE_SIZE``) on every list.
 """
@@ -21,8 +20,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404, HttpRequest
-from django.shortcuts import get_object_or_404
+from django.http import HttpRequest
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import exceptions, serializers, status
 from rest_framework.pagination import PageNumberPagination
@@ -33,8 +31,6 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from bibi.files import FileRejected, RowError, RowErrors
 from bibi.labelmaps import LABEL_MAP_HELP, label_map_clean, label_map_parse
-from bibi.sharedtasks import selectors
-from bibi.sharedtasks.models import SharedTask
 from bibi.uploads import SizeLimitedUpload, UploadTooLarge
 
 
@@ -66,17 +62,6 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(_messages(exc))
     return drf_exception_handler(exc, context)
-
-
-# --- Looking up what a URL names ------------------------------------------------------------
-
-
-def shared_task_for(request: Request, slug: str) -> SharedTask:
-    """The task named by the URL, or 404 for anyone who may not see it."""
-    shared_task = get_object_or_404(SharedTask, slug=slug)
-    if not selectors.can_view_shared_task(user=request.user, shared_task=shared_task):
-        raise Http404("No shared task matches the given query.")
-    return shared_task
 
 
 # --- Pagination ---------------------------------------------------------------------------

@@ -104,7 +104,7 @@ def test_the_web_process_never_loads_torch(tmp_path):
 
 # The rules every app shares, each defined once, where every app can reach it (issue 10.14-15).
 ONE_PLACE = {
-    "shared_task_for": "bibi/api.py",
+    "shared_task_for": "bibi/sharedtasks/apis/common.py",
     "paginated": "bibi/api.py",
     "rejected_file_response": "bibi/api.py",
     "decode_upload": "bibi/files/decoding.py",

@@ -29,9 +29,10 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from bibi.api import paginated, shared_task_for
+from bibi.api import paginated
 from bibi.evaluation import exports, guidance, selectors, services, table_rows
 from bibi.evaluation.models import Snapshot, SnapshotItem
+from bibi.sharedtasks.apis.common import shared_task_for
 from bibi.throttling import UserRateThrottle
 
 

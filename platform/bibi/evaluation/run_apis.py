@@ -14,10 +14,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bibi.api import paginated, shared_task_for
+from bibi.api import paginated
 from bibi.evaluation import selectors, services
 from bibi.evaluation.models import ScoringRun
 from bibi.sharedtasks.apis import require_organizer
+from bibi.sharedtasks.apis.common import shared_task_for
 
 
 class FailureOutput(serializers.Serializer):

@@ -36,7 +36,6 @@ from bibi.api import (
     FileRejectedOutput,
     FileUploadApi,
     paginated,
-    shared_task_for,
 )
 from bibi.pairs import selectors, services
 from bibi.pairs.layouts import pair_input_from_fields
@@ -63,6 +62,7 @@ from bibi.pairs.serializers import (
 )
 from bibi.parsers import JSONParser
 from bibi.sharedtasks import selectors as task_selectors
+from bibi.sharedtasks.apis.common import shared_task_for
 from bibi.sharedtasks.models import SharedTask, Team
 from bibi.texts import moment_text
 

@@ -328,7 +328,7 @@ class Viewer:
     @property
     def datasets(self) -> DatasetSight:
         """What the viewer sees of the task's datasets; a viewer is made for a task the
-        page has found visible to them (``bibi.api.shared_task_for``)."""
+        page has found visible to them (``bibi.sharedtasks.apis.common.shared_task_for``)."""
         return DatasetSight(
             task_visible=True, organizer=self.is_organizer, participant=self.membership is not None
         )

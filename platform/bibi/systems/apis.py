@@ -29,11 +29,11 @@ from bibi.api import (
     FileUploadApi,
     LabelMapField,
     paginated,
-    shared_task_for,
 )
 from bibi.files import JsonRefused, json_parse
 from bibi.pairs import selectors as pair_selectors
 from bibi.sharedtasks import selectors as sharedtask_selectors
+from bibi.sharedtasks.apis.common import shared_task_for
 from bibi.sharedtasks.models import Team
 from bibi.systems import predictions, selectors, services
 from bibi.systems.models import Prediction, System, SystemVersion

@@ -23,8 +23,8 @@ from django.shortcuts import redirect
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
-from bibi.api import shared_task_for
 from bibi.sharedtasks import selectors as task_selectors
+from bibi.sharedtasks.apis.common import shared_task_for
 from bibi.sharedtasks.models import SharedTask, Team
 from bibi.sharedtasks.selectors import Viewer
 from bibi.uploads import SizeLimitedUpload, UploadTooLarge

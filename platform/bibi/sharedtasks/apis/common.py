@@ -1,8 +1,11 @@
-"""What every shared-task API view asks: the caller's role, and the path parameters."""
+"""What every API view of a shared task asks, in every app: the task its URL names (404 for
+whoever may not see it), the caller's role, and the path parameters."""
 
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.request import Request
 
@@ -12,6 +15,14 @@ from bibi.sharedtasks.models import (
     Phase,
     SharedTask,
 )
+
+
+def shared_task_for(request: Request, slug: str) -> SharedTask:
+    """The task named by the URL, or 404 for anyone who may not see it."""
+    shared_task = get_object_or_404(SharedTask, slug=slug)
+    if not selectors.can_view_shared_task(user=request.user, shared_task=shared_task):
+        raise Http404("No shared task matches the given query.")
+    return shared_task
 
 
 def require_organizer(request: Request, shared_task: SharedTask) -> None:

@@ -22,11 +22,10 @@ from bibi.api import (
     FileUploadApi,
     LabelMapField,
     paginated,
-    shared_task_for,
 )
 from bibi.files import ERRORS_SHOWN
 from bibi.sharedtasks import importing, selectors, services
-from bibi.sharedtasks.apis.common import require_organizer
+from bibi.sharedtasks.apis.common import require_organizer, shared_task_for
 from bibi.sharedtasks.importing import EXAMPLES_FILE
 from bibi.sharedtasks.models import (
     Dataset,

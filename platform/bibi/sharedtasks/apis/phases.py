@@ -10,11 +10,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from bibi.api import (
-    shared_task_for,
-)
 from bibi.sharedtasks import services
-from bibi.sharedtasks.apis.common import KIND_PARAMETER, require_organizer
+from bibi.sharedtasks.apis.common import KIND_PARAMETER, require_organizer, shared_task_for
 from bibi.sharedtasks.models import (
     Phase,
     SharedTask,

@@ -14,10 +14,9 @@ from rest_framework.views import APIView
 
 from bibi.api import (
     paginated,
-    shared_task_for,
 )
 from bibi.sharedtasks import selectors, services
-from bibi.sharedtasks.apis.common import require_organizer, role_in
+from bibi.sharedtasks.apis.common import require_organizer, role_in, shared_task_for
 from bibi.sharedtasks.apis.phases import PhaseOutput
 from bibi.sharedtasks.models import (
     AuditLogEntry,

@@ -14,9 +14,9 @@ from rest_framework.views import APIView
 
 from bibi.api import (
     paginated,
-    shared_task_for,
 )
 from bibi.sharedtasks import selectors, services
+from bibi.sharedtasks.apis.common import shared_task_for
 from bibi.sharedtasks.models import (
     Invitation,
     Membership,
