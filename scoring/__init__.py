@@ -15,6 +15,7 @@ The public API; see README.md for the inputs, formulas, modes and outputs. Examp
 from __future__ import annotations
 
 from scoring._io import read_pairs, read_predictions, read_table, read_weights
+from scoring.boundary import boundary_scores, percentile_ranks
 from scoring.breakers import WEIGHT_MODES, breaker_scores, system_weights
 from scoring.breaks import BREAK_RATE_MODES, Breaks, broken_pct, find_breaks
 from scoring.builders import builder_metrics
@@ -42,6 +43,7 @@ __all__ = [
     "ScoringInputError",
     "accuracy",
     "both_wrong_table",
+    "boundary_scores",
     "break_matrix",
     "breaker_scores",
     "broken_pct",
@@ -55,6 +57,7 @@ __all__ = [
     "macro_f1",
     "normalize_labels",
     "outside_label_table",
+    "percentile_ranks",
     "read_pairs",
     "read_predictions",
     "read_table",

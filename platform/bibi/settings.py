@@ -123,8 +123,11 @@ INSTALLED_APPS = [
     "bibi.systems",
     "bibi.pairs",
     "bibi.evaluation",
+    "bibi.guidance",
+    "bibi.baseline",
     "bibi.web",
     "bibi.demo",
+    "bibi.bench",
 ]
 
 MIDDLEWARE = [

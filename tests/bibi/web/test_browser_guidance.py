@@ -12,7 +12,7 @@ import pytest
 
 from bibi.pairs.models import PairSet
 
-from ..evaluation.guidance_conftest import build_geometry_task
+from ..guidance.guidance_conftest import build_geometry_task
 
 pytestmark = [pytest.mark.browser, pytest.mark.embedded, pytest.mark.slow]
 

@@ -12,7 +12,7 @@ from bibi.sharedtasks.models import Example, SharedTask
 from bibi.systems.models import Prediction
 
 from ..conftest import BLIND_DEV, ROLES
-from ..evaluation.guidance_conftest import build_geometry_task
+from ..guidance.guidance_conftest import build_geometry_task
 from .conftest import page_client
 
 pytestmark = pytest.mark.embedded
@@ -193,7 +193,7 @@ def test_the_editor_suggests_verified_edits_each_ready_to_try(geometry, settings
 
 
 def test_asking_the_systems_too_often_is_refused_with_the_wait(geometry, monkeypatch):
-    from bibi.evaluation.apis import GuidanceSuggestThrottle
+    from bibi.guidance.apis import GuidanceSuggestThrottle
 
     monkeypatch.setattr(GuidanceSuggestThrottle, "rate", "0/minute", raising=False)
 
@@ -208,7 +208,7 @@ def test_a_variant_tried_while_no_worker_answers_says_so(geometry, settings, mon
         pytest.skip("the embedded default runs the models in-process")
     settings.GUIDANCE_SUGGEST_TIMEOUT = 1
     # The suite's shared worker may be running: send to a queue that no worker reads.
-    from bibi.evaluation.tasks import guidance_suggest_task
+    from bibi.guidance.tasks import guidance_suggest_task
 
     send = guidance_suggest_task.apply_async
     monkeypatch.setattr(

@@ -20,8 +20,8 @@ from bibi.systems.models import System
 
 from ...fim_engine.conftest import build_sentiment_bow
 from ..conftest import Cast, build_cast
+from ..evaluation.conftest import hosted_version
 from ..pairs.conftest import start_phase_now
-from .conftest import hosted_version
 
 # (id, text, gold label); "on" lies on the boundary of every system, "far" far from it.
 GEOMETRY_STARTER = [

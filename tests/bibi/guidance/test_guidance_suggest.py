@@ -92,7 +92,7 @@ def test_suggestions_and_drafts_in_process(db, tmp_path, settings):
 def test_suggestions_and_drafts_through_a_real_gpu_worker(transactional_db, tmp_path, settings):
     if settings.CELERY_TASK_ALWAYS_EAGER:
         pytest.skip("the embedded default runs tasks in-process: there are no workers")
-    from .conftest import Stack
+    from ..evaluation.conftest import Stack
 
     task = build_geometry_task(tmp_path)
     # The worker on this test's broker and result backend (the settings' Redis database).
