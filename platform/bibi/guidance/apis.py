@@ -1,16 +1,17 @@
-"""REST API of guidance for breakers: the boundary ranking (paginated) and suggestions or
-draft checks for one starter original. Who sees it is ``visibility``'s rule.
+"""REST API of guidance for breakers: the boundary ranking (paginated), and suggestions or
+draft checks for one starter original as jobs to poll. Who sees it is ``visibility``'s rule.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.exceptions import PermissionDenied, ValidationError
-from rest_framework.permissions import IsAuthenticatedOrReadOnly
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.permissions import IsAuthenticated, IsAuthenticatedOrReadOnly
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -18,7 +19,7 @@ from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
 from bibi.api import paginated, shared_task_for
-from bibi.guidance import ranking, suggest, visibility
+from bibi.guidance import jobs, ranking, suggest, visibility
 
 
 class GuidanceSystemOutput(serializers.Serializer):
@@ -154,17 +155,29 @@ class GuidanceSuggestThrottle(UserRateThrottle):
     scope = "guidance_suggest"
 
 
+class GuidanceJobOutput(serializers.Serializer):
+    job_id = serializers.CharField()
+    status = serializers.ChoiceField(choices=["waiting"])
+    location = serializers.CharField(help_text="Poll this address for the answer.")
+
+
 class GuidanceSuggestApi(APIView):
     """Verified suggestions for a starter original, or a draft variant checked on every ready
-    hosted system. Waits for a gpu worker up to ``GUIDANCE_SUGGEST_TIMEOUT`` seconds; 503
-    (with ``Retry-After``) when none answered."""
+    hosted system: a job on the ``interactive`` queue. 200 with the answer when it came within
+    ``GUIDANCE_SUGGEST_WAIT`` seconds, else 202 with the job to poll (``Location``); 429 naming
+    the cap when too many jobs are in flight; 503 (with ``Retry-After``) when it failed."""
 
     permission_classes = [IsAuthenticatedOrReadOnly]
     throttle_classes = [*api_settings.DEFAULT_THROTTLE_CLASSES, GuidanceSuggestThrottle]
 
     @extend_schema(
         request=GuidanceSuggestInput,
-        responses={200: OpenApiTypes.OBJECT, 503: OpenApiTypes.OBJECT},
+        responses={
+            200: OpenApiTypes.OBJECT,
+            202: GuidanceJobOutput,
+            429: OpenApiTypes.OBJECT,
+            503: OpenApiTypes.OBJECT,
+        },
     )
     def post(self, request: Request, slug: str) -> Response:
         shared_task = shared_task_for(request, slug)
@@ -174,7 +187,7 @@ class GuidanceSuggestApi(APIView):
         values = data.validated_data
         systems = values.get("systems")
         try:
-            answer = suggest.guidance_suggest(
+            outcome = suggest.suggest_start(
                 shared_task=shared_task,
                 user=request.user,
                 request=suggest.SuggestRequest(
@@ -186,10 +199,54 @@ class GuidanceSuggestApi(APIView):
                     words=values["words"],
                 ),
             )
-        except suggest.SuggestionUnavailable as unavailable:
+        except jobs.CapReached as cap:
             return Response(
-                {"detail": str(unavailable)},
-                status=status.HTTP_503_SERVICE_UNAVAILABLE,
-                headers={"Retry-After": "10"},
+                {"detail": cap.message},
+                status=status.HTTP_429_TOO_MANY_REQUESTS,
+                headers={"Retry-After": str(cap.retry_after)},
             )
-        return Response(answer)
+        return job_response(request, slug, outcome)
+
+
+class GuidanceJobApi(APIView):
+    """A suggestion or draft-check job of the caller's: 200 with the answer when done, 202
+    while it waits for a worker, 503 with the reason when it failed, 404 when it is not the
+    caller's (or has expired)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        responses={
+            200: OpenApiTypes.OBJECT,
+            202: GuidanceJobOutput,
+            404: OpenApiTypes.OBJECT,
+            503: OpenApiTypes.OBJECT,
+        }
+    )
+    def get(self, request: Request, slug: str, job_id: str) -> Response:
+        shared_task = shared_task_for(request, slug)
+        try:
+            outcome = suggest.suggest_job(shared_task=shared_task, user=request.user, job_id=job_id)
+        except suggest.JobNotFound as missing:
+            raise NotFound(str(missing)) from None
+        return job_response(request, slug, outcome)
+
+
+def job_response(request: Request, slug: str, outcome: suggest.JobOutcome) -> Response:
+    """200 with the answer, 202 with the job's address, or 503 with the reason."""
+    if outcome.status == "done":
+        return Response(outcome.answer)
+    if outcome.status == "failed":
+        return Response(
+            {"detail": outcome.detail},
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": "10"},
+        )
+    location = request.build_absolute_uri(
+        reverse("guidance-job", kwargs={"slug": slug, "job_id": outcome.job_id})
+    )
+    return Response(
+        {"job_id": outcome.job_id, "status": "waiting", "location": location},
+        status=status.HTTP_202_ACCEPTED,
+        headers={"Location": location, "Retry-After": "1"},
+    )

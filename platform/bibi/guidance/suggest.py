@@ -1,17 +1,23 @@
-"""Suggestions and draft-variant checks for breakers: the request, the answer named for the
-viewer, and the intended labels. The models run on a worker (``bibi.guidance.tasks``,
-``gpu.guidance_suggest``), never in the web process; in-process on the embedded default.
+"""Suggestions and draft-variant checks for breakers: the request checked, started as a job
+(``jobs.py``) and followed, the answer named and judged for the viewer, the intended labels.
+The models run on a worker (``bibi.guidance.tasks``, ``gpu.guidance_suggest`` on the
+``interactive`` queue), never in the web process; in-process on the embedded default.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
 
+from bibi.guidance import jobs
 from bibi.guidance.ranking import guide_order, ranking_systems, starter_percentiles
 from bibi.guidance.visibility import GuidanceSight, guidance_sight_require, system_name, team_name
 from bibi.sharedtasks import selectors as task_selectors
@@ -20,12 +26,9 @@ from bibi.systems.models import System
 
 logger = logging.getLogger(__name__)
 
+RESULT_KEY = "guidance:result:{}"
 # Labels with an obvious opposite on a label set larger than two (``changed_label``).
 POLARITY = {"positive": "negative", "negative": "positive", "pos": "neg", "neg": "pos"}
-
-
-class SuggestionUnavailable(Exception):
-    """No worker answered in time (or the broker is away): nothing was computed for the caller."""
 
 
 @dataclass(frozen=True)
@@ -41,26 +44,100 @@ class SuggestRequest:
     words: int = 3
 
 
-def guidance_suggest(
+@dataclass(frozen=True)
+class JobOutcome:
+    """Where a job stands for its asker: ``done`` with the ``answer``, ``waiting`` (poll again),
+    or ``failed`` with the reason in ``detail``. ``record`` says what was asked."""
+
+    record: jobs.JobRecord
+    status: str
+    answer: dict[str, Any] | None = None
+    detail: str | None = None
+
+    @property
+    def job_id(self) -> str:
+        return self.record.id
+
+
+class JobNotFound(Exception):
+    """No such job for this caller: unknown, expired, another user's or another task's."""
+
+
+def suggest_start(
     *,
     shared_task: SharedTask,
     user: Any,
     request: SuggestRequest,
     viewer: task_selectors.Viewer | None = None,
-) -> dict[str, Any]:
-    """Verified suggestions for one starter original, or what every ready hosted system does
-    with a draft variant of it and whether that would break it given the intended labels.
+) -> JobOutcome:
+    """Ask for verified suggestions for one starter original, or for what every ready hosted
+    system does with a draft variant of it and whether that would break it given the intended
+    labels; the answer if it came within ``GUIDANCE_SUGGEST_WAIT`` seconds, else the job to
+    poll (``suggest_job``).
 
-    The models run in one ``gpu.guidance_suggest`` task (in-process on the embedded default);
-    the request waits for it up to ``GUIDANCE_SUGGEST_TIMEOUT`` seconds. Systems are named for
-    ``user``; without ``guidance_shows_systems`` (and not an organizer) the answer holds counts
-    only, no system's prediction.
+    The models run in one ``gpu.guidance_suggest`` task on the ``interactive`` queue
+    (in-process on the embedded default: done at once). Systems are named for ``user``;
+    without ``guidance_shows_systems`` (and not an organizer) the answer holds counts only.
 
     Raises ``PermissionDenied`` (guidance not visible), ``ValidationError`` (an unknown
     original, system or label, an empty or unchanged or too long variant) and
-    ``SuggestionUnavailable``.
+    ``jobs.CapReached`` (too many jobs in flight for the user, the team or the site).
     """
     sight = guidance_sight_require(user=user, shared_task=shared_task, viewer=viewer)
+    example, variant, variant_label = _checked(shared_task, sight, request)
+    systems = ranking_systems(shared_task=shared_task, system_ids=request.system_ids)
+    if not systems:
+        raise ValidationError(
+            {"system": "This task has no ready hosted system to run the text through yet."}
+        )
+    systems = _guide_first(systems, example)
+    team = sight.viewer.team
+    record = jobs.JobRecord(
+        id=jobs.new_job_id(),
+        user_id=user.id,
+        team_id=team.id if team is not None else None,
+        shared_task_id=shared_task.id,
+        original_id=example.external_id,
+        variant=variant,
+        variant_label=variant_label,
+        system_ids=tuple(system.id for system in systems),
+        version_ids=tuple(system.active_version_id or 0 for system in systems),
+        created=time.time(),
+    )
+    jobs.admit(record)
+    jobs.record_save(record)
+    failed = _send(record, example.text, request)
+    if failed is not None:
+        jobs.release(record)
+        return JobOutcome(record, "failed", detail=failed)
+    return _outcome(record, shared_task, sight, wait=settings.GUIDANCE_SUGGEST_WAIT)
+
+
+def suggest_job(
+    *,
+    shared_task: SharedTask,
+    user: Any,
+    job_id: str,
+    viewer: task_selectors.Viewer | None = None,
+) -> JobOutcome:
+    """Where ``user``'s job ``job_id`` on ``shared_task`` stands (``JobOutcome``). Raises
+    ``JobNotFound`` for a job that is not theirs (or expired, after ``GUIDANCE_JOB_TTL``
+    seconds), ``PermissionDenied`` if the guidance was closed to them since."""
+    record = jobs.record_get(job_id) if job_id.isalnum() else None
+    if (
+        record is None
+        or record.user_id != getattr(user, "id", None)
+        or record.shared_task_id != shared_task.id
+    ):
+        raise JobNotFound("No job of yours has this id (a job is kept for a while only).")
+    sight = guidance_sight_require(user=user, shared_task=shared_task, viewer=viewer)
+    return _outcome(record, shared_task, sight, wait=0)
+
+
+def _checked(
+    shared_task: SharedTask, sight: GuidanceSight, request: SuggestRequest
+) -> tuple[Example, str | None, str]:
+    """The original, the cleaned variant (None: suggestions) and the intended label."""
     example = task_selectors.example_get(
         shared_task=shared_task, split=Dataset.Split.STARTER, external_id=request.original_id
     )
@@ -82,21 +159,102 @@ def guidance_suggest(
             raise ValidationError({name: f"Give a number from 1 to {most}."})
     if request.system_ids is not None and not sight.per_system:
         raise PermissionDenied("This task shows the ranking only, not per-system guidance.")
-    systems = ranking_systems(shared_task=shared_task, system_ids=request.system_ids)
-    if not systems:
-        raise ValidationError(
-            {"system": "This task has no ready hosted system to run the text through yet."}
+    return example, variant, variant_label
+
+
+def _send(record: jobs.JobRecord, original: str, request: SuggestRequest) -> str | None:
+    """Send the job's task (run it, on the embedded default); the reason when that failed."""
+    from kombu.exceptions import OperationalError
+
+    from bibi.guidance.tasks import guidance_suggest_task
+
+    timeout = settings.GUIDANCE_SUGGEST_TIMEOUT
+    try:
+        result = guidance_suggest_task.apply_async(
+            args=(list(record.version_ids), original, record.variant, request.top_k, request.words),
+            task_id=record.id,
+            # Nobody polls past this: a message not started by then expires unrun, and a task
+            # running past it stops.
+            expires=timeout,
+            soft_time_limit=timeout,
+            time_limit=timeout + 15,
         )
-    systems = _guide_first(systems, example)
-    payload = _run_on_worker(
-        [system.active_version_id or 0 for system in systems], example.text, variant, request
+    except OperationalError as error:
+        return f"The queue is unreachable; try again in a moment ({error})."
+    except Exception as error:  # in-process (embedded): the task itself failed
+        logger.exception("gpu.guidance_suggest failed")
+        return (
+            f"The model work failed ({error.__class__.__name__}); the operators have the details."
+        )
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        # No result backend in-process: the job's answer is kept beside its record.
+        cache.set(RESULT_KEY.format(record.id), result.result, timeout=settings.GUIDANCE_JOB_TTL)
+    return None
+
+
+def _state(record: jobs.JobRecord, wait: float) -> tuple[str, Any]:
+    """The task's state (``SUCCESS``, ``FAILURE``, ``REVOKED``, else waiting) and its result,
+    waiting up to ``wait`` seconds for it."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        payload = cache.get(RESULT_KEY.format(record.id))
+        return ("SUCCESS", payload) if payload is not None else ("PENDING", None)
+    from celery.exceptions import TimeoutError as ResultTimeout
+
+    from bibi.celery import app
+
+    result = app.AsyncResult(record.id)
+    if wait > 0:
+        with contextlib.suppress(ResultTimeout):
+            result.get(timeout=wait, propagate=False)
+    return result.state, result.result
+
+
+def _outcome(
+    record: jobs.JobRecord, shared_task: SharedTask, sight: GuidanceSight, *, wait: float
+) -> JobOutcome:
+    state, payload = _state(record, wait)
+    timeout = settings.GUIDANCE_SUGGEST_TIMEOUT
+    if state not in ("SUCCESS", "FAILURE", "REVOKED"):
+        if time.time() < jobs.in_flight_deadline(record.created):
+            return JobOutcome(record, "waiting")
+        state = "REVOKED"  # no worker took it before it expired
+    jobs.release(record)
+    if state == "REVOKED":
+        detail = (
+            f"No model worker took the job within {timeout} seconds; they may be busy. "
+            "Try again in a moment."
+        )
+    elif state == "FAILURE":
+        logger.error("gpu.guidance_suggest %s failed: %r", record.id, payload)
+        detail = (
+            f"The model work failed ({payload.__class__.__name__}); the operators have the details."
+        )
+    elif "error" in payload:
+        detail = f"A system could not run: {payload['error']}"
+    else:
+        return JobOutcome(record, "done", answer=_answer(record, shared_task, sight, payload))
+    return JobOutcome(record, "failed", detail=detail)
+
+
+def _answer(
+    record: jobs.JobRecord, shared_task: SharedTask, sight: GuidanceSight, payload: dict[str, Any]
+) -> dict[str, Any]:
+    """The worker's payload (keyed by version id) named and judged for the viewer."""
+    example = task_selectors.example_get(
+        shared_task=shared_task, split=Dataset.Split.STARTER, external_id=record.original_id
     )
-    if "error" in payload:
-        raise SuggestionUnavailable(f"A system could not run: {payload['error']}")
-    by_version = {str(system.active_version_id): system for system in systems}
+    if example is None:
+        raise JobNotFound("The original of this job is no longer in the starter set.")
+    systems = System.objects.filter(id__in=record.system_ids).select_related("team")
+    by_id = {system.id: system for system in systems}
+    by_version = {
+        str(version_id): by_id[system_id]
+        for system_id, version_id in zip(record.system_ids, record.version_ids, strict=True)
+        if system_id in by_id
+    }
     original = {"id": example.external_id, "text": example.text, "label": example.label}
-    if variant is not None:
-        return _draft_answer(sight, payload["check"], by_version, original, variant_label)
+    if record.variant is not None:
+        return _draft_answer(sight, payload["check"], by_version, original, record.variant_label)
     return _suggestion_answer(
         sight, payload["report"], payload["sources"], by_version, original, shared_task.labels
     )
@@ -126,46 +284,6 @@ def _guide_first(systems: list[System], example: Example) -> list[System]:
     percentile = {system.id: percentiles[system.id].get(example.id, -1.0) for system in systems}
     by_id = {system.id: system for system in systems}
     return [by_id[system_id] for system_id in guide_order(percentile)]
-
-
-def _run_on_worker(
-    version_ids: list[int], original: str, variant: str | None, request: SuggestRequest
-) -> dict[str, Any]:
-    from celery.exceptions import TimeoutError as ResultTimeout
-    from django.conf import settings
-    from kombu.exceptions import OperationalError
-
-    from bibi.guidance.tasks import guidance_suggest_task
-
-    timeout = settings.GUIDANCE_SUGGEST_TIMEOUT
-    result = None
-    try:
-        result = guidance_suggest_task.apply_async(
-            args=(version_ids, original, variant, request.top_k, request.words),
-            # Nobody waits longer than this: a message not started by then expires unrun,
-            # and a task running past it stops.
-            expires=timeout,
-            soft_time_limit=timeout,
-            time_limit=timeout + 15,
-        )
-        return result.get(timeout=timeout)
-    except OperationalError as error:
-        raise SuggestionUnavailable(
-            f"The queue is unreachable; try again in a moment ({error})."
-        ) from None
-    except ResultTimeout:
-        raise SuggestionUnavailable(
-            f"No model worker answered within {timeout} seconds; they may be busy scoring. "
-            "Try again in a moment."
-        ) from None
-    except Exception as error:  # the worker's failure, not the caller's: say so, log the rest
-        logger.exception("gpu.guidance_suggest failed")
-        raise SuggestionUnavailable(
-            f"The model work failed ({error.__class__.__name__}); the operators have the details."
-        ) from None
-    finally:
-        if result is not None:
-            result.forget()
 
 
 def _name(system: System, sight: GuidanceSight) -> str:

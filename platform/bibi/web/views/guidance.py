@@ -20,8 +20,11 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import urlencode
 
 from bibi.guidance.apis import GuidanceSuggestThrottle
+from bibi.guidance.jobs import CapReached
 from bibi.guidance.ranking import (
     NEAR_BOUNDARY,
     STRATEGY_ADVICE,
@@ -31,7 +34,13 @@ from bibi.guidance.ranking import (
     ranking_systems,
     ranking_words,
 )
-from bibi.guidance.suggest import SuggestionUnavailable, SuggestRequest, guidance_suggest
+from bibi.guidance.suggest import (
+    JobNotFound,
+    JobOutcome,
+    SuggestRequest,
+    suggest_job,
+    suggest_start,
+)
 from bibi.guidance.visibility import (
     GuidanceSight,
     guidance_sight_require,
@@ -210,15 +219,22 @@ def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpRespon
         "try_error": None,
         "rejected": None,
         "passed": None,
+        "job": None,
     }
     status = 200
+    editor = _Editor(request, shared_task, viewer, team, example, sight, form, context)
     if request.method == "POST":
-        editor = _Editor(request, shared_task, viewer, team, example, sight, form, context)
         answer = editor.act(action)
         if isinstance(answer, HttpResponse):
             return answer
         status = answer
-    variant = form.data.get("variant_text", example.text) if form.is_bound else example.text
+    elif request.GET.get("job"):
+        status = editor.follow(request.GET["job"])
+    variant = (
+        form.data.get("variant_text", example.text)
+        if form.is_bound
+        else form.initial["variant_text"]
+    )
     context.update(
         {
             "shared_task": shared_task,
@@ -274,9 +290,25 @@ class _Editor:
 
     def ask(self, key: str, ask: SuggestRequest) -> int:
         return _ask_systems(
-            self.request, self.shared_task, self.viewer, self.sight, self.form, self.context,
-            key, ask,
-        )  # fmt: skip
+            self.request, self.shared_task, self.viewer, self.sight, self.form, self.context, ask
+        )
+
+    def follow(self, job_id: str) -> int:
+        """The page of a job asked from this editor (``?job=``): its answer, or still waiting."""
+        try:
+            outcome = suggest_job(
+                shared_task=self.shared_task, user=self.request.user, job_id=job_id,
+                viewer=self.viewer,
+            )  # fmt: skip
+        except JobNotFound as missing:
+            raise Http404(str(missing)) from None
+        if outcome.record.original_id != self.example.external_id:
+            raise Http404("This job was asked from another original's page.")
+        if outcome.record.variant is not None:
+            # The draft the job checked, in the form again.
+            self.form.initial["variant_text"] = outcome.record.variant
+            self.form.initial["variant_label"] = outcome.record.variant_label
+        return job_into_context(self.request, self.shared_task, outcome, self.context)
 
     def check_or_add(self, action: str) -> int | HttpResponse:
         request, team = self.request, self.team
@@ -308,11 +340,11 @@ def _ask_systems(
     sight: GuidanceSight,
     form: PairEditorForm,
     context: dict[str, Any],
-    key: str,
     ask: SuggestRequest,
 ) -> int:
     """Suggestions for the original, or the draft variant through every hosted system
-    (``guidance_suggest``), into ``context[key]``; the status the page answers with."""
+    (``suggest_start``), into the context; the status the page answers with (202: a job the
+    page follows, ``guidance_job.js``)."""
     if not sight.allowed:
         form.add_error(None, "This task does not show the systems' predictions to breakers.")
         return 403
@@ -325,7 +357,7 @@ def _ask_systems(
         )
         return 429
     try:
-        context[key] = guidance_suggest(
+        outcome = suggest_start(
             shared_task=shared_task, user=request.user, viewer=viewer, request=ask
         )
     except ValidationError as error:
@@ -334,7 +366,30 @@ def _ask_systems(
     except PermissionDenied as denied:
         form.add_error(None, str(denied))
         return 403
-    except SuggestionUnavailable as unavailable:
-        context["try_error"] = str(unavailable)
+    except CapReached as cap:
+        context["try_error"] = cap.message
+        return 429
+    return job_into_context(request, shared_task, outcome, context)
+
+
+def job_into_context(
+    request: HttpRequest, shared_task: SharedTask, outcome: JobOutcome, context: dict[str, Any]
+) -> int:
+    """A job's answer (``suggestions`` or ``check``), its failure (``try_error``) or, while it
+    waits, the addresses the page polls (``job``); the status the page answers with."""
+    record = outcome.record
+    if outcome.status == "done":
+        context[record.kind] = outcome.answer
+        return 200
+    if outcome.status == "failed":
+        context["try_error"] = outcome.detail
         return 503
-    return 200
+    slug = shared_task.slug
+    page = reverse("web:guidance-editor", kwargs={"slug": slug, "original_id": record.original_id})
+    context["job"] = {
+        "id": record.id,
+        "kind": record.kind,
+        "poll": reverse("guidance-job", kwargs={"slug": slug, "job_id": record.id}),
+        "result": f"{page}?{urlencode({'job': record.id})}",
+    }
+    return 202
