@@ -301,6 +301,9 @@ CELERY_TASK_ACKS_LATE = True
 # A worker lost mid-task must not lose the task: with late acks it goes back to the queue.
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A worker on several queues takes from the first non-empty one in its -Q order (not in turns):
+# a gpu worker on "interactive,gpu" runs every waiting suggestion before its next scoring chunk.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"queue_order_strategy": "priority"}
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 15 * 60)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 20 * 60)
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("CELERY_WORKER_MAX_MEMORY_PER_CHILD", 0) or None
