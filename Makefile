@@ -78,11 +78,11 @@ test: lint
 	$(MAKE) test-services
 	$(MAKE) test-embedded
 
-# One worker on both queues with beat inside it (-B), which sends the periodic housekeeping tasks:
+# One worker on the three queues (interactive, default, gpu) with beat inside it (-B), which sends the periodic housekeeping tasks:
 # right for one machine. A deployment runs exactly one beat of its own (deploy/compose.yaml).
 worker: install services
 	mkdir -p var
-	$(BIN)/celery -A bibi worker -B --schedule-filename var/celerybeat-schedule -Q default,gpu --concurrency 1 -l info
+	$(BIN)/celery -A bibi worker -B --schedule-filename var/celerybeat-schedule -Q interactive,default,gpu --concurrency 1 -l info
 
 # Speed figures: the engine (λmax vs forward vs Algorithm 1), suggestions (latency on MiniLM,
 # flip rates on SST-2; trains its systems once into var/bench-suggest), scoring at scale, a
@@ -98,6 +98,7 @@ bench: install services
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} SECRET_KEY=bench $(BIN)/python manage.py bench_uploads
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/14} SECRET_KEY=bench $(BIN)/python manage.py bench_evaluation
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/14} GUIDANCE_SUGGEST_THROTTLE=1000/minute SECRET_KEY=bench $(BIN)/python manage.py bench_guidance
+	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/14} SECRET_KEY=bench $(BIN)/python manage.py bench_interactive
 
 clean:
 	rm -rf var/test .pytest_cache .mypy_cache .ruff_cache

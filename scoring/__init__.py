@@ -15,6 +15,7 @@ The public API; see README.md for the inputs, formulas, modes and outputs. Examp
 from __future__ import annotations
 
 from scoring._io import read_pairs, read_predictions, read_table, read_weights
+from scoring.boundary import boundary_scores, percentile_ranks
 from scoring.breakers import (
     WEIGHT_FROM_DEV,
     WEIGHT_FROM_ORIGINALS,
@@ -60,6 +61,7 @@ __all__ = [
     "ScoringInputError",
     "accuracy",
     "both_wrong_table",
+    "boundary_scores",
     "break_matrix",
     "break_rule",
     "breaker_scores",
@@ -78,6 +80,7 @@ __all__ = [
     "outside_label_table",
     "pair_breaks",
     "rank_leaderboard",
+    "percentile_ranks",
     "read_pairs",
     "read_predictions",
     "read_table",

@@ -106,7 +106,7 @@ def start_worker(
     broker_url = broker_url or settings.CELERY_BROKER_URL
     hostname = f"test-{uuid.uuid4().hex[:8]}@localhost"
     arguments = [
-        "worker", "-Q", "default,gpu", "--concurrency", "1", "--pool", "prefork",
+        "worker", "-Q", "interactive,default,gpu", "--concurrency", "1", "--pool", "prefork",
         "--hostname", hostname, "--without-gossip", "--without-mingle",
     ]  # fmt: skip
     worker = _spawn(arguments, hostname, log_dir, celery_env(broker_url, **(env or {})))

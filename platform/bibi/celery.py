@@ -1,8 +1,11 @@
-"""The Celery app: two queues, routed by task name.
+"""The Celery app: three queues, routed by task name.
 
-Tasks named ``gpu.*`` load and run models and go to the ``gpu`` queue; every other task
-(imports, scoring, housekeeping) goes to ``default``. A worker for model work runs
-``celery -A bibi worker -Q gpu``; one for the rest ``-Q default``.
+Tasks named ``gpu.*`` load and run models and go to the ``gpu`` queue, but for the model work a
+person waits for (``gpu.guidance_suggest``: suggestions and draft checks), which goes to
+``interactive`` so that scoring chunks cannot block it; every other task (imports, scoring,
+housekeeping) goes to ``default``. A worker for model work runs
+``celery -A bibi worker -Q interactive,gpu`` (``deploy/README.md`` says how to size it); one
+for the rest ``-Q default``.
 """
 
 from __future__ import annotations
@@ -16,12 +19,17 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bibi.settings")
 
 app = Celery("bibi")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.conf.task_routes = {"gpu.*": {"queue": "gpu"}}
+# An exact name is matched before the patterns.
+app.conf.task_routes = {
+    "gpu.guidance_suggest": {"queue": "interactive"},
+    "gpu.*": {"queue": "gpu"},
+}
 app.autodiscover_tasks()
 # The project's own periodic task (bibi is not an installed app, so name its module).
 app.autodiscover_tasks(["bibi"], related_name="housekeeping")
 
 GPU_QUEUE = "gpu"
+INTERACTIVE_QUEUE = "interactive"
 DEFAULT_QUEUE = "default"
 
 

@@ -124,8 +124,11 @@ INSTALLED_APPS = [
     "bibi.systems",
     "bibi.pairs",
     "bibi.evaluation",
+    "bibi.guidance",
+    "bibi.baseline",
     "bibi.web",
     "bibi.demo",
+    "bibi.bench",
 ]
 
 MIDDLEWARE = [
@@ -332,6 +335,9 @@ CELERY_TASK_ACKS_LATE = True
 # A worker lost mid-task must not lose the task: with late acks it goes back to the queue.
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A worker on several queues takes from the first non-empty one in its -Q order (not in turns):
+# a gpu worker on "interactive,gpu" runs every waiting suggestion before its next scoring chunk.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"queue_order_strategy": "priority"}
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 15 * 60)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 20 * 60)
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("CELERY_WORKER_MAX_MEMORY_PER_CHILD", 0) or None
@@ -380,9 +386,17 @@ EVALUATION_CHUNK_TIME_LIMIT = env_int("EVALUATION_CHUNK_TIME_LIMIT", 25 * 60)
 # A chunk or a run with no progress for this long is sent again (its message was lost).
 EVALUATION_STALL_TIMEOUT = env_int("EVALUATION_STALL_TIMEOUT", 30 * 60)
 EVALUATION_TASK_MAX_RETRIES = env_int("EVALUATION_TASK_MAX_RETRIES", 8)
-# Guidance: seconds a suggestion or draft-variant request waits for its gpu task; past it the
-# request answers 503 and a message still queued expires unrun.
+# Guidance: suggestions and draft checks are jobs on the interactive queue (bibi/guidance).
+# Seconds a request waits for its job before answering 202 with the job to poll.
+GUIDANCE_SUGGEST_WAIT = env_int("GUIDANCE_SUGGEST_WAIT", 2)
+# Seconds a job's message may wait for a worker (then it expires unrun) and may run.
 GUIDANCE_SUGGEST_TIMEOUT = env_int("GUIDANCE_SUGGEST_TIMEOUT", 60)
+# Seconds a job (and its answer) can be polled for.
+GUIDANCE_JOB_TTL = env_int("GUIDANCE_JOB_TTL", 600)
+# Jobs in flight at once: per user, per team, on the whole site (a 429 names the cap reached).
+GUIDANCE_INFLIGHT_PER_USER = env_int("GUIDANCE_INFLIGHT_PER_USER", 2)
+GUIDANCE_INFLIGHT_PER_TEAM = env_int("GUIDANCE_INFLIGHT_PER_TEAM", 4)
+GUIDANCE_INFLIGHT_TOTAL = env_int("GUIDANCE_INFLIGHT_TOTAL", 16)
 
 LOGGING = {
     "version": 1,

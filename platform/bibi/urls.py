@@ -25,6 +25,7 @@ api_v1 = [
     path("", include("bibi.systems.urls")),
     path("", include("bibi.pairs.urls")),
     path("", include("bibi.evaluation.urls")),
+    path("", include("bibi.guidance.urls")),
 ]
 
 urlpatterns = [

@@ -185,7 +185,7 @@ def test_the_gpu_worker_takes_one_model_at_a_time_from_the_gpu_queue_on_a_gpu(co
     service = compose["services"]["worker-gpu"]
     words = deploy.words(service["command"])
     assert words[:4] == ["celery", "-A", "bibi", "worker"]
-    assert _option(words, "-Q", "--queues") == "gpu"
+    assert _option(words, "-Q", "--queues") == "interactive,gpu"
     assert _option(words, "-c", "--concurrency") == "1"
     devices = service["deploy"]["resources"]["reservations"]["devices"]
     assert devices == [{"driver": "nvidia", "count": 1, "capabilities": ["gpu"]}]

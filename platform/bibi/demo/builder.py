@@ -220,7 +220,7 @@ def human_pairs_submit(*, shared_task: SharedTask, breaker: Any, data: DemoData,
 
 def baseline_pairs_submit(*, shared_task: SharedTask, say: Say) -> None:
     """The automatic baseline breaker as a second breaker team."""
-    from bibi.evaluation.baseline import baseline_breaker_run
+    from bibi.baseline.breaker import baseline_breaker_run
 
     result = baseline_breaker_run(shared_task, team_name=BASELINE_TEAM, n=BASELINE_PAIRS)
     count = result.pair_set.pair_count

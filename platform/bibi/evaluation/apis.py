@@ -18,22 +18,18 @@ from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
     extend_schema,
-    extend_schema_field,
 )
-from rest_framework import serializers, status
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework import serializers
 from rest_framework.permissions import IsAuthenticatedOrReadOnly
 from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from bibi.api import paginated
-from bibi.evaluation import exports, guidance, selectors, services, table_rows
+from bibi.evaluation import exports, selectors, services, table_rows
 from bibi.evaluation.models import Snapshot, SnapshotItem
 from bibi.sharedtasks.apis.common import shared_task_for
-from bibi.throttling import UserRateThrottle
 
 
 class CSVRenderer(BaseRenderer):
@@ -279,180 +275,3 @@ class LeaderboardExportApi(_SnapshotView):
     @extend_schema(responses=ZIP_RESPONSES)
     def get(self, request: Request, slug: str) -> HttpResponse:
         return self.export(request, slug)
-
-
-# --- Guidance for breakers --------------------------------------------------------------------
-
-
-class GuidanceSystemOutput(serializers.Serializer):
-    system_id = serializers.IntegerField()
-    system = serializers.SerializerMethodField()
-    version_id = serializers.IntegerField()
-    label = serializers.CharField()
-    confidence = serializers.FloatField()
-    lambda_max = serializers.FloatField()
-    percentile = serializers.FloatField()
-
-    def get_system(self, view: guidance.SystemView) -> str:
-        return f"{view.team_name} / {view.system_name}"
-
-
-class GuidanceWordOutput(serializers.Serializer):
-    text = serializers.CharField()
-    start = serializers.IntegerField()
-    end = serializers.IntegerField()
-    leverage = serializers.FloatField(allow_null=True)
-
-
-class GuidanceOriginalOutput(serializers.Serializer):
-    """A starter original in the boundary ranking (``systems`` empty when the task shows
-    only the ranking)."""
-
-    id = serializers.CharField(source="example.external_id")
-    text = serializers.CharField(source="example.text")
-    label = serializers.CharField(source="example.label")
-    rank = serializers.IntegerField()
-    boundary_score = serializers.FloatField()
-    confidence = serializers.FloatField(allow_null=True)
-    disagreements = serializers.IntegerField()
-    strategy = serializers.ChoiceField(choices=guidance.STRATEGIES)
-    strategy_tags = serializers.ListField(child=serializers.CharField())
-    advice = serializers.CharField()
-    systems = serializers.SerializerMethodField()
-    words = GuidanceWordOutput(many=True)
-
-    @extend_schema_field(GuidanceSystemOutput(many=True))
-    def get_systems(self, original: guidance.RankedOriginal) -> list[dict[str, Any]]:
-        if not self.context["per_system"]:
-            return []
-        return GuidanceSystemOutput(original.systems, many=True).data
-
-    def to_representation(self, original: guidance.RankedOriginal) -> dict[str, Any]:
-        data = super().to_representation(original)
-        if data["confidence"] is not None and data["confidence"] != data["confidence"]:
-            data["confidence"] = None  # NaN: no system has this original
-        if not self.context["per_system"]:
-            data["confidence"] = None
-        return data
-
-
-def _system_ids(raw: list[str]) -> list[int] | None:
-    values = [part for value in raw for part in value.split(",") if part.strip()]
-    if not values:
-        return None
-    try:
-        return [int(value) for value in values]
-    except ValueError:
-        raise ValidationError({"system": "Give system ids as integers."}) from None
-
-
-class GuidanceListApi(APIView):
-    permission_classes = [IsAuthenticatedOrReadOnly]
-
-    @extend_schema(
-        parameters=[
-            OpenApiParameter(
-                "order",
-                str,
-                enum=list(guidance.ORDERS),
-                description="boundary "
-                "(rank 1 first, the default) or confidence (least confident first).",
-            ),
-            OpenApiParameter(
-                "system",
-                int,
-                many=True,
-                description="Rank over these ready "
-                "hosted systems only (repeat, or comma-separated).",
-            ),
-            OpenApiParameter("label", str, description="Only originals with this gold label."),
-        ],  # fmt: skip
-        responses=GuidanceOriginalOutput(many=True),
-    )
-    def get(self, request: Request, slug: str) -> Response:
-        shared_task = shared_task_for(request, slug)
-        sight = guidance.guidance_sight_require(user=request.user, shared_task=shared_task)
-        system_ids = _system_ids(request.query_params.getlist("system"))
-        if system_ids is not None and not sight.per_system:
-            raise PermissionDenied("This task shows the ranking only, not per-system guidance.")
-        ranking = guidance.boundary_ranking(
-            shared_task,
-            system_ids=system_ids,
-            label=request.query_params.get("label") or None,
-            order=request.query_params.get("order") or "boundary",
-            sight=sight,
-            with_words=False,
-        )
-        return paginated(
-            self,
-            request,
-            ranking,
-            GuidanceOriginalOutput,
-            prepare=guidance.ranking_words,
-            per_system=sight.per_system,
-        )
-
-
-class GuidanceSuggestInput(serializers.Serializer):
-    original_id = serializers.CharField(help_text="The starter original's id.")
-    variant_text = serializers.CharField(
-        required=False,
-        allow_blank=True,
-        trim_whitespace=False,
-        help_text="A draft variant to check; without it, suggestions for the original.",
-    )
-    variant_label = serializers.CharField(
-        required=False, help_text="The variant's intended gold label (default: the original's)."
-    )
-    systems = serializers.ListField(
-        child=serializers.IntegerField(), required=False, help_text="Default: every ready one."
-    )
-    top_k = serializers.IntegerField(required=False, default=5, min_value=1, max_value=20)
-    words = serializers.IntegerField(required=False, default=3, min_value=1, max_value=10)
-
-
-class GuidanceSuggestThrottle(UserRateThrottle):
-    """Each request runs every hosted model: a rate of its own (``GUIDANCE_SUGGEST_THROTTLE``)."""
-
-    scope = "guidance_suggest"
-
-
-class GuidanceSuggestApi(APIView):
-    """Verified suggestions for a starter original, or a draft variant checked on every ready
-    hosted system. Waits for a gpu worker up to ``GUIDANCE_SUGGEST_TIMEOUT`` seconds; 503
-    (with ``Retry-After``) when none answered."""
-
-    permission_classes = [IsAuthenticatedOrReadOnly]
-    throttle_classes = [*api_settings.DEFAULT_THROTTLE_CLASSES, GuidanceSuggestThrottle]
-
-    @extend_schema(
-        request=GuidanceSuggestInput,
-        responses={200: OpenApiTypes.OBJECT, 503: OpenApiTypes.OBJECT},
-    )
-    def post(self, request: Request, slug: str) -> Response:
-        shared_task = shared_task_for(request, slug)
-        guidance.guidance_sight_require(user=request.user, shared_task=shared_task)
-        data = GuidanceSuggestInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = data.validated_data
-        systems = values.get("systems")
-        try:
-            answer = guidance.guidance_suggest(
-                shared_task=shared_task,
-                user=request.user,
-                request=guidance.SuggestRequest(
-                    original_id=values["original_id"],
-                    variant_text=values.get("variant_text"),
-                    variant_label=values.get("variant_label"),
-                    system_ids=tuple(systems) if systems else None,
-                    top_k=values["top_k"],
-                    words=values["words"],
-                ),
-            )
-        except guidance.SuggestionUnavailable as unavailable:
-            return Response(
-                {"detail": str(unavailable)},
-                status=status.HTTP_503_SERVICE_UNAVAILABLE,
-                headers={"Retry-After": "10"},
-            )
-        return Response(answer)

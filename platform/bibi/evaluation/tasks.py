@@ -2,8 +2,7 @@
 
 Every task is safe to run twice (the database says what is still owed) and retries with
 exponential back-off when the database or the broker is briefly away. Results are not
-stored (the database is where a run's outcome is read), but for ``gpu.guidance_suggest``'s:
-a request waits for it.
+stored (the database is where a run's outcome is read).
 """
 
 from __future__ import annotations
@@ -50,22 +49,3 @@ def scoring_run_advance_task(run_id: int) -> str:
 @shared_task(name="default.scoring_run_score", **RETRIES)
 def scoring_run_score_task(run_id: int) -> str:
     return services.scoring_run_score(run_id=run_id).status
-
-
-@shared_task(
-    name="gpu.guidance_suggest",
-    # Time limits come with each message (the request's wait, GUIDANCE_SUGGEST_TIMEOUT).
-    # A request waits for this result: it is stored (on Redis, for the waiting request), and
-    # never delivered again after a lost worker (the request has answered 503 by then).
-    ignore_result=False,
-    acks_late=False,
-)
-def guidance_suggest_task(
-    version_ids: list[int], original: str, variant: str | None, top_k: int, words: int
-) -> dict:
-    # Imported here, on the worker: suggestions load models, and with them torch.
-    from bibi.evaluation.guidance_compute import guidance_compute
-
-    return guidance_compute(
-        version_ids=version_ids, original=original, variant=variant, top_k=top_k, words=words
-    )

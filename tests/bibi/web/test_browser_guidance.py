@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 
 from bibi.pairs.models import PairSet
 
-from ..evaluation.guidance_conftest import build_geometry_task
+from ..guidance.guidance_conftest import build_geometry_task
 from .conftest import WORKER_BOUND_MS
 
 pytestmark = [pytest.mark.browser, pytest.mark.embedded, pytest.mark.slow]
@@ -55,6 +55,7 @@ def test_a_breaker_follows_the_guidance_to_a_pair(
     predictions = page.get_by_role(
         "region", name="Each hosted system on the original and on your variant"
     )
+    # The answer comes with the page, or in its place once the worker has it (a 202 followed).
     expect(predictions.get_by_role("row")).to_have_count(3)  # the header and two systems
     expect(page.locator("#predictions")).to_contain_text("2 of 2 systems would break")
     screen.shot("draft-tried")
@@ -91,3 +92,35 @@ def test_a_breaker_follows_the_guidance_to_a_pair(
     submitted = PairSet.objects.get(team=task.cast.breaker_team, status="submitted")
     assert submitted.pairs.get().variant_text == "the film is bad"
     screen.shot("submitted")
+
+
+def test_a_draft_that_waits_for_a_worker_is_followed_to_its_answer(
+    transactional_db, worker, screen, tmp_path, settings
+):
+    """The page answers 202 at once (no wait at all here) with a notice; the page follows the
+    job and shows the systems' answer in place, the form as the breaker left it."""
+    if worker is None:
+        pytest.skip("in-process on the embedded default: the answer comes with the page")
+    settings.GUIDANCE_SUGGEST_WAIT = 0
+    build_geometry_task(tmp_path)
+    page = screen.page
+    screen.log_in("brian", "pw-brian-123")
+    screen.goto("/tasks/sst/guidance/mild-pos/edit/")
+    page.get_by_label("Variant", exact=True).fill("the film is bad")
+    page.get_by_label("The variant's label").select_option("positive")
+    page.get_by_label("Rationale").fill("one word, the other way")
+
+    with page.expect_response(lambda response: "/edit/" in response.url) as posted:
+        page.get_by_role("button", name="Try it on the systems").click()
+    assert posted.value.status == 202
+    assert "waiting for a model worker" in page.locator("#job-waiting").inner_text()
+
+    predictions = page.get_by_role(
+        "region", name="Each hosted system on the original and on your variant"
+    )
+    predictions.wait_for()
+    assert "2 of 2 systems would break" in page.locator("#predictions").inner_text()
+    assert page.locator("#job-waiting").count() == 0
+    assert page.get_by_label("Rationale").input_value() == "one word, the other way"
+    screen.shot("draft-followed")
+    assert screen.axe_violations() == []

@@ -4,6 +4,7 @@ what the editor's buttons do, and what the pages cost in queries."""
 from __future__ import annotations
 
 import html
+import re
 
 import pytest
 
@@ -12,7 +13,7 @@ from bibi.sharedtasks.models import Example, SharedTask
 from bibi.systems.models import Prediction
 
 from ..conftest import BLIND_DEV, ROLES
-from ..evaluation.guidance_conftest import build_geometry_task
+from ..guidance.guidance_conftest import build_geometry_task
 from .conftest import page_client
 
 pytestmark = pytest.mark.embedded
@@ -193,7 +194,7 @@ def test_the_editor_suggests_verified_edits_each_ready_to_try(geometry, settings
 
 
 def test_asking_the_systems_too_often_is_refused_with_the_wait(geometry, monkeypatch):
-    from bibi.evaluation.apis import GuidanceSuggestThrottle
+    from bibi.guidance.apis import GuidanceSuggestThrottle
 
     monkeypatch.setattr(GuidanceSuggestThrottle, "rate", "0/minute", raising=False)
 
@@ -203,24 +204,42 @@ def test_asking_the_systems_too_often_is_refused_with_the_wait(geometry, monkeyp
     assert "You have asked the systems too often" in response.content.decode()
 
 
-def test_a_variant_tried_while_no_worker_answers_says_so(geometry, settings, monkeypatch):
+def test_a_variant_tried_while_no_worker_answers_waits_then_says_so(
+    geometry, settings, monkeypatch
+):
     if settings.CELERY_TASK_ALWAYS_EAGER:
         pytest.skip("the embedded default runs the models in-process")
-    settings.GUIDANCE_SUGGEST_TIMEOUT = 1
-    # The suite's shared worker may be running: send to a queue that no worker reads.
-    from bibi.evaluation.tasks import guidance_suggest_task
+    import time
 
+    from bibi.guidance import jobs
+    from bibi.guidance.tasks import guidance_suggest_task
+
+    settings.GUIDANCE_SUGGEST_WAIT = 1
+    jobs._registries.clear()
+    # The suite's shared worker may be running: send to a queue that no worker reads.
     send = guidance_suggest_task.apply_async
     monkeypatch.setattr(
         guidance_suggest_task,
         "apply_async",
-        lambda *args, **options: send(*args, queue="gpu-nobody-reads", **options),
+        lambda *args, **options: send(*args, **{**options, "queue": "gpu-nobody-reads"}),
     )
 
     response = post(geometry, "try", "the film is bad")
 
-    assert response.status_code == 503
-    assert "No model worker answered within 1 seconds" in response.content.decode()
+    assert response.status_code == 202
+    text = response.content.decode()
+    assert 'id="job-waiting"' in text and "waiting for a model worker" in text
+    follow = re.search(r'data-result-url="([^"]+)"', text).group(1).replace("&amp;", "&")
+    assert page_client(geometry.cast, BREAKER).get(follow).status_code == 202
+    # Past the longest a job can wait and run, the page says nobody took it.
+    later = time.time() + jobs.in_flight_deadline(0) + 1
+    monkeypatch.setattr(time, "time", lambda: later)
+    failed = page_client(geometry.cast, BREAKER).get(follow)
+    monkeypatch.undo()
+    assert failed.status_code == 503
+    assert "No model worker took the job within" in failed.content.decode()
+    # The draft the job checked is in the form again.
+    assert "the film is bad</textarea>" in failed.content.decode()
 
 
 def _grow(geometry, count: int) -> None:

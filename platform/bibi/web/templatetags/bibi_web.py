@@ -6,7 +6,7 @@ from datetime import datetime
 
 from django import template
 
-from bibi.evaluation.guidance import sight_of
+from bibi.guidance.visibility import sight_of
 from bibi.sharedtasks.models import Dataset, SharedTask, Team
 from bibi.sharedtasks.selectors import Viewer
 from bibi.systems.models import System, SystemVersion
@@ -48,7 +48,7 @@ def versions_newest_first(system: System) -> list[SystemVersion]:
 @register.filter
 def sees_guidance(viewer: Viewer, shared_task: SharedTask) -> bool:
     """``{% if viewer|sees_guidance:shared_task %}``: the task's guidance is open to the viewer
-    (``bibi.evaluation.guidance.sight_of``; no query)."""
+    (``bibi.guidance.visibility.sight_of``; no query)."""
     return sight_of(viewer, shared_task).allowed
 
 

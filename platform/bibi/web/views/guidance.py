@@ -3,8 +3,8 @@ by edit leverage and the strategy advice, and a pair editor that starts from an 
 shows the word diff, runs the minimal-pair checks and the hosted systems on the draft variant,
 and adds it to the team's draft. The diff is ``bibi.web.diff``'s, as on the results pages.
 
-Who sees guidance is ``bibi.evaluation.guidance.sight_of``'s rule; the models run on a gpu
-worker through ``guidance.guidance_suggest``, as for the API.
+Who sees guidance is ``bibi.guidance.visibility.sight_of``'s rule; the models run on a gpu
+worker through ``bibi.guidance.suggest.guidance_suggest``, as for the API.
 """
 
 from __future__ import annotations
@@ -20,9 +20,34 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import urlencode
 
-from bibi.evaluation import guidance
-from bibi.evaluation.apis import GuidanceSuggestThrottle
+from bibi.guidance.apis import GuidanceSuggestThrottle
+from bibi.guidance.jobs import CapReached
+from bibi.guidance.ranking import (
+    NEAR_BOUNDARY,
+    STRATEGY_ADVICE,
+    RankedOriginal,
+    WordLeverage,
+    boundary_ranking,
+    ranking_systems,
+    ranking_words,
+)
+from bibi.guidance.suggest import (
+    JobNotFound,
+    JobOutcome,
+    SuggestRequest,
+    suggest_job,
+    suggest_start,
+)
+from bibi.guidance.visibility import (
+    GuidanceSight,
+    guidance_sight_require,
+    sight_of,
+    system_name,
+    team_name,
+)
 from bibi.pairs import services as pair_services
 from bibi.pairs.layouts import pair_input_from_fields
 from bibi.sharedtasks import selectors as task_selectors
@@ -71,7 +96,7 @@ class Segment:
     leverage: float | None = None
 
 
-def segments(original: guidance.RankedOriginal) -> list[Segment]:
+def segments(original: RankedOriginal) -> list[Segment]:
     text = original.example.text
     top = max((word.leverage or 0.0 for word in original.words), default=0.0)
     pieces, cursor = [], 0
@@ -86,7 +111,7 @@ def segments(original: guidance.RankedOriginal) -> list[Segment]:
     return pieces
 
 
-def top_words(original: guidance.RankedOriginal, count: int = 3) -> list[guidance.WordLeverage]:
+def top_words(original: RankedOriginal, count: int = 3) -> list[WordLeverage]:
     """The words with the most leverage (the shading's text alternative)."""
     words = [word for word in original.words if word.leverage]
     return sorted(words, key=lambda word: -(word.leverage or 0.0))[:count]
@@ -94,14 +119,14 @@ def top_words(original: guidance.RankedOriginal, count: int = 3) -> list[guidanc
 
 def _sight_or_refuse(
     request: HttpRequest, shared_task: SharedTask, viewer: Viewer
-) -> guidance.GuidanceSight | None:
+) -> GuidanceSight | None:
     """What the viewer sees of the guidance; None for an anonymous visitor to send to log in,
     ``PermissionDenied`` (saying who sees it) for anyone else it is closed to."""
-    sight = guidance.sight_of(viewer, shared_task)
+    sight = sight_of(viewer, shared_task)
     if not sight.allowed and not request.user.is_authenticated:
         return None
     if not sight.allowed:
-        guidance.guidance_sight_require(user=request.user, shared_task=shared_task, viewer=viewer)
+        guidance_sight_require(user=request.user, shared_task=shared_task, viewer=viewer)
     return sight
 
 
@@ -110,11 +135,11 @@ def guidance_page(request: HttpRequest, slug: str) -> HttpResponse:
     sight = _sight_or_refuse(request, shared_task, viewer)
     if sight is None:
         return redirect_to_login(request.get_full_path())
-    systems = guidance.ranking_systems(shared_task=shared_task) if sight.per_system else []
+    systems = ranking_systems(shared_task=shared_task) if sight.per_system else []
     choices = [
         (
             system.id,
-            f"{guidance.team_name(system.team, sight)} / {guidance.system_name(system, sight)}",
+            f"{team_name(system.team, sight)} / {system_name(system, sight)}",
         )
         for system in systems
     ]
@@ -131,9 +156,9 @@ def guidance_page(request: HttpRequest, slug: str) -> HttpResponse:
         "label": cleaned.get("label") or None,
         "system_ids": [system] if system else None,
     }
-    ranking = guidance.boundary_ranking(shared_task, sight=sight, with_words=False, **filters)
+    ranking = boundary_ranking(shared_task, sight=sight, with_words=False, **filters)
     page = Paginator(ranking, ORIGINALS_PER_PAGE).get_page(request.GET.get("page"))
-    originals = guidance.ranking_words(list(page.object_list))
+    originals = ranking_words(list(page.object_list))
     query = request.GET.copy()
     query.pop("page", None)
     context = {
@@ -149,8 +174,8 @@ def guidance_page(request: HttpRequest, slug: str) -> HttpResponse:
             {"original": o, "segments": segments(o), "top_words": top_words(o)} for o in originals
         ],
         "can_edit": viewer.team is not None and viewer.team.kind == Team.Kind.BREAKER,
-        "advice": guidance.STRATEGY_ADVICE,
-        "near": guidance.NEAR_BOUNDARY,
+        "advice": STRATEGY_ADVICE,
+        "near": NEAR_BOUNDARY,
     }
     return render(request, "web/guidance.html", context)
 
@@ -165,11 +190,11 @@ def _starter_original(shared_task: SharedTask, original_id: str) -> Example:
 
 
 def _ranked(
-    shared_task: SharedTask, sight: guidance.GuidanceSight, example: Example
-) -> guidance.RankedOriginal | None:
-    ranking = guidance.boundary_ranking(shared_task, sight=sight, with_words=False)
+    shared_task: SharedTask, sight: GuidanceSight, example: Example
+) -> RankedOriginal | None:
+    ranking = boundary_ranking(shared_task, sight=sight, with_words=False)
     found = [original for original in ranking if original.example.id == example.id]
-    return guidance.ranking_words(found)[0] if found else None
+    return ranking_words(found)[0] if found else None
 
 
 def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpResponse:
@@ -178,7 +203,7 @@ def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpRespon
         return redirect_to_login(request.get_full_path())
     team = require_team(viewer, Team.Kind.BREAKER)
     example = _starter_original(shared_task, original_id)
-    sight = guidance.sight_of(viewer, shared_task)
+    sight = sight_of(viewer, shared_task)
     initial = {
         "original_id": example.external_id,
         "variant_text": example.text,
@@ -194,51 +219,22 @@ def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpRespon
         "try_error": None,
         "rejected": None,
         "passed": None,
+        "job": None,
     }
     status = 200
-    if action == "suggest" and request.method == "POST":
-        status = _ask_systems(
-            request, shared_task, viewer, sight, form, context, "suggestions",
-            guidance.SuggestRequest(original_id=example.external_id),
-        )  # fmt: skip
-    elif request.method == "POST":
-        if not form.is_valid():
-            status = 400
-        elif action == "try":
-            status = _ask_systems(
-                request, shared_task, viewer, sight, form, context, "check",
-                guidance.SuggestRequest(
-                    original_id=example.external_id,
-                    variant_text=form.cleaned_data["variant_text"],
-                    variant_label=form.cleaned_data["variant_label"],
-                ),
-            )  # fmt: skip
-        elif action in ("check", "add"):
-            pair = pair_input_from_fields(
-                1, {**form.cleaned_data, "original_id": example.external_id}
-            )
-            try:
-                if action == "add":
-                    added = pair_services.pair_add(team=team, user=request.user, pair=pair)
-                else:
-                    submission = pair_services.pair_set_submit(
-                        team=team, user=request.user, pairs=[pair], dry_run=True
-                    )
-            except ValidationError as error:
-                context["rejected"] = add_upload_error(form, error)
-                status = 400
-            else:
-                if action == "add":
-                    messages.success(request, "The pair is checked and added to the draft.")
-                    say_warnings(request, added.warnings)
-                    return redirect("web:pairs", slug=slug)
-                context["passed"] = [warning.reason for warning in submission.warnings]
-        else:
-            form.add_error(
-                None, "Choose what to do: suggest edits, try the variant, check it, or add it."
-            )
-            status = 400
-    variant = form.data.get("variant_text", example.text) if form.is_bound else example.text
+    editor = _Editor(request, shared_task, viewer, team, example, sight, form, context)
+    if request.method == "POST":
+        answer = editor.act(action)
+        if isinstance(answer, HttpResponse):
+            return answer
+        status = answer
+    elif request.GET.get("job"):
+        status = editor.follow(request.GET["job"])
+    variant = (
+        form.data.get("variant_text", example.text)
+        if form.is_bound
+        else form.initial["variant_text"]
+    )
     context.update(
         {
             "shared_task": shared_task,
@@ -257,18 +253,98 @@ def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpRespon
     return render(request, "web/guidance_editor.html", context, status=status)
 
 
+@dataclass
+class _Editor:
+    """One POST of the pair editor: the action asked for, into ``context``."""
+
+    request: HttpRequest
+    shared_task: SharedTask
+    viewer: Viewer
+    team: Team
+    example: Example
+    sight: GuidanceSight
+    form: PairEditorForm
+    context: dict[str, Any]
+
+    def act(self, action: str) -> int | HttpResponse:
+        """The status the page answers with, or a redirect once a pair is added."""
+        if action == "suggest":
+            return self.ask("suggestions", SuggestRequest(original_id=self.example.external_id))
+        if not self.form.is_valid():
+            return 400
+        if action == "try":
+            return self.ask(
+                "check",
+                SuggestRequest(
+                    original_id=self.example.external_id,
+                    variant_text=self.form.cleaned_data["variant_text"],
+                    variant_label=self.form.cleaned_data["variant_label"],
+                ),
+            )
+        if action in ("check", "add"):
+            return self.check_or_add(action)
+        self.form.add_error(
+            None, "Choose what to do: suggest edits, try the variant, check it, or add it."
+        )
+        return 400
+
+    def ask(self, key: str, ask: SuggestRequest) -> int:
+        return _ask_systems(
+            self.request, self.shared_task, self.viewer, self.sight, self.form, self.context, ask
+        )
+
+    def follow(self, job_id: str) -> int:
+        """The page of a job asked from this editor (``?job=``): its answer, or still waiting."""
+        try:
+            outcome = suggest_job(
+                shared_task=self.shared_task, user=self.request.user, job_id=job_id,
+                viewer=self.viewer,
+            )  # fmt: skip
+        except JobNotFound as missing:
+            raise Http404(str(missing)) from None
+        if outcome.record.original_id != self.example.external_id:
+            raise Http404("This job was asked from another original's page.")
+        if outcome.record.variant is not None:
+            # The draft the job checked, in the form again.
+            self.form.initial["variant_text"] = outcome.record.variant
+            self.form.initial["variant_label"] = outcome.record.variant_label
+        return job_into_context(self.request, self.shared_task, outcome, self.context)
+
+    def check_or_add(self, action: str) -> int | HttpResponse:
+        request, team = self.request, self.team
+        pair = pair_input_from_fields(
+            1, {**self.form.cleaned_data, "original_id": self.example.external_id}
+        )
+        try:
+            if action == "add":
+                added = pair_services.pair_add(team=team, user=request.user, pair=pair)
+            else:
+                submission = pair_services.pair_set_submit(
+                    team=team, user=request.user, pairs=[pair], dry_run=True
+                )
+        except ValidationError as error:
+            self.context["rejected"] = add_upload_error(self.form, error)
+            return 400
+        if action == "add":
+            messages.success(request, "The pair is checked and added to the draft.")
+            say_warnings(request, added.warnings)
+            return redirect("web:pairs", slug=self.shared_task.slug)
+        self.context["passed"] = [warning.reason for warning in submission.warnings]
+        return 200
+
+
 def _ask_systems(
     request: HttpRequest,
     shared_task: SharedTask,
     viewer: Viewer,
-    sight: guidance.GuidanceSight,
+    sight: GuidanceSight,
     form: PairEditorForm,
     context: dict[str, Any],
-    key: str,
-    ask: guidance.SuggestRequest,
+    ask: SuggestRequest,
 ) -> int:
     """Suggestions for the original, or the draft variant through every hosted system
-    (``guidance.guidance_suggest``), into ``context[key]``; the status the page answers with."""
+    (``suggest_start``), into the context; the status the page answers with (202: a job the
+    page follows, ``guidance_job.js``)."""
     if not sight.allowed:
         form.add_error(None, "This task does not show the systems' predictions to breakers.")
         return 403
@@ -281,7 +357,7 @@ def _ask_systems(
         )
         return 429
     try:
-        context[key] = guidance.guidance_suggest(
+        outcome = suggest_start(
             shared_task=shared_task, user=request.user, viewer=viewer, request=ask
         )
     except ValidationError as error:
@@ -290,7 +366,30 @@ def _ask_systems(
     except PermissionDenied as denied:
         form.add_error(None, str(denied))
         return 403
-    except guidance.SuggestionUnavailable as unavailable:
-        context["try_error"] = str(unavailable)
+    except CapReached as cap:
+        context["try_error"] = cap.message
+        return 429
+    return job_into_context(request, shared_task, outcome, context)
+
+
+def job_into_context(
+    request: HttpRequest, shared_task: SharedTask, outcome: JobOutcome, context: dict[str, Any]
+) -> int:
+    """A job's answer (``suggestions`` or ``check``), its failure (``try_error``) or, while it
+    waits, the addresses the page polls (``job``); the status the page answers with."""
+    record = outcome.record
+    if outcome.status == "done":
+        context[record.kind] = outcome.answer
+        return 200
+    if outcome.status == "failed":
+        context["try_error"] = outcome.detail
         return 503
-    return 200
+    slug = shared_task.slug
+    page = reverse("web:guidance-editor", kwargs={"slug": slug, "original_id": record.original_id})
+    context["job"] = {
+        "id": record.id,
+        "kind": record.kind,
+        "poll": reverse("guidance-job", kwargs={"slug": slug, "job_id": record.id}),
+        "result": f"{page}?{urlencode({'job': record.id})}",
+    }
+    return 202

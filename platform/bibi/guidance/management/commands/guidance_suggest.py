@@ -19,7 +19,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from bibi.evaluation import guidance
+from bibi.guidance.ranking import RankedOriginal, boundary_ranking, guide_order, ranking_systems
+from bibi.guidance.suggest import intended_label, would_break
 from bibi.sharedtasks.models import SharedTask
 
 
@@ -35,7 +36,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, task_slug: str, top: int, out: Path | None, **options: Any):
         # Imported here: suggestions load models, and with them torch.
-        from bibi.evaluation.guidance_compute import guidance_compute_many
+        from bibi.guidance.compute import guidance_compute_many
         from bibi.systems.errors import ValidationFailed
 
         shared_task = SharedTask.objects.filter(slug=task_slug).first()
@@ -43,14 +44,14 @@ class Command(BaseCommand):
             raise CommandError(f"No shared task has the slug '{task_slug}'.")
         if top < 1 or not 1 <= options["top_k"] <= 20 or not 1 <= options["words"] <= 10:
             raise CommandError("--top must be at least 1, --top-k 1 to 20, --words 1 to 10.")
-        ranking = [o for o in guidance.boundary_ranking(shared_task, with_words=False) if o.systems]
+        ranking = [o for o in boundary_ranking(shared_task, with_words=False) if o.systems]
         if not ranking:
             raise CommandError("No ready hosted system has λmax on the starter set yet.")
-        systems = {s.id: s for s in guidance.ranking_systems(shared_task=shared_task)}
-        groups: dict[int, list[guidance.RankedOriginal]] = defaultdict(list)
+        systems = {s.id: s for s in ranking_systems(shared_task=shared_task)}
+        groups: dict[int, list[RankedOriginal]] = defaultdict(list)
         for original in ranking[:top]:
             percentiles = {view.system_id: view.percentile for view in original.systems}
-            groups[guidance.guide_order(percentiles)[0]].append(original)
+            groups[guide_order(percentiles)[0]].append(original)
         lines: dict[int, dict[str, Any]] = {}
         for guide_id, originals in groups.items():
             order = [guide_id, *(sid for sid in systems if sid != guide_id)]
@@ -80,7 +81,7 @@ class Command(BaseCommand):
 
 def _line(
     shared_task: SharedTask,
-    original: guidance.RankedOriginal,
+    original: RankedOriginal,
     guide_id: int,
     report: dict[str, Any],
     names: dict[str, str],
@@ -89,16 +90,14 @@ def _line(
     gold = original.example.label
     predictions = {names[key]: value for key, value in report["predictions"].items()}
     for suggestion in report["suggestions"]:
-        intended = guidance.intended_label(suggestion["keeps_label"], gold, shared_task.labels)
+        intended = intended_label(suggestion["keeps_label"], gold, shared_task.labels)
         suggestion["variant_label"] = intended
         outcomes = {names[key]: value for key, value in suggestion["outcomes"].items()}
         for system_id, outcome in outcomes.items():
             outcome["breaks"] = (
                 None
                 if intended is None
-                else guidance.would_break(
-                    predictions[system_id]["label"], outcome["label"], gold, intended
-                )
+                else would_break(predictions[system_id]["label"], outcome["label"], gold, intended)
             )
         suggestion["outcomes"] = outcomes
     report["predictions"] = predictions

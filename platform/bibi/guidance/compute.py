@@ -1,9 +1,9 @@
 """Suggestions and draft-variant checks for breakers: the half of guidance that runs models.
 
-Only the worker imports this module (through ``bibi.evaluation.tasks``), so the web process
+Only the worker imports this module (through ``bibi.guidance.tasks``), so the web process
 never loads torch. Models come from the worker's cache (``bibi.systems.runner.version_system``);
 ``fim_engine.suggest`` and ``fim_engine.check_variant`` do the work. The answer is plain JSON,
-keyed by version id, for ``bibi.evaluation.guidance`` to name and judge for its caller.
+keyed by version id, for ``bibi.guidance.suggest`` to name and judge for its caller.
 """
 
 from __future__ import annotations

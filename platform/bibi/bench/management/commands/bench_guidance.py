@@ -4,7 +4,7 @@ Builds a task whose starter set is ``--originals`` SST-2 test (then dev) sentenc
 ``--systems`` ready hosted systems (5), each with real starter cells (label, probabilities,
 λmax, word leverage) computed here by ``fim_engine`` from the tiny fixture models (bow, cnn,
 bilstm, bert, taken in turn), as validation would store them. Then it times
-``guidance.boundary_ranking`` (best of ``--repeats``) and the first page of
+``boundary_ranking`` (best of ``--repeats``) and the first page of
 ``GET .../guidance/`` with its SQL queries, and checks that no Celery task was sent: the
 ranking reads cells, it computes none. Everything lives in one transaction rolled back at the
 end.
@@ -36,8 +36,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext, override_settings
 from rest_framework.authtoken.models import Token
 
-from bibi.evaluation import guidance
-from bibi.evaluation.management.commands.bench_evaluation import _phases
+from bibi.bench.support import phases_around_now
+from bibi.guidance.ranking import boundary_ranking
 from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Dataset, Example, Team
 from bibi.systems.models import Prediction, System, SystemVersion, text_digest
@@ -104,7 +104,7 @@ class Command(BaseCommand):
         shared_task = task_services.shared_task_create(
             creator=organizer, name=f"Guidance benchmark {suffix}", slug=f"bench-guide-{suffix}"
         )
-        _phases(shared_task, "break")
+        phases_around_now(shared_task, "break")
         dataset = task_services.dataset_get_or_create(
             shared_task=shared_task, split=Dataset.Split.STARTER
         )
@@ -156,7 +156,7 @@ class Command(BaseCommand):
             for _ in range(repeats):
                 started = time.perf_counter()
                 with CaptureQueriesContext(connection) as queries:
-                    ranking = guidance.boundary_ranking(shared_task, with_words=with_words)
+                    ranking = boundary_ranking(shared_task, with_words=with_words)
                 timings.append(time.perf_counter() - started)
             self.stdout.write(
                 f"Boundary ranking of {len(ranking)} originals x {len(ranking[0].systems)} hosted "
@@ -182,89 +182,6 @@ class Command(BaseCommand):
                 )
 
     def _suggest(self, texts: int) -> None:
-        import statistics
-        import tempfile
+        from bibi.bench.suggest import bench_suggest
 
-        import fim_engine
-        from bibi.evaluation.management.commands.bench_evaluation import (
-            _start_gpu_worker,
-            bench_task,
-            bench_task_delete,
-            hosted_minilm,
-        )
-
-        if settings.CELERY_TASK_ALWAYS_EAGER:
-            raise CommandError(
-                "the suggestion benchmark needs a broker and a worker: set REDIS_URL"
-            )
-        suffix, (_, builder, breaker), shared_task = bench_task("Suggestion", "bench-suggest")
-        scratch = Path(tempfile.mkdtemp(prefix="bibi-bench-"))
-        worker = None
-        try:
-            _phases(shared_task, "build")
-            starter = task_services.dataset_get_or_create(shared_task=shared_task, split="starter")
-            rows = _sst_sentences(texts)
-            Example.objects.bulk_create(
-                Example(dataset=starter, external_id=f"t{i}", text=text, label=label, position=i)
-                for i, (text, label) in enumerate(rows)
-            )
-            version, _ = hosted_minilm(shared_task, builder, suffix, scratch)
-            _phases(shared_task, "break")
-            task_services.team_create(
-                shared_task=shared_task, owner=breaker, kind="breaker", name=f"Breakers {suffix}"
-            )
-            worker = _start_gpu_worker(scratch / "worker.log")
-            client = Client(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=breaker).key}")
-            url = f"/api/v1/shared-tasks/{shared_task.slug}/guidance/suggest/"
-
-            def ask(body: dict[str, Any]) -> tuple[float, dict[str, Any]]:
-                started = time.perf_counter()
-                response = client.post(url, body, content_type="application/json", secure=True)
-                elapsed = time.perf_counter() - started
-                if response.status_code != 200:
-                    raise CommandError(
-                        f"POST {url} answered {response.status_code}: {response.content[:300]!r}"
-                    )
-                return elapsed, response.json()
-
-            loaded = fim_engine.load_system(
-                Path(settings.MODEL_STORE) / version.model_dir,
-                batch_size=settings.SYSTEM_BATCH_SIZE,
-                max_length=settings.SYSTEM_MAX_SEQUENCE_LENGTH,
-            )
-            through_worker, in_process, counts, drafts = [], [], [], []
-            with override_settings(ALLOWED_HOSTS=["testserver"]):
-                # Warm both: imports, the model, WordNet and the neighbour table.
-                started = time.perf_counter()
-                ask({"original_id": "t0"})
-                warm = time.perf_counter() - started
-                fim_engine.suggest(rows[0][0], {"minilm": loaded})
-                # Alternated, original by original, so that other jobs on the machine weigh
-                # on both alike.
-                for i, (text, _) in enumerate(rows[1:], start=1):
-                    elapsed, body = ask({"original_id": f"t{i}"})
-                    through_worker.append(elapsed)
-                    counts.append(len(body["suggestions"]))
-                    started = time.perf_counter()
-                    fim_engine.suggest(text, {"minilm": loaded})
-                    in_process.append(time.perf_counter() - started)
-                    if i <= 10:
-                        drafts.append(
-                            ask({"original_id": f"t{i}", "variant_text": f"{text} indeed"})[0]
-                        )
-
-            def spread(values: list[float]) -> str:
-                ordered = sorted(values)
-                p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
-                return f"median {1000 * statistics.median(ordered):.0f} ms, p90 {1000 * p90:.0f} ms"
-
-            self.stdout.write(
-                f"Suggestions for one original on MiniLM-L6 ({len(through_worker)} SST-2 test "
-                f"originals, {statistics.mean(counts):.1f} verified suggestions each):\n"
-                f"  POST guidance/suggest/ through a gpu worker: {spread(through_worker)} "
-                f"(the first, warming the worker: {warm:.1f} s)\n"
-                f"  fim_engine.suggest in this process: {spread(in_process)}\n"
-                f"  a draft variant checked (POST with variant_text): {spread(drafts)}\n"
-            )
-        finally:
-            bench_task_delete(shared_task, suffix=suffix, scratch=scratch, worker=worker)
+        bench_suggest(rows=_sst_sentences(texts), out=self.stdout)

@@ -1,4 +1,4 @@
-"""The automatic baseline breaker (``bibi.evaluation.baseline``, ``manage.py baseline_breaker``).
+"""The automatic baseline breaker (``bibi.baseline``, ``manage.py baseline_breaker``).
 
 The fixture task is the cast's, its starter set grown with the demo's starter sentences, and
 one deliberately weak hosted system: a bag-of-ngrams trained here for one epoch on the demo's
@@ -18,8 +18,8 @@ from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 
 import fim_engine
-from bibi.evaluation.baseline import BOT_USERNAME, baseline_breaker_run
-from bibi.evaluation.guidance import changed_label
+from bibi.baseline.breaker import BOT_USERNAME, baseline_breaker_run
+from bibi.guidance.suggest import changed_label
 from bibi.pairs.checks import PairInput, PairRules, StarterExample, StarterIndex, check_pair
 from bibi.pairs.models import Pair, PairSet
 from bibi.sharedtasks.models import Example, Team
@@ -27,8 +27,8 @@ from fim_engine.datasets import read_labelled
 from fim_engine.training import train_system
 
 from ..conftest import build_cast
+from ..evaluation.conftest import hosted_version
 from ..pairs.conftest import start_phase_now
-from .conftest import hosted_version
 
 pytestmark = [pytest.mark.embedded]
 
@@ -230,7 +230,7 @@ def test_the_other_label_of_a_label_change():
 
 
 def test_negations_go_only_where_the_label_change_is_plain():
-    from bibi.evaluation.baseline import _negation_edits
+    from bibi.baseline.candidates import _negation_edits
 
     assert [p.text for p in _negation_edits("The jokes are stale.")] == ["The jokes are not stale."]
     assert [p.text for p in _negation_edits("I did not enjoy it.")] == ["I did enjoy it."]
@@ -239,7 +239,7 @@ def test_negations_go_only_where_the_label_change_is_plain():
 
 
 def test_neighbours_that_are_opposites_are_not_taken_for_label_keeping_edits():
-    from bibi.evaluation.baseline import _believable
+    from bibi.baseline.candidates import _believable
 
     wordnet = fim_engine.load_wordnet()
     assert _believable("boring", "dull", "neighbour", 0.0, wordnet)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
+from bibi.bench.management.commands.bench_pair_sets import pair_file, run_benchmark
 from bibi.pairs.layouts import read_pair_file
-from bibi.pairs.management.commands.bench_pair_sets import pair_file, run_benchmark
 from bibi.pairs.models import Pair, PairSet
 
 pytestmark = pytest.mark.django_db

@@ -1,7 +1,7 @@
 """``manage.py baseline_breaker TASK_SLUG --team NAME [--n 100] [--seed 0] [--user USERNAME]``.
 
 Builds minimal pairs around the starter originals nearest the hosted systems' boundaries and
-submits them as the team's new pair set (``bibi.evaluation.baseline``). Runs in this process:
+submits them as the team's new pair set (``bibi.baseline.breaker``). Runs in this process:
 the hosted models load here.
 """
 
@@ -25,7 +25,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        from bibi.evaluation.baseline import DEFAULT_PAIRS
+        from bibi.baseline.breaker import DEFAULT_PAIRS
 
         parser.add_argument("task_slug")
         parser.add_argument(
@@ -43,7 +43,7 @@ class Command(BaseCommand):
         self, *args: Any, task_slug: str, team: str, n: int, seed: int, user: str, **options: Any
     ) -> None:
         # Imported here: the breaker loads models, and with them torch.
-        from bibi.evaluation.baseline import baseline_breaker_run
+        from bibi.baseline.breaker import baseline_breaker_run
 
         shared_task = SharedTask.objects.filter(slug=task_slug).first()
         if shared_task is None:

@@ -20,8 +20,8 @@ from bibi.systems.models import System
 
 from ...fim_engine.conftest import build_sentiment_bow
 from ..conftest import Cast, build_cast
+from ..evaluation.conftest import hosted_version
 from ..pairs.conftest import start_phase_now
-from .conftest import hosted_version
 
 # (id, text, gold label); "on" lies on the boundary of every system, "far" far from it.
 GEOMETRY_STARTER = [
@@ -83,3 +83,26 @@ def build_geometry_task(tmp_path: Path) -> GeometryTask:
     start_phase_now(cast.shared_task, "break")
     cast.shared_task.refresh_from_db()
     return GeometryTask(cast, melbourne, builder, first, second, model_dir)
+
+
+def many_pairs(task: GeometryTask, count: int) -> None:
+    """``count`` pairs of the breaker team (one word added to an original each), whose cells
+    no system has yet; then the break phase is over."""
+    from bibi.pairs import services as pair_services
+    from bibi.pairs.checks import PairInput
+
+    cast = task.cast
+    pair_services.pair_set_submit(
+        team=cast.breaker_team,
+        user=cast.breaker,
+        pairs=[
+            PairInput(
+                row=n + 1,
+                original_id="mild-pos",
+                variant_text=f"the film is good take{n}",
+                variant_label="positive",
+            )
+            for n in range(count)
+        ],
+    )
+    start_phase_now(task.shared_task, "contest")

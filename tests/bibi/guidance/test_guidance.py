@@ -6,13 +6,14 @@ import pytest
 from celery.signals import before_task_publish
 from django.core.exceptions import ValidationError
 
-from bibi.evaluation import guidance
+from bibi.guidance.ranking import boundary_ranking, guide_order
+from bibi.guidance.suggest import intended_label
 from bibi.pairs import services as pair_services
 from bibi.sharedtasks.models import SharedTask
 
 from ..conftest import BLIND_DEV, ROLES
+from ..evaluation.conftest import hosted_version
 from ..pairs.conftest import pair_inputs, start_phase_now
-from .conftest import hosted_version
 from .guidance_conftest import build_geometry_task, sentiment_bow
 
 pytestmark = pytest.mark.embedded
@@ -45,7 +46,7 @@ def by_id(ranking):
 
 
 def test_an_original_at_the_boundary_ranks_above_a_confident_one(geometry, sent_tasks):
-    ranking = guidance.boundary_ranking(geometry.shared_task)
+    ranking = boundary_ranking(geometry.shared_task)
 
     ranked = by_id(ranking)
     assert ranking[0].example.external_id == "on"
@@ -64,7 +65,7 @@ def test_an_original_at_the_boundary_ranks_above_a_confident_one(geometry, sent_
 
 
 def test_strategy_follows_the_boundary_and_maps_to_the_tasks_tags(geometry):
-    ranked = by_id(guidance.boundary_ranking(geometry.shared_task))
+    ranked = by_id(boundary_ranking(geometry.shared_task))
 
     near, far = ranked["on"], ranked["far-pos"]
     assert near.strategy == "label_preserving" and far.strategy == "label_changing"
@@ -74,7 +75,7 @@ def test_strategy_follows_the_boundary_and_maps_to_the_tasks_tags(geometry):
 
 
 def test_words_carry_their_spans_and_the_decisive_word_has_the_most_leverage(geometry):
-    original = by_id(guidance.boundary_ranking(geometry.shared_task))["mild-pos"]
+    original = by_id(boundary_ranking(geometry.shared_task))["mild-pos"]
 
     text = original.example.text
     assert [word.text for word in original.words] == ["the", "film", "is", "good"]
@@ -94,7 +95,7 @@ def test_a_system_that_becomes_ready_changes_the_ranking_without_a_gpu_task(
     start_phase_now(geometry.shared_task, "break")
     sent_tasks.clear()
 
-    ranking = guidance.boundary_ranking(geometry.shared_task)
+    ranking = boundary_ranking(geometry.shared_task)
 
     assert all(len(original.systems) == 3 for original in ranking)
     # The contrarian disagrees with the two others on every original.
@@ -105,18 +106,18 @@ def test_a_system_that_becomes_ready_changes_the_ranking_without_a_gpu_task(
 
 def test_filters_and_orders(geometry):
     task = geometry.shared_task
-    one = guidance.boundary_ranking(task, system_ids=[geometry.melbourne_bow.id])
+    one = boundary_ranking(task, system_ids=[geometry.melbourne_bow.id])
     assert all(len(original.systems) == 1 for original in one)
 
-    negatives = guidance.boundary_ranking(task, label="negative")
+    negatives = boundary_ranking(task, label="negative")
     assert {o.example.label for o in negatives} == {"negative"}
     # Ranks stay those of the whole starter set.
-    whole = by_id(guidance.boundary_ranking(task))
+    whole = by_id(boundary_ranking(task))
     assert [o.rank for o in negatives] == sorted(
         whole[o.example.external_id].rank for o in negatives
     )
 
-    by_confidence = guidance.boundary_ranking(task, order="confidence")
+    by_confidence = boundary_ranking(task, order="confidence")
     confidences = [original.confidence for original in by_confidence]
     assert confidences == sorted(confidences)
 
@@ -131,7 +132,7 @@ def test_filters_and_orders(geometry):
 )
 def test_bad_requests_are_named(geometry, options, field):
     with pytest.raises(ValidationError) as raised:
-        guidance.boundary_ranking(geometry.shared_task, **options)
+        boundary_ranking(geometry.shared_task, **options)
     assert field in raised.value.message_dict
 
 
@@ -143,9 +144,7 @@ def test_a_self_reported_system_is_not_part_of_the_ranking(geometry):
         kind="self_reported",
     )  # fmt: skip
     with pytest.raises(ValidationError):
-        guidance.boundary_ranking(
-            geometry.shared_task, system_ids=[geometry.shared_task.systems.last().id]
-        )
+        boundary_ranking(geometry.shared_task, system_ids=[geometry.shared_task.systems.last().id])
 
 
 # --- The API ---------------------------------------------------------------------------------
@@ -307,13 +306,13 @@ def test_a_page_of_guidance_costs_the_same_queries_whatever_the_starter_set(geom
 
 
 def test_the_guide_is_the_system_an_original_lies_nearest_the_boundary_of():
-    assert guidance.guide_order({7: 0.25, 3: 0.9, 5: 0.9}) == [3, 5, 7]
-    assert guidance.guide_order({}) == []
+    assert guide_order({7: 0.25, 3: 0.9, 5: 0.9}) == [3, 5, 7]
+    assert guide_order({}) == []
 
 
 def test_a_label_changing_suggestion_means_the_other_label_where_there_is_one():
     binary, three = ["negative", "positive"], ["negative", "neutral", "positive"]
-    assert guidance.intended_label(False, "positive", binary) == "negative"
-    assert guidance.intended_label(False, "positive", three) == "negative"
-    assert guidance.intended_label(False, "neutral", three) is None
-    assert guidance.intended_label(True, "neutral", three) == "neutral"
+    assert intended_label(False, "positive", binary) == "negative"
+    assert intended_label(False, "positive", three) == "negative"
+    assert intended_label(False, "neutral", three) is None
+    assert intended_label(True, "neutral", three) == "neutral"

@@ -1,0 +1,315 @@
+"""The baseline breaker's candidate pairs: the hosted systems loaded, every edit of every
+original with its gold label by construction (``breaker``'s module docstring has the table),
+the filters that keep those labels believable, and the verification by the ``scoring``
+library's break rule.
+
+Loads models (``bibi.systems.runner``, and with it torch): never imported by the web process.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+from django.core.exceptions import ValidationError
+
+import fim_engine
+import scoring
+from bibi.evaluation.matrix import ScoredVersion, active_versions
+from bibi.guidance.ranking import RankedOriginal, guide_order
+from bibi.guidance.suggest import changed_label
+from bibi.pairs.checks import CheckedPair, PairInput
+from bibi.sharedtasks.models import SharedTask
+from bibi.systems.errors import ValidationFailed
+from bibi.systems.models import SystemVersion
+from bibi.systems.runner import model_call, version_system
+from fim_engine.perturbations import (
+    ANTONYM,
+    NAME,
+    NEGATION,
+    NEGATIONS,
+    NEIGHBOUR,
+    SYNONYM,
+    TYPO,
+    Perturbation,
+    is_content_word,
+    keyboard_typos,
+    name_swaps,
+    negation_edits,
+)
+from fim_engine.suggestions import SUGGESTION_SOURCES, SuggestionReport, suggest_many
+from fim_engine.wordnet import WordNet, load_wordnet
+from fim_engine.words import split_words
+
+# Round-robin order of the sources, and the order of preference of one text made twice.
+SOURCES = (SYNONYM, ANTONYM, NEGATION, NEIGHBOUR, NAME, TYPO)
+# Strategy tags (the 2017 OSU taxonomy the default tag list follows) a source's pair carries,
+# when the task's strategy list has them.
+SOURCE_TAGS = {
+    SYNONYM: ("semantics",),
+    ANTONYM: ("semantics",),
+    NEIGHBOUR: ("semantics",),
+    NAME: ("world_knowledge",),
+    TYPO: ("morphosyntax",),
+    NEGATION: ("morphosyntax",),
+}
+# Words that negate, beyond those ``negation_edits`` inserts and removes: a second negation
+# makes a double negative whose label nobody can set by construction.
+NEGATION_WORDS = NEGATIONS | {"neither", "nor", "nothing", "nobody", "none", "cannot", "nowhere"}
+# Words whose swap for one another turns a statement around (*nothing* works / *everything*
+# works): an embedding neighbour among them is no label-keeping edit.
+QUANTIFIERS = frozenset(
+    {
+        "nothing", "everything", "something", "anything", "nobody", "everybody", "somebody",
+        "anybody", "none", "all", "some", "every", "any", "always", "never", "sometimes",
+        "often", "rarely", "seldom",
+    }
+)  # fmt: skip
+# WordNet senses searched for antonyms when a neighbour is screened.
+NEIGHBOUR_ANTONYM_SENSES = 8
+# Guided suggestions per original: edited words, and kept label-keeping / label-changing ones.
+SUGGESTED_WORDS = 3
+SUGGESTED_PER_KIND = 3
+TYPO_WORDS = 3
+
+
+@dataclass
+class Candidate:
+    ranked: RankedOriginal
+    perturbation: Perturbation
+    label: str
+    projection: float = 0.0
+    checked: CheckedPair | None = None
+    broken: tuple[str, ...] = ()
+
+    @property
+    def source(self) -> str:
+        return self.perturbation.source
+
+    @property
+    def text(self) -> str:
+        """The variant as the checks normalized it (what is stored and scored)."""
+        assert self.checked is not None
+        return self.checked.variant_text
+
+    @property
+    def original_text(self) -> str:
+        assert self.checked is not None
+        return self.checked.original.text
+
+
+@dataclass(frozen=True)
+class Hosted:
+    version: ScoredVersion
+    name: str
+    system: fim_engine.System
+    mapping: Mapping[str, str]
+
+    @property
+    def key(self) -> str:
+        return self.version.key
+
+
+def hosted_systems(shared_task: SharedTask) -> list[Hosted]:
+    """Every system whose active version is a ready hosted one, loaded, in system order."""
+    scored = [entry for entry in active_versions(shared_task=shared_task) if entry.hosted]
+    if not scored:
+        raise ValidationError(
+            "This shared task has no ready hosted system: the baseline breaker verifies its "
+            "pairs with the hosted models, so it needs at least one."
+        )
+    versions = SystemVersion.objects.select_related("system__team").in_bulk(
+        [entry.version_id for entry in scored]
+    )
+    hosted = []
+    for entry in scored:
+        version = versions[entry.version_id]
+        # Rationales are public once results are: an anonymous team keeps its alias there.
+        name = f"{version.system.team.public_name} / {entry.system_name}"
+        try:
+            system = version_system(version)
+        except ValidationFailed as failure:
+            raise ValidationError(
+                f"The model of {name} (version {entry.version_number}) could not be loaded: "
+                f"{failure.detail}"
+            ) from None
+        hosted.append(Hosted(entry, name, system, version.label_mapping))
+    return hosted
+
+
+def _guide(ranked: RankedOriginal, hosted: Sequence[Hosted]) -> str:
+    """The key of the original's guide (``guidance.guide_order`` on the ranking's
+    percentiles); the first hosted system when none has the original's λmax."""
+    keys = {entry.version.system_id: entry.key for entry in hosted}
+    order = guide_order(
+        {view.system_id: view.percentile for view in ranked.systems if view.system_id in keys}
+    )
+    return keys[order[0]] if order else hosted[0].key
+
+
+def candidates_make(
+    ranked: Sequence[RankedOriginal], hosted: Sequence[Hosted], *, labels: Sequence[str], seed: int
+) -> list[Candidate]:
+    """Every edit of every original, with its gold label by construction; in a fixed order."""
+    wordnet = load_wordnet()
+    systems = {entry.key: entry.system for entry in hosted}
+    by_guide: dict[str, list[RankedOriginal]] = defaultdict(list)
+    for entry in ranked:
+        by_guide[_guide(entry, hosted)].append(entry)
+    reports: dict[int, SuggestionReport] = {}
+    for guide, group in sorted(by_guide.items()):
+        sources = SUGGESTION_SOURCES
+        if systems[guide].format != "transformers":
+            sources = tuple(source for source in sources if source != NEIGHBOUR)
+        try:
+            made = model_call(
+                suggest_many,
+                [entry.example.text for entry in group],
+                {guide: systems[guide]},
+                words=SUGGESTED_WORDS,
+                top_k=SUGGESTED_PER_KIND,
+                sources=sources,
+                wordnet=wordnet,
+            )
+        except ValidationFailed as failure:
+            raise ValidationError(
+                f"A model failed while edits were suggested: {failure.detail}"
+            ) from None
+        reports.update(
+            (entry.example.id, report) for entry, report in zip(group, made, strict=True)
+        )
+
+    candidates = []
+    for entry in ranked:
+        example = entry.example
+        report = reports[example.id]
+        made_here: list[tuple[Perturbation, float]] = [
+            (
+                Perturbation(s.text, s.edit, s.source, s.keeps_label, s.rationale),
+                s.projection,
+            )
+            for s in report.suggestions
+            if _believable(s.edit.original, s.edit.replacement, s.source, s.projection, wordnet)
+        ]
+        made_here += [(p, 0.0) for p in name_swaps(example.text, wordnet=wordnet)]
+        levered = _levered_words(report, TYPO_WORDS)
+        made_here += [
+            (p, 0.0)
+            for p in keyboard_typos(example.text, per_word=1, seed=seed)
+            if p.edit.original.lower() in levered
+        ]
+        made_here += [(p, 0.0) for p in _negation_edits(example.text)]
+        other = changed_label(example.label, labels)
+        for perturbation, projection in made_here:
+            label = example.label if perturbation.keeps_label else other
+            if label is not None:
+                candidates.append(Candidate(entry, perturbation, label, projection))
+    return candidates
+
+
+def _believable(
+    word: str, replacement: str, source: str, projection: float, wordnet: WordNet
+) -> bool:
+    """Whether a guided suggestion's label by construction is believable.
+
+    An antonym must move the guide away from its label to first order (the model reads the
+    word as carrying the label). A neighbour in an embedding space is often the word's
+    opposite (*boring* → *enjoyable*, *weak* → *stronger*, *nothing* → *everything*): one that
+    WordNet knows as an antonym of the word (or a form of one), or a swap between quantifiers,
+    is dropped.
+    """
+    if source == ANTONYM:
+        return projection > 0
+    if source != NEIGHBOUR:
+        return True
+    word, replacement = word.lower(), replacement.lower()
+    if word in QUANTIFIERS or replacement in QUANTIFIERS:
+        return False
+    opposites = [
+        lexical.word.lower()
+        for first, second in ((word, replacement), (replacement, word))
+        for lexical in wordnet.antonyms(first, senses=NEIGHBOUR_ANTONYM_SENSES)
+        if second.startswith(lexical.word.lower())
+    ]
+    return not opposites
+
+
+def _negation_edits(text: str) -> list[Perturbation]:
+    """``negation_edits`` where the result is a plain negation or affirmation: ``not`` only
+    into a text without any negation, a negation removed only from a text with one."""
+    negations = [w for w, _, _ in split_words(text) if w in NEGATION_WORDS]
+    edits = negation_edits(text)
+    if not negations:
+        return edits
+    if len(negations) == 1:
+        return [p for p in edits if p.edit.start != p.edit.end]
+    return []
+
+
+def _levered_words(report: SuggestionReport, count: int) -> set[str]:
+    """The ``count`` content words of the original whose deletion moves the guide most."""
+    content = [(score, word.lower()) for word, score in report.leverage if is_content_word(word)]
+    return {word for _, word in sorted(content, key=lambda item: -item[0])[:count]}
+
+
+def pair_input(candidate: Candidate, *, row: int, hosted: int = 0) -> PairInput:
+    ranked = candidate.ranked
+    rationale = candidate.perturbation.rationale
+    if row:
+        broke = (
+            f"broke {', '.join(candidate.broken)} when made"
+            if candidate.broken
+            else f"broke none of the {hosted} ready hosted systems when made"
+        )
+        rationale = (
+            f"Baseline breaker ({candidate.source}): {rationale}. The original is ranked "
+            f"{ranked.rank} nearest the boundary; the pair {broke}."
+        )
+    return PairInput(
+        row=row,
+        original_id=ranked.example.external_id,
+        variant_text=candidate.perturbation.text,
+        variant_label=candidate.label,
+        rationale=rationale,
+        tags=SOURCE_TAGS[candidate.source],
+        source_id=f"baseline-{row}" if row else "",
+    )
+
+
+def verify(
+    candidates: Sequence[Candidate], hosted: Sequence[Hosted], *, labels: Sequence[str]
+) -> None:
+    """Run every system on both texts of every candidate and set ``broken`` by the scoring
+    library's break rule."""
+    originals = [c.original_text for c in candidates]
+    texts = sorted({c.text for c in candidates} | set(originals))
+    rows: list[dict[str, Any]] = []
+    for entry in hosted:
+        try:
+            batch = model_call(entry.system.predict, texts)
+        except ValidationFailed as failure:
+            raise ValidationError(f"The model of {entry.name} failed: {failure.detail}") from None
+        rows += [
+            {"system": entry.key, "text": text, "label": entry.mapping[label]}
+            for text, label in zip(texts, batch.labels, strict=True)
+        ]
+    frame = pd.DataFrame(
+        {
+            "pair_id": range(len(candidates)),
+            "team": "baseline",
+            "original_id": [c.ranked.example.external_id for c in candidates],
+            "original_text": originals,
+            "original_label": [c.ranked.example.label for c in candidates],
+            "variant_text": [c.text for c in candidates],
+            "variant_label": [c.label for c in candidates],
+        }
+    )
+    breaks = scoring.find_breaks(frame, pd.DataFrame(rows), labels=list(labels))
+    names = {entry.key: entry.name for entry in hosted}
+    for column, pair_id in enumerate(breaks.pairs["pair_id"]):
+        candidates[int(pair_id)].broken = tuple(
+            names[system] for row, system in enumerate(breaks.systems) if breaks.broken[row, column]
+        )

@@ -1,0 +1,419 @@
+"""Suggestions and draft-variant checks for breakers: the request checked, started as a job
+(``jobs.py``) and followed, the answer named and judged for the viewer, the intended labels.
+The models run on a worker (``bibi.guidance.tasks``, ``gpu.guidance_suggest`` on the
+``interactive`` queue), never in the web process; in-process on the embedded default.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+from django.core.exceptions import PermissionDenied, ValidationError
+
+from bibi.guidance import jobs
+from bibi.guidance.ranking import guide_order, ranking_systems, starter_percentiles
+from bibi.guidance.visibility import GuidanceSight, guidance_sight_require, system_name, team_name
+from bibi.sharedtasks import selectors as task_selectors
+from bibi.sharedtasks.models import Dataset, Example, SharedTask
+from bibi.systems.models import System
+
+logger = logging.getLogger(__name__)
+
+RESULT_KEY = "guidance:result:{}"
+# Labels with an obvious opposite on a label set larger than two (``changed_label``).
+POLARITY = {"positive": "negative", "negative": "positive", "pos": "neg", "neg": "pos"}
+
+
+@dataclass(frozen=True)
+class SuggestRequest:
+    """One request: suggestions for a starter original, or a check of a draft ``variant_text``
+    of it with the ``variant_label`` the breaker intends (default: the original's)."""
+
+    original_id: str
+    variant_text: str | None = None
+    variant_label: str | None = None
+    system_ids: tuple[int, ...] | None = None
+    top_k: int = 5
+    words: int = 3
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    """Where a job stands for its asker: ``done`` with the ``answer``, ``waiting`` (poll again),
+    or ``failed`` with the reason in ``detail``. ``record`` says what was asked."""
+
+    record: jobs.JobRecord
+    status: str
+    answer: dict[str, Any] | None = None
+    detail: str | None = None
+
+    @property
+    def job_id(self) -> str:
+        return self.record.id
+
+
+class JobNotFound(Exception):
+    """No such job for this caller: unknown, expired, another user's or another task's."""
+
+
+def suggest_start(
+    *,
+    shared_task: SharedTask,
+    user: Any,
+    request: SuggestRequest,
+    viewer: task_selectors.Viewer | None = None,
+) -> JobOutcome:
+    """Ask for verified suggestions for one starter original, or for what every ready hosted
+    system does with a draft variant of it and whether that would break it given the intended
+    labels; the answer if it came within ``GUIDANCE_SUGGEST_WAIT`` seconds, else the job to
+    poll (``suggest_job``).
+
+    The models run in one ``gpu.guidance_suggest`` task on the ``interactive`` queue
+    (in-process on the embedded default: done at once). Systems are named for ``user``;
+    without ``guidance_shows_systems`` (and not an organizer) the answer holds counts only.
+
+    Raises ``PermissionDenied`` (guidance not visible), ``ValidationError`` (an unknown
+    original, system or label, an empty or unchanged or too long variant) and
+    ``jobs.CapReached`` (too many jobs in flight for the user, the team or the site).
+    """
+    sight = guidance_sight_require(user=user, shared_task=shared_task, viewer=viewer)
+    example, variant, variant_label = _checked(shared_task, sight, request)
+    systems = ranking_systems(shared_task=shared_task, system_ids=request.system_ids)
+    if not systems:
+        raise ValidationError(
+            {"system": "This task has no ready hosted system to run the text through yet."}
+        )
+    systems = _guide_first(systems, example)
+    team = sight.viewer.team
+    record = jobs.JobRecord(
+        id=jobs.new_job_id(),
+        user_id=user.id,
+        team_id=team.id if team is not None else None,
+        shared_task_id=shared_task.id,
+        original_id=example.external_id,
+        variant=variant,
+        variant_label=variant_label,
+        system_ids=tuple(system.id for system in systems),
+        version_ids=tuple(system.active_version_id or 0 for system in systems),
+        created=time.time(),
+    )
+    jobs.admit(record)
+    jobs.record_save(record)
+    failed = _send(record, example.text, request)
+    if failed is not None:
+        jobs.release(record)
+        return JobOutcome(record, "failed", detail=failed)
+    return _outcome(record, shared_task, sight, wait=settings.GUIDANCE_SUGGEST_WAIT)
+
+
+def suggest_job(
+    *,
+    shared_task: SharedTask,
+    user: Any,
+    job_id: str,
+    viewer: task_selectors.Viewer | None = None,
+) -> JobOutcome:
+    """Where ``user``'s job ``job_id`` on ``shared_task`` stands (``JobOutcome``). Raises
+    ``JobNotFound`` for a job that is not theirs (or expired, after ``GUIDANCE_JOB_TTL``
+    seconds), ``PermissionDenied`` if the guidance was closed to them since."""
+    record = jobs.record_get(job_id) if job_id.isalnum() else None
+    if (
+        record is None
+        or record.user_id != getattr(user, "id", None)
+        or record.shared_task_id != shared_task.id
+    ):
+        raise JobNotFound("No job of yours has this id (a job is kept for a while only).")
+    sight = guidance_sight_require(user=user, shared_task=shared_task, viewer=viewer)
+    return _outcome(record, shared_task, sight, wait=0)
+
+
+def _checked(
+    shared_task: SharedTask, sight: GuidanceSight, request: SuggestRequest
+) -> tuple[Example, str | None, str]:
+    """The original, the cleaned variant (None: suggestions) and the intended label."""
+    example = task_selectors.example_get(
+        shared_task=shared_task, split=Dataset.Split.STARTER, external_id=request.original_id
+    )
+    if example is None:
+        raise ValidationError(
+            {"original_id": f"{request.original_id!r} is not an original of the starter set."}
+        )
+    variant = _clean_variant(shared_task, example, request.variant_text)
+    variant_label = request.variant_label or example.label
+    if variant_label not in shared_task.labels:
+        raise ValidationError(
+            {
+                "variant_label": f"{variant_label!r} is not a label of this task "
+                f"({', '.join(shared_task.labels)})."
+            }
+        )
+    for name, value, most in (("top_k", request.top_k, 20), ("words", request.words, 10)):
+        if not 1 <= value <= most:
+            raise ValidationError({name: f"Give a number from 1 to {most}."})
+    if request.system_ids is not None and not sight.per_system:
+        raise PermissionDenied("This task shows the ranking only, not per-system guidance.")
+    return example, variant, variant_label
+
+
+def _send(record: jobs.JobRecord, original: str, request: SuggestRequest) -> str | None:
+    """Send the job's task (run it, on the embedded default); the reason when that failed."""
+    from kombu.exceptions import OperationalError
+
+    from bibi.guidance.tasks import guidance_suggest_task
+
+    timeout = settings.GUIDANCE_SUGGEST_TIMEOUT
+    try:
+        result = guidance_suggest_task.apply_async(
+            args=(list(record.version_ids), original, record.variant, request.top_k, request.words),
+            task_id=record.id,
+            # Nobody polls past this: a message not started by then expires unrun, and a task
+            # running past it stops.
+            expires=timeout,
+            soft_time_limit=timeout,
+            time_limit=timeout + 15,
+        )
+    except OperationalError as error:
+        return f"The queue is unreachable; try again in a moment ({error})."
+    except Exception as error:  # in-process (embedded): the task itself failed
+        logger.exception("gpu.guidance_suggest failed")
+        return (
+            f"The model work failed ({error.__class__.__name__}); the operators have the details."
+        )
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        # No result backend in-process: the job's answer is kept beside its record.
+        cache.set(RESULT_KEY.format(record.id), result.result, timeout=settings.GUIDANCE_JOB_TTL)
+    return None
+
+
+def _state(record: jobs.JobRecord, wait: float) -> tuple[str, Any]:
+    """The task's state (``SUCCESS``, ``FAILURE``, ``REVOKED``, else waiting) and its result,
+    waiting up to ``wait`` seconds for it."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        payload = cache.get(RESULT_KEY.format(record.id))
+        return ("SUCCESS", payload) if payload is not None else ("PENDING", None)
+    from celery.exceptions import TimeoutError as ResultTimeout
+
+    from bibi.celery import app
+
+    result = app.AsyncResult(record.id)
+    if wait > 0:
+        with contextlib.suppress(ResultTimeout):
+            result.get(timeout=wait, propagate=False)
+    return result.state, result.result
+
+
+def _outcome(
+    record: jobs.JobRecord, shared_task: SharedTask, sight: GuidanceSight, *, wait: float
+) -> JobOutcome:
+    state, payload = _state(record, wait)
+    timeout = settings.GUIDANCE_SUGGEST_TIMEOUT
+    if state not in ("SUCCESS", "FAILURE", "REVOKED"):
+        if time.time() < jobs.in_flight_deadline(record.created):
+            return JobOutcome(record, "waiting")
+        state = "REVOKED"  # no worker took it before it expired
+    jobs.release(record)
+    if state == "REVOKED":
+        detail = (
+            f"No model worker took the job within {timeout} seconds; they may be busy. "
+            "Try again in a moment."
+        )
+    elif state == "FAILURE":
+        logger.error("gpu.guidance_suggest %s failed: %r", record.id, payload)
+        detail = (
+            f"The model work failed ({payload.__class__.__name__}); the operators have the details."
+        )
+    elif "error" in payload:
+        detail = f"A system could not run: {payload['error']}"
+    else:
+        return JobOutcome(record, "done", answer=_answer(record, shared_task, sight, payload))
+    return JobOutcome(record, "failed", detail=detail)
+
+
+def _answer(
+    record: jobs.JobRecord, shared_task: SharedTask, sight: GuidanceSight, payload: dict[str, Any]
+) -> dict[str, Any]:
+    """The worker's payload (keyed by version id) named and judged for the viewer."""
+    example = task_selectors.example_get(
+        shared_task=shared_task, split=Dataset.Split.STARTER, external_id=record.original_id
+    )
+    if example is None:
+        raise JobNotFound("The original of this job is no longer in the starter set.")
+    systems = System.objects.filter(id__in=record.system_ids).select_related("team")
+    by_id = {system.id: system for system in systems}
+    by_version = {
+        str(version_id): by_id[system_id]
+        for system_id, version_id in zip(record.system_ids, record.version_ids, strict=True)
+        if system_id in by_id
+    }
+    original = {"id": example.external_id, "text": example.text, "label": example.label}
+    if record.variant is not None:
+        return _draft_answer(sight, payload["check"], by_version, original, record.variant_label)
+    return _suggestion_answer(
+        sight, payload["report"], payload["sources"], by_version, original, shared_task.labels
+    )
+
+
+def _clean_variant(shared_task: SharedTask, example: Example, text: str | None) -> str | None:
+    if text is None:
+        return None
+    variant = text.strip()
+    if not variant:
+        raise ValidationError({"variant_text": "The variant is empty."})
+    if variant == example.text.strip():
+        raise ValidationError({"variant_text": "The variant is the original unchanged."})
+    if len(variant) > shared_task.pair_max_text_chars:
+        raise ValidationError(
+            {
+                "variant_text": f"The variant has {len(variant)} characters; this task allows "
+                f"{shared_task.pair_max_text_chars}."
+            }
+        )
+    return variant
+
+
+def _guide_first(systems: list[System], example: Example) -> list[System]:
+    """The systems in ``guide_order`` for the original (one without its λmax last)."""
+    percentiles = starter_percentiles(systems)
+    percentile = {system.id: percentiles[system.id].get(example.id, -1.0) for system in systems}
+    by_id = {system.id: system for system in systems}
+    return [by_id[system_id] for system_id in guide_order(percentile)]
+
+
+def _name(system: System, sight: GuidanceSight) -> str:
+    return f"{team_name(system.team, sight)} / {system_name(system, sight)}"
+
+
+def would_break(
+    original_prediction: str, variant_prediction: str, original_label: str, variant_label: str
+) -> bool:
+    """The 2017 rule (``scoring.find_breaks`` on whole tables): right on exactly one item."""
+    return (original_prediction == original_label) != (variant_prediction == variant_label)
+
+
+def _judged(
+    system: System,
+    sight: GuidanceSight,
+    outcome: dict[str, Any],
+    predicted: tuple[str, str],
+    intended: tuple[str, str | None],
+) -> dict[str, Any]:
+    """One system's outcome named for the viewer, with whether it breaks the system given
+    the ``intended`` (original, variant) labels (None when the variant's is not known)."""
+    original_label, variant_label = intended
+    breaks = (
+        None if variant_label is None else would_break(*predicted, original_label, variant_label)
+    )
+    return {"system_id": system.id, "system": _name(system, sight), **outcome, "breaks": breaks}
+
+
+def _draft_answer(
+    sight: GuidanceSight,
+    check: dict[str, Any],
+    by_version: dict[str, System],
+    original: dict[str, Any],
+    variant_label: str,
+) -> dict[str, Any]:
+    outcomes = [
+        _judged(
+            by_version[version_id],
+            sight,
+            outcome,
+            (outcome["original"]["label"], outcome["variant"]["label"]),
+            (original["label"], variant_label),
+        )
+        for version_id, outcome in check["outcomes"].items()
+    ]
+    return {
+        "original": original,
+        "variant_text": check["variant"],
+        "variant_label": variant_label,
+        "keeps_label": variant_label == original["label"],
+        "systems": len(outcomes),
+        "changed": sum(outcome["changed"] for outcome in outcomes),
+        "breaks": sum(outcome["breaks"] for outcome in outcomes),
+        "outcomes": outcomes if sight.per_system else [],
+    }
+
+
+def _suggestion_answer(
+    sight: GuidanceSight,
+    report: dict[str, Any],
+    sources: list[str],
+    by_version: dict[str, System],
+    original: dict[str, Any],
+    labels: Sequence[str],
+) -> dict[str, Any]:
+    predictions = report["predictions"]
+    suggestions = []
+    for suggestion in report["suggestions"]:
+        variant_label = intended_label(suggestion["keeps_label"], original["label"], labels)
+        outcomes = [
+            _judged(
+                by_version[version_id],
+                sight,
+                outcome,
+                (predictions[version_id]["label"], outcome["label"]),
+                (original["label"], variant_label),
+            )
+            for version_id, outcome in suggestion["outcomes"].items()
+        ]
+        suggestions.append(
+            {
+                **{key: suggestion[key] for key in ("text", "edit", "source", "keeps_label")},
+                **{key: suggestion[key] for key in ("rationale", "projection", "predicted_kl")},
+                "variant_label": variant_label,
+                "changed": sum(outcome["changed"] for outcome in outcomes),
+                "breaks": None
+                if variant_label is None
+                else sum(bool(outcome["breaks"]) for outcome in outcomes),
+                "outcomes": outcomes if sight.per_system else [],
+            }
+        )
+    guide = by_version[report["guide"]]
+    return {
+        "original": original,
+        "guide": {"system_id": guide.id, "system": _name(guide, sight)}
+        if sight.per_system
+        else None,
+        "lambda_max": report["lambda_max"] if sight.per_system else None,
+        "leverage": report["leverage"],
+        "sources": sources,
+        "predictions": [
+            {"system_id": by_version[vid].id, "system": _name(by_version[vid], sight), **prediction}
+            for vid, prediction in predictions.items()
+        ]
+        if sight.per_system
+        else [],
+        "suggestions": suggestions,
+    }
+
+
+def intended_label(keeps_label: bool, original_label: str, labels: Sequence[str]) -> str | None:
+    """The gold label a suggestion is meant to carry: the original's when it keeps the label,
+    else ``changed_label`` (None when that is not known)."""
+    return original_label if keeps_label else changed_label(original_label, labels)
+
+
+def changed_label(label: str, labels: Sequence[str]) -> str | None:
+    """The gold label of a label-changing edit of an original labelled ``label``: the other
+    label of a binary task, the opposite of a polarity pair (``POLARITY``, any case) on a
+    larger label set, else None (a negated "neutral" item is not reliably anything).
+
+    >>> changed_label("positive", ["negative", "positive"])
+    'negative'
+    >>> changed_label("Positive", ["Negative", "Neutral", "Positive"])
+    'Negative'
+    >>> changed_label("neutral", ["negative", "neutral", "positive"]) is None
+    True
+    """
+    if len(labels) == 2:
+        return labels[1] if label == labels[0] else labels[0]
+    opposite = POLARITY.get(label.lower())
+    return next((other for other in labels if other.lower() == opposite), None)

@@ -1,0 +1,49 @@
+"""Celery tasks of the guidance app: the model work of suggestions and draft checks.
+
+The task's name stays ``gpu.guidance_suggest`` (queued messages and workers know it by name);
+``bibi.celery`` routes it to the ``interactive`` queue, which scoring chunks cannot block. Its
+id is the job's (``jobs.py``): once it has run, or expired unrun, the worker releases the job
+from the in-flight counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import shared_task
+from celery.signals import task_postrun, task_revoked
+
+from bibi.guidance import jobs
+
+NAME = "gpu.guidance_suggest"
+
+
+@shared_task(
+    name=NAME,
+    # Time limits come with each message (GUIDANCE_SUGGEST_TIMEOUT). The result is stored (on
+    # Redis, for the job's asker to poll), and never delivered again after a lost worker (its
+    # job reads as failed past its deadline).
+    ignore_result=False,
+    acks_late=False,
+)
+def guidance_suggest_task(
+    version_ids: list[int], original: str, variant: str | None, top_k: int, words: int
+) -> dict:
+    # Imported here, on the worker: suggestions load models, and with them torch.
+    from bibi.guidance.compute import guidance_compute
+
+    return guidance_compute(
+        version_ids=version_ids, original=original, variant=variant, top_k=top_k, words=words
+    )
+
+
+@task_postrun.connect
+def _release_after_run(sender: Any = None, task_id: str | None = None, **_: Any) -> None:
+    if getattr(sender, "name", None) == NAME and task_id:
+        jobs.release_job(task_id)
+
+
+@task_revoked.connect
+def _release_when_expired(sender: Any = None, request: Any = None, **_: Any) -> None:
+    if getattr(sender, "name", None) == NAME and request is not None and request.id:
+        jobs.release_job(request.id)
