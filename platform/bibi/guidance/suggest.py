@@ -17,6 +17,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
 
+import scoring
 from bibi.guidance import jobs
 from bibi.guidance.ranking import guide_order, ranking_systems, starter_percentiles
 from bibi.guidance.visibility import GuidanceSight, guidance_sight_require, system_name, team_name
@@ -290,13 +291,6 @@ def _name(system: System, sight: GuidanceSight) -> str:
     return f"{team_name(system.team, sight)} / {system_name(system, sight)}"
 
 
-def would_break(
-    original_prediction: str, variant_prediction: str, original_label: str, variant_label: str
-) -> bool:
-    """The 2017 rule (``scoring.find_breaks`` on whole tables): right on exactly one item."""
-    return (original_prediction == original_label) != (variant_prediction == variant_label)
-
-
 def _judged(
     system: System,
     sight: GuidanceSight,
@@ -308,7 +302,9 @@ def _judged(
     the ``intended`` (original, variant) labels (None when the variant's is not known)."""
     original_label, variant_label = intended
     breaks = (
-        None if variant_label is None else would_break(*predicted, original_label, variant_label)
+        None
+        if variant_label is None
+        else scoring.pair_breaks(original_label, variant_label, *predicted)
     )
     return {"system_id": system.id, "system": _name(system, sight), **outcome, "breaks": breaks}
 

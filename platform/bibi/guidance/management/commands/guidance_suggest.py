@@ -19,8 +19,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+import scoring
 from bibi.guidance.ranking import RankedOriginal, boundary_ranking, guide_order, ranking_systems
-from bibi.guidance.suggest import intended_label, would_break
+from bibi.guidance.suggest import intended_label
 from bibi.sharedtasks.models import SharedTask
 
 
@@ -97,7 +98,9 @@ def _line(
             outcome["breaks"] = (
                 None
                 if intended is None
-                else would_break(predictions[system_id]["label"], outcome["label"], gold, intended)
+                else scoring.pair_breaks(
+                    gold, intended, predictions[system_id]["label"], outcome["label"]
+                )
             )
         suggestion["outcomes"] = outcomes
     report["predictions"] = predictions
