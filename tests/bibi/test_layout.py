@@ -118,9 +118,9 @@ ONE_PLACE = {
     "normalize_text": "bibi/texts.py",
     "enqueue": "bibi/queue.py",
     "enqueue_on_commit": "bibi/queue.py",
-    "phase_require_open": "bibi/sharedtasks/services.py",
-    "phase_require_ended": "bibi/sharedtasks/services.py",
-    "team_member_require": "bibi/sharedtasks/services.py",
+    "phase_require_open": "bibi/sharedtasks/services/phases.py",
+    "phase_require_ended": "bibi/sharedtasks/services/phases.py",
+    "team_member_require": "bibi/sharedtasks/services/access.py",
     "is_team_member": "bibi/sharedtasks/selectors.py",
 }
 
