@@ -18,8 +18,9 @@ from rest_framework.settings import api_settings
 from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
-from bibi.api import paginated, shared_task_for
+from bibi.api import paginated
 from bibi.guidance import jobs, ranking, suggest, visibility
+from bibi.sharedtasks.apis.common import shared_task_for
 
 
 class GuidanceSystemOutput(serializers.Serializer):
