@@ -71,13 +71,15 @@ if TYPE_CHECKING:
         negation_edits,
         synonym_swaps,
     )
-    from fim_engine.suggestions import (  # noqa: F401
+    from fim_engine.suggestion_reports import (  # noqa: F401
         Suggestion,
         SuggestionReport,
         SystemOutcome,
         SystemPrediction,
         VariantCheck,
         VariantOutcome,
+    )
+    from fim_engine.suggestions import (  # noqa: F401
         check_variant,
         embedding_neighbours,
         neighbour_swaps,
@@ -124,13 +126,15 @@ _EXPORTS = {
         "negation_edits",
         "synonym_swaps",
     ),
-    "suggestions": (
+    "suggestion_reports": (
         "Suggestion",
         "SuggestionReport",
         "SystemOutcome",
         "SystemPrediction",
         "VariantCheck",
         "VariantOutcome",
+    ),
+    "suggestions": (
         "check_variant",
         "embedding_neighbours",
         "neighbour_swaps",

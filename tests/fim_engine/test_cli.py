@@ -192,7 +192,7 @@ def test_python_dash_m_runs_the_cli(tmp_path):
         [sys.executable, "-m", "fim_engine", "--help"], capture_output=True, text=True, check=False
     )
     assert result.returncode == 0
-    for command in ("predict", "suggest", "train", "bench", "bench-suggest"):
+    for command in ("predict", "suggest", "train", "bench", "bench-suggest", "bench-gpu"):
         assert command in result.stdout
 
 
