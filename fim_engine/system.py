@@ -23,6 +23,7 @@ import torch
 
 from fim_engine._backend import Backend
 from fim_engine._encoding import (
+    TOKEN_CACHE,
     EncodedBatch,
     TokenizedText,
     collate,
@@ -148,10 +149,13 @@ class System:
 
     def encode(self, texts: Sequence[str]) -> EncodedBatch:
         """Tokenize and pad ``texts`` (in the given order) into one batch on the system's device."""
-        return collate(
-            self.backend.tokenize(texts, self.max_length),
-            pad_id=self.backend.pad_id,
-            device=self.device,
+        return collate(self.tokenize(texts), pad_id=self.backend.pad_id, device=self.device)
+
+    def tokenize(self, texts: Sequence[str]) -> list[TokenizedText]:
+        """The texts' tokens, from the process-wide cache shared by systems with the same
+        tokenizer (:class:`fim_engine._encoding.TokenCache`)."""
+        return TOKEN_CACHE.tokenize(
+            self.backend.tokenizer_key, texts, self.max_length, self.backend.tokenize
         )
 
     def input_embeddings(self, batch: EncodedBatch) -> torch.Tensor:
@@ -164,7 +168,7 @@ class System:
 
     def batches(self, texts: Sequence[str]) -> Iterator[tuple[list[int], EncodedBatch]]:
         """Yield ``(indices into texts, batch)`` for length-grouped batches of ``batch_size``."""
-        items: list[TokenizedText] = self.backend.tokenize(texts, self.max_length)
+        items = self.tokenize(texts)
         for indices in length_sorted_batches(items, self.batch_size):
             chosen = [items[i] for i in indices]
             yield indices, collate(chosen, pad_id=self.backend.pad_id, device=self.device)
