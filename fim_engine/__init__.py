@@ -3,7 +3,9 @@
 A plain library (it never imports Django). The public API:
 
 * :func:`check_model_dir` → :class:`ModelFormat`: static inspection of an upload.
-* :func:`load_system` → :class:`System`: ``labels``, ``predict``, ``fisher``, ``attributions``.
+* :func:`load_system` → :class:`System`: ``labels``, ``predict``, ``fisher``, ``attributions``;
+  ``precision="fp32" | "tf32" | "bf16"`` (:mod:`fim_engine.precision`, which needs no torch to
+  list the modes).
 * :func:`fisher_lambda_max`, :func:`fisher_top_eigenvector`: the λmax / top-eigenvector
   algorithm on any differentiable model.
 * :func:`integrated_gradients`: word attributions along the embedding path.
@@ -20,7 +22,7 @@ A plain library (it never imports Django). The public API:
 Names are imported on first use (PEP 562), so ``import fim_engine`` loads neither torch nor
 transformers: a web process can use :mod:`fim_engine.errors`, :mod:`fim_engine.datasets`,
 :mod:`fim_engine.perturbations` (all but ``neighbour_swaps``) and the WordNet reader without
-them. ``check_model_dir`` needs torch (it builds architectures on the meta device to know
+them, as can :mod:`fim_engine.precision`. ``check_model_dir`` needs torch (it builds architectures on the meta device to know
 their tensor shapes).
 
 Example:

@@ -165,17 +165,32 @@ def _top_eigen(
     return lam, torch.einsum("bc,bcld->bld", weights, jac)  # J_Dᵀ A^½ u, unnormalised v
 
 
-def _contrast_gradients(logits: torch.Tensor, embeddings: torch.Tensor) -> torch.Tensor:
+def _contrast_gradients(
+    logits: torch.Tensor, embeddings: torch.Tensor, *, batched: bool = True
+) -> torch.Tensor:
     """∇(z_c − z_0) for c = 1 .. C−1, (C−1)×B×L×d, from one batched backward pass (vmap over
-    the vector-Jacobian products); row b of ``logits`` must depend on row b only."""
+    the vector-Jacobian products); row b of ``logits`` must depend on row b only. A model with
+    a kernel that has no batching rule (vmap refuses it) gets one backward pass per contrast,
+    as does ``batched=False``."""
     num_classes = logits.shape[-1]
     contrasts = torch.zeros(
         num_classes - 1, *logits.shape, dtype=logits.dtype, device=logits.device
     )
     contrasts[:, :, 0] = -1.0
     contrasts[torch.arange(num_classes - 1), :, torch.arange(1, num_classes)] = 1.0
-    (grads,) = torch.autograd.grad(logits, embeddings, contrasts, is_grads_batched=True)
-    return grads
+    if batched:
+        try:
+            (grads,) = torch.autograd.grad(
+                logits, embeddings, contrasts, retain_graph=True, is_grads_batched=True
+            )
+            return grads
+        except torch.OutOfMemoryError:
+            raise
+        except RuntimeError:
+            pass
+    return torch.stack(
+        [torch.autograd.grad(logits, embeddings, c, retain_graph=True)[0] for c in contrasts]
+    )
 
 
 def _contrast_covariance(log_p: torch.Tensor) -> torch.Tensor:
