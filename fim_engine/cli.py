@@ -70,6 +70,7 @@ def _add_predict(commands: Any) -> None:
     predict.add_argument("--fisher", action="store_true", help="add lambda_max")
     predict.add_argument("--hints", action="store_true", help="add word hints (implies --fisher)")
     _add_runtime_options(predict)
+    _add_precision_option(predict)
 
 
 def _add_suggest(commands: Any) -> None:
@@ -105,6 +106,7 @@ def _add_suggest(commands: Any) -> None:
         help="WordNet 3.0 directory (default: $BIBI_WORDNET_DIR or /usr/share/wordnet)",
     )
     _add_runtime_options(suggest)
+    _add_precision_option(suggest)
 
 
 def _add_train(commands: Any) -> None:
@@ -212,6 +214,15 @@ def _add_bench_gpu(commands: Any) -> None:
     bench_gpu.add_argument("--device", help="cuda, cuda:1, cpu (default: cuda when available)")
 
 
+def _add_precision_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--precision",
+        choices=list(PRECISIONS),
+        default="fp32",
+        help="fp32 (exact, default), tf32 (CUDA matmuls) or bf16 (autocast)",
+    )
+
+
 def _add_runtime_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument(
@@ -225,7 +236,11 @@ def _predict(args: argparse.Namespace) -> int:
     from fim_engine.system import load_system
 
     system = load_system(
-        args.model, device=args.device, batch_size=args.batch_size, max_length=args.max_length
+        args.model,
+        device=args.device,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        precision=args.precision,
     )
     texts = read_texts(args.input)
     fisher = args.fisher or args.hints
@@ -290,7 +305,11 @@ def _suggest(args: argparse.Namespace) -> int:
         guide = names[args.model.index(args.guide)]
     systems = {
         name: load_system(
-            path, device=args.device, batch_size=args.batch_size, max_length=args.max_length
+            path,
+            device=args.device,
+            batch_size=args.batch_size,
+            max_length=args.max_length,
+            precision=args.precision,
         )
         for name, path in zip(names, args.model, strict=True)
     }

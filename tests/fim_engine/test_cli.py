@@ -344,3 +344,17 @@ def test_bench_suggest_trains_once_and_reports_flip_rates_by_lambda_decile(tmp_p
     trained = (tmp_path / "m" / "bow" / "model.safetensors").stat().st_mtime
     assert main(arguments) == 0
     assert (tmp_path / "m" / "bow" / "model.safetensors").stat().st_mtime == trained
+
+
+def test_predict_runs_in_the_precision_asked_for(tmp_path, capsys):
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    model = FIXTURES / "models" / "tiny-bert"
+    arguments = ["predict", "--model", str(model), "--input", str(source), "--fisher"]
+    main([*arguments, "--output", str(tmp_path / "bf16.jsonl"), "--precision", "bf16"])
+    expected = load_system(model, precision="bf16").fisher(TEXTS, hints=False)
+    records = read_jsonl(tmp_path / "bf16.jsonl")
+    assert [r["lambda_max"] for r in records] == [e.lambda_max for e in expected]
+    with pytest.raises(SystemExit):
+        main([*arguments, "--output", str(tmp_path / "x.jsonl"), "--precision", "fp16"])
+    assert "invalid choice: 'fp16'" in capsys.readouterr().err
