@@ -67,6 +67,7 @@ def collate(items: Sequence[TokenizedText], *, pad_id: int, device: torch.device
         if token_type_ids is not None and item.token_type_ids is not None:
             token_type_ids[row, :n] = torch.tensor(item.token_type_ids, dtype=torch.long)
     editable = word_index >= 0
+    device = torch.device(device)
     if device.type == "cuda":
         # Page-locked host memory lets the copies run asynchronously with the host's work.
         input_ids, attention_mask, word_index, editable = (

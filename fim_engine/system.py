@@ -115,7 +115,7 @@ class System:
             raise ValueError("batch_size and max_length must be positive")
         self.precision = check_precision(precision)
         self.backend = backend
-        self.device = device
+        self.device = torch.device(device)  # callers may pass "cpu" or "cuda:0"
         self.batch_size = batch_size
         self.max_length = min(max_length, backend.max_length)
         self._vocabulary_words: list[tuple[int, str]] | None = None
