@@ -30,6 +30,7 @@ This module is the algorithm; :meth:`fim_engine.System.fisher` runs it over batc
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -186,8 +187,14 @@ def _contrast_gradients(
             return grads
         except torch.OutOfMemoryError:
             raise
-        except RuntimeError:
-            pass
+        except RuntimeError as error:
+            # Once per process and message (warnings' default filter): say which path runs.
+            warnings.warn(
+                f"λmax: one backward pass per contrast, vmap refused the batched one: "
+                f"{str(error).splitlines()[0][:200]}",
+                RuntimeWarning,
+                stacklevel=2,
+            )
     return torch.stack(
         [torch.autograd.grad(logits, embeddings, c, retain_graph=True)[0] for c in contrasts]
     )
