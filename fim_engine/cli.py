@@ -144,6 +144,9 @@ def _add_bench(commands: Any) -> None:
         "--repeats", type=int, default=3, help="timing repeats; the best is reported"
     )
     bench.add_argument(
+        "--labels", type=int, default=2, help="classes of the baselines' heads (2, 3, 5, ...)"
+    )
+    bench.add_argument(
         "--arch",
         action="append",
         choices=["bow", "cnn", "bilstm", "minilm"],
@@ -409,6 +412,7 @@ def _bench(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         max_length=args.max_length,
         device=args.device,
+        labels=args.labels,
     )
     return _write_figures(args.json, figures)
 

@@ -358,3 +358,19 @@ def test_predict_runs_in_the_precision_asked_for(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([*arguments, "--output", str(tmp_path / "x.jsonl"), "--precision", "fp16"])
     assert "invalid choice: 'fp16'" in capsys.readouterr().err
+
+
+def test_bench_times_baselines_with_more_labels(tmp_path, capsys):
+    figures_file = tmp_path / "bench.json"
+    arguments = ["bench", "--arch", "cnn", "--sentences", "8", "--repeats", "1"]
+    assert (
+        main([*arguments, "--labels", "3", "--alg1-sentences", "1", "--json", str(figures_file)])
+        == 0
+    )
+    figures = json.loads(figures_file.read_text())
+    assert figures["labels"] == 3
+    assert figures["systems"]["cnn"]["alg1_max_relative_difference"] < 1e-3
+    assert "3 labels" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main([*arguments, "--labels", "1"])
+    assert "--labels must be at least 2, got 1" in capsys.readouterr().err
