@@ -11,7 +11,7 @@ DEMO_ADDR ?= 127.0.0.1:8000
 # The demo's data: this project's small set, or e.g. DATA=../shared/data/sst2.
 DATA ?= fixtures/demo
 
-.PHONY: install demo test test-services test-embedded lint lint-layout format services browser vendor worker bench clean
+.PHONY: install demo test test-services test-embedded lint lint-layout format services browser vendor worker bench bench-gpu clean
 
 $(STAMP): pyproject.toml
 	test -f $(BIBI_WORDNET_DIR)/data.noun || { apt-get update -qq && \
@@ -30,14 +30,14 @@ demo: install
 	DEBUG=1 BIBI_WORDNET_DIR=$(BIBI_WORDNET_DIR) $(BIN)/python manage.py demo --data $(DATA)
 	DEBUG=1 $(BIN)/python manage.py runserver --noreload $(DEMO_ADDR)
 
-lint: install
+lint: install lint-layout
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-# The layout rules of issue 22: the import contracts in .importlinter (libraries never import
+# The layout rules (part of lint): the import contracts in .importlinter (libraries never import
 # the platform; the app floors; no cycle between apps; APIs -> services -> selectors -> models)
-# and the size limits. To be folded into `lint` once the apps' restructuring is merged.
+# and the size limits of scripts/check_sizes.py.
 lint-layout: install
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/check_sizes.py
@@ -99,6 +99,14 @@ bench: install services
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/14} SECRET_KEY=bench $(BIN)/python manage.py bench_evaluation
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/14} GUIDANCE_SUGGEST_THROTTLE=1000/minute SECRET_KEY=bench $(BIN)/python manage.py bench_guidance
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/14} SECRET_KEY=bench $(BIN)/python manage.py bench_interactive
+
+# fim_engine on one GPU within a short lease (under 5 minutes; --budget-s skips what does not
+# fit): forward and λmax throughput per model size, labels, batch and precision. Needs only the
+# checkout, torch and transformers (random-initialised models, nothing downloaded), so it runs
+# without the virtualenv: the venv's python when there is one, else $(PYTHON).
+bench-gpu:
+	mkdir -p var
+	PYTHONPATH=. $(if $(wildcard $(BIN)/python),$(BIN)/python,$(PYTHON)) -m fim_engine bench-gpu --budget-s 240 --json var/bench-gpu.json
 
 clean:
 	rm -rf var/test .pytest_cache .mypy_cache .ruff_cache

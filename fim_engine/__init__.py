@@ -3,7 +3,9 @@
 A plain library (it never imports Django). The public API:
 
 * :func:`check_model_dir` → :class:`ModelFormat`: static inspection of an upload.
-* :func:`load_system` → :class:`System`: ``labels``, ``predict``, ``fisher``, ``attributions``.
+* :func:`load_system` → :class:`System`: ``labels``, ``predict``, ``fisher``, ``attributions``;
+  ``precision="fp32" | "tf32" | "bf16"`` (:mod:`fim_engine.precision`, which needs no torch to
+  list the modes).
 * :func:`fisher_lambda_max`, :func:`fisher_top_eigenvector`: the λmax / top-eigenvector
   algorithm on any differentiable model.
 * :func:`integrated_gradients`: word attributions along the embedding path.
@@ -20,7 +22,7 @@ A plain library (it never imports Django). The public API:
 Names are imported on first use (PEP 562), so ``import fim_engine`` loads neither torch nor
 transformers: a web process can use :mod:`fim_engine.errors`, :mod:`fim_engine.datasets`,
 :mod:`fim_engine.perturbations` (all but ``neighbour_swaps``) and the WordNet reader without
-them. ``check_model_dir`` needs torch (it builds architectures on the meta device to know
+them, as can :mod:`fim_engine.precision`. ``check_model_dir`` needs torch (it builds architectures on the meta device to know
 their tensor shapes).
 
 Example:
@@ -71,13 +73,15 @@ if TYPE_CHECKING:
         negation_edits,
         synonym_swaps,
     )
-    from fim_engine.suggestions import (  # noqa: F401
+    from fim_engine.suggestion_reports import (  # noqa: F401
         Suggestion,
         SuggestionReport,
         SystemOutcome,
         SystemPrediction,
         VariantCheck,
         VariantOutcome,
+    )
+    from fim_engine.suggestions import (  # noqa: F401
         check_variant,
         embedding_neighbours,
         neighbour_swaps,
@@ -124,13 +128,15 @@ _EXPORTS = {
         "negation_edits",
         "synonym_swaps",
     ),
-    "suggestions": (
+    "suggestion_reports": (
         "Suggestion",
         "SuggestionReport",
         "SystemOutcome",
         "SystemPrediction",
         "VariantCheck",
         "VariantOutcome",
+    ),
+    "suggestions": (
         "check_variant",
         "embedding_neighbours",
         "neighbour_swaps",

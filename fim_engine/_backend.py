@@ -23,6 +23,8 @@ class Backend(Protocol):
     labels: list[str]
     pad_id: int
     max_length: int
+    # Equal for backends that tokenize every text alike: the key of the shared token cache.
+    tokenizer_key: str
 
     @property
     def module(self) -> nn.Module: ...

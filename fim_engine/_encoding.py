@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,12 +66,23 @@ def collate(items: Sequence[TokenizedText], *, pad_id: int, device: torch.device
         word_index[row, :n] = torch.tensor(item.word_index, dtype=torch.long)
         if token_type_ids is not None and item.token_type_ids is not None:
             token_type_ids[row, :n] = torch.tensor(item.token_type_ids, dtype=torch.long)
+    editable = word_index >= 0
+    device = torch.device(device)
+    if device.type == "cuda":
+        # Page-locked host memory lets the copies run asynchronously with the host's work.
+        input_ids, attention_mask, word_index, editable = (
+            t.pin_memory() for t in (input_ids, attention_mask, word_index, editable)
+        )
+        token_type_ids = None if token_type_ids is None else token_type_ids.pin_memory()
+    copy = device.type == "cuda"
     return EncodedBatch(
-        input_ids=input_ids.to(device),
-        attention_mask=attention_mask.to(device),
-        editable=(word_index >= 0).to(device),
-        word_index=word_index.to(device),
-        token_type_ids=None if token_type_ids is None else token_type_ids.to(device),
+        input_ids=input_ids.to(device, non_blocking=copy),
+        attention_mask=attention_mask.to(device, non_blocking=copy),
+        editable=editable.to(device, non_blocking=copy),
+        word_index=word_index.to(device, non_blocking=copy),
+        token_type_ids=None
+        if token_type_ids is None
+        else token_type_ids.to(device, non_blocking=copy),
         words=[list(item.words) for item in items],
         truncated=[item.truncated for item in items],
         spans=[None if item.spans is None else list(item.spans) for item in items],
@@ -94,3 +107,55 @@ def word_scores(token_scores: np.ndarray, word_index: np.ndarray, num_words: int
     out = np.zeros(num_words, dtype=np.float64)
     np.add.at(out, word_index[keep], token_scores[keep])
     return out
+
+
+class TokenCache:
+    """Tokenized texts kept across calls and systems, least recently used out.
+
+    Keyed by (tokenizer key, token limit, text): systems whose tokenizers have the same key
+    (the same vocabulary and rules, e.g. several fine-tunes of one checkpoint) share entries,
+    so a text is tokenized once per tokenizer, not once per system and pass (predict, then
+    λmax). ``hits`` and ``misses`` count texts.
+    """
+
+    def __init__(self, max_entries: int = 50_000) -> None:
+        self.max_entries = max_entries
+        self.hits = 0
+        self.misses = 0
+        self._items: OrderedDict[tuple[str, int, str], TokenizedText] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def tokenize(
+        self,
+        key: str,
+        texts: Sequence[str],
+        limit: int,
+        tokenize: Callable[[Sequence[str], int], list[TokenizedText]],
+    ) -> list[TokenizedText]:
+        """``tokenize(texts, limit)``, computing only the texts not seen with this key."""
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if (key, limit, t) not in self._items]
+        fresh = dict(zip(missing, tokenize(missing, limit), strict=True)) if missing else {}
+        with self._lock:
+            self.misses += len(missing)
+            self.hits += len(texts) - len(missing)
+            found = []
+            for text in texts:
+                item = fresh.get(text) or self._items.get((key, limit, text))
+                if item is None:  # evicted meanwhile by another thread
+                    item = tokenize([text], limit)[0]
+                self._items[(key, limit, text)] = item
+                self._items.move_to_end((key, limit, text))
+                found.append(item)
+            while len(self._items) > self.max_entries:
+                self._items.popitem(last=False)
+        return found
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self.hits = self.misses = 0
+
+
+# One per process: every System tokenizes through it.
+TOKEN_CACHE = TokenCache()

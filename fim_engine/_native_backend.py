@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -29,6 +31,8 @@ class NativeBackend:
         self.vocab = vocab
         self.architecture = config.architecture
         self.labels = list(config.labels)
+        words = json.dumps([config.lowercase, sorted(vocab.index.items())])
+        self.tokenizer_key = "native:" + hashlib.sha256(words.encode()).hexdigest()
 
     @classmethod
     def load(cls, path: str | Path, *, dtype: torch.dtype) -> NativeBackend:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -41,6 +44,21 @@ def config_labels(config: Any) -> list[str]:
     return [id2label[i] for i in range(config.num_labels)]
 
 
+def tokenizer_key(tokenizer: Any) -> str:
+    """A digest of everything that decides a fast tokenizer's output (its serialised pipeline,
+    class and special tokens); a slow tokenizer gets a key of its own object."""
+    if not tokenizer.is_fast:
+        return f"object:{uuid.uuid4()}"
+    state = json.dumps(
+        [
+            type(tokenizer).__name__,
+            tokenizer.backend_tokenizer.to_str(),
+            sorted(map(str, tokenizer.all_special_tokens)),
+        ]
+    )
+    return "fast:" + hashlib.sha256(state.encode()).hexdigest()
+
+
 class TransformersBackend:
     kind = "transformers"
 
@@ -58,6 +76,7 @@ class TransformersBackend:
         # Tokenizers without a limit report a huge sentinel (int(1e30)); ignore it.
         limits = [x for x in candidates if isinstance(x, int) and 0 < x < 1_000_000]
         self.max_length = min(limits, default=1_000_000)
+        self.tokenizer_key = tokenizer_key(tokenizer)
 
     @classmethod
     def load(cls, path: str | Path, *, dtype: torch.dtype) -> TransformersBackend:

@@ -2,7 +2,7 @@
 
     p = f(x);  J = ∇ₓ log p  (C × n·d);  G = Σ_y p_y J_yᵀ J_y  (n·d × n·d);  λ, v = eig(G)
 
-This is the slow reference the exact C×C method in :mod:`fim_engine.fisher` replaces: it costs
+This is the slow reference the exact (C−1)×(C−1) method in :mod:`fim_engine.fisher` replaces: it costs
 C backward passes plus an O((n·d)³) eigendecomposition per sentence. The benchmark times it;
 it also serves as an independent cross-check of λmax and of the top eigenvector.
 

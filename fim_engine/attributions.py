@@ -18,17 +18,29 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import torch
 
 from fim_engine._encoding import EncodedBatch, word_scores
 
-if TYPE_CHECKING:
-    from fim_engine.system import System
+
+class EmbeddingClassifier(Protocol):
+    """What integrated gradients needs of a system (:class:`fim_engine.System` is one)."""
+
+    @property
+    def labels(self) -> list[str]: ...
+
+    batch_size: int
+
+    def batches(self, texts: Sequence[str]) -> Iterator[tuple[list[int], EncodedBatch]]: ...
+
+    def input_embeddings(self, batch: EncodedBatch) -> torch.Tensor: ...
+
+    def logits_from_embeddings(self, embeds: torch.Tensor, batch: EncodedBatch) -> torch.Tensor: ...
 
 
 @dataclass(frozen=True)
@@ -46,7 +58,7 @@ class WordAttributions:
 
 
 def integrated_gradients(
-    system: System,
+    system: EmbeddingClassifier,
     texts: Sequence[str],
     *,
     steps: int = 50,
@@ -75,63 +87,99 @@ def integrated_gradients(
         raise ValueError(
             f"unknown target label {target!r}; the system's labels are {system.labels}"
         )
-    rows_per_pass = internal_batch_size or 4 * system.batch_size
-    nodes, weights = np.polynomial.legendre.leggauss(steps)
-    alphas = (nodes + 1.0) / 2.0
-    alpha_weights = weights / 2.0
+    path = _Path(steps, internal_batch_size or 4 * system.batch_size)
     results: list[WordAttributions | None] = [None] * len(texts)
     with torch.inference_mode(False), torch.enable_grad():
         for indices, batch in system.batches(list(texts)):
-            embeds = system.input_embeddings(batch).detach()
-            keep = batch.editable.unsqueeze(-1).to(embeds.dtype)
-            baseline = embeds * (1 - keep)
-            with torch.no_grad():
-                logits = system.logits_from_embeddings(embeds, batch)
-                probs_input = torch.softmax(logits.double(), dim=-1)
-                probs_baseline = torch.softmax(
-                    system.logits_from_embeddings(baseline, batch).double(), dim=-1
-                )
-            if target is None:
-                targets = probs_input.argmax(dim=-1)
-            else:
-                targets = torch.full(
-                    (len(batch),), system.labels.index(target), device=embeds.device
-                )
-            total_grad = torch.zeros_like(embeds, dtype=torch.float64)
-            per_pass = max(1, rows_per_pass // len(batch))
-            for start in range(0, steps, per_pass):
-                chunk = alphas[start : start + per_pass]
-                chunk_weights = alpha_weights[start : start + per_pass]
-                k = len(chunk)
-                scale = torch.tensor(
-                    chunk, dtype=embeds.dtype, device=embeds.device
-                ).repeat_interleave(len(batch))
-                points = baseline.repeat(k, 1, 1) + scale.view(-1, 1, 1) * (
-                    embeds - baseline
-                ).repeat(k, 1, 1)
-                points.requires_grad_(True)
-                out = system.logits_from_embeddings(points, _repeat(batch, k))
-                chosen = torch.softmax(out, dim=-1).gather(1, targets.repeat(k).unsqueeze(1)).sum()
-                (grad,) = torch.autograd.grad(chosen, points)
-                grad = grad.double().view(k, len(batch), *embeds.shape[1:])
-                step = torch.tensor(chunk_weights, dtype=torch.float64, device=embeds.device)
-                total_grad += (step.view(-1, 1, 1, 1) * grad).sum(dim=0)
-            token_attr = ((embeds - baseline).double() * total_grad).sum(dim=-1) * batch.editable
-            gap = probs_input.gather(1, targets.unsqueeze(1)) - probs_baseline.gather(
-                1, targets.unsqueeze(1)
-            )
-            token_rows = token_attr.cpu().numpy()
-            word_rows = batch.word_index.cpu().numpy()
-            for row, i in enumerate(indices):
-                words = batch.words[row]
-                per_word = word_scores(token_rows[row], word_rows[row], len(words))
-                results[i] = WordAttributions(
-                    target=system.labels[int(targets[row])],
-                    attributions=[(w, float(s)) for w, s in zip(words, per_word, strict=True)],
-                    convergence_delta=float(token_rows[row].sum() - gap[row, 0]),
-                    truncated=batch.truncated[row],
-                )
+            for i, attributions in zip(
+                indices, _batch_attributions(system, batch, path, target), strict=True
+            ):
+                results[i] = attributions
     return [r for r in results if r is not None]
+
+
+@dataclass(frozen=True)
+class _Path:
+    """Gauss–Legendre nodes on [0, 1] with their weights, and rows per forward pass."""
+
+    alphas: np.ndarray
+    weights: np.ndarray
+    rows_per_pass: int
+
+    def __init__(self, steps: int, rows_per_pass: int) -> None:
+        nodes, weights = np.polynomial.legendre.leggauss(steps)
+        object.__setattr__(self, "alphas", (nodes + 1.0) / 2.0)
+        object.__setattr__(self, "weights", weights / 2.0)
+        object.__setattr__(self, "rows_per_pass", rows_per_pass)
+
+
+def _batch_attributions(
+    system: EmbeddingClassifier, batch: EncodedBatch, path: _Path, target: str | None
+) -> list[WordAttributions]:
+    """The attributions of one batch, in batch order."""
+    embeds = system.input_embeddings(batch).detach()
+    keep = batch.editable.unsqueeze(-1).to(embeds.dtype)
+    baseline = embeds * (1 - keep)
+    with torch.no_grad():
+        probs_input = torch.softmax(system.logits_from_embeddings(embeds, batch).double(), dim=-1)
+        probs_baseline = torch.softmax(
+            system.logits_from_embeddings(baseline, batch).double(), dim=-1
+        )
+    if target is None:
+        targets = probs_input.argmax(dim=-1)
+    else:
+        targets = torch.full((len(batch),), system.labels.index(target), device=embeds.device)
+    total_grad = _path_gradient(system, batch, baseline, embeds, targets, path)
+    token_attr = ((embeds - baseline).double() * total_grad).sum(dim=-1) * batch.editable
+    gap = probs_input.gather(1, targets.unsqueeze(1)) - probs_baseline.gather(
+        1, targets.unsqueeze(1)
+    )
+    token_rows = token_attr.cpu().numpy()
+    word_rows = batch.word_index.cpu().numpy()
+    results = []
+    for row, words in enumerate(batch.words):
+        per_word = word_scores(token_rows[row], word_rows[row], len(words))
+        results.append(
+            WordAttributions(
+                target=system.labels[int(targets[row])],
+                attributions=[(w, float(s)) for w, s in zip(words, per_word, strict=True)],
+                convergence_delta=float(token_rows[row].sum() - gap[row, 0]),
+                truncated=batch.truncated[row],
+            )
+        )
+    return results
+
+
+def _path_gradient(
+    system: EmbeddingClassifier,
+    batch: EncodedBatch,
+    baseline: torch.Tensor,
+    embeds: torch.Tensor,
+    targets: torch.Tensor,
+    path: _Path,
+) -> torch.Tensor:
+    """Σ_k w_k ∂F(x' + α_k(x − x'))/∂x over the quadrature nodes (B×L×d float64), several
+    nodes of the whole batch per forward pass."""
+    total_grad = torch.zeros_like(embeds, dtype=torch.float64)
+    per_pass = max(1, path.rows_per_pass // len(batch))
+    for start in range(0, len(path.alphas), per_pass):
+        chunk = path.alphas[start : start + per_pass]
+        chunk_weights = path.weights[start : start + per_pass]
+        k = len(chunk)
+        scale = torch.tensor(chunk, dtype=embeds.dtype, device=embeds.device).repeat_interleave(
+            len(batch)
+        )
+        points = baseline.repeat(k, 1, 1) + scale.view(-1, 1, 1) * (embeds - baseline).repeat(
+            k, 1, 1
+        )
+        points.requires_grad_(True)
+        out = system.logits_from_embeddings(points, _repeat(batch, k))
+        chosen = torch.softmax(out, dim=-1).gather(1, targets.repeat(k).unsqueeze(1)).sum()
+        (grad,) = torch.autograd.grad(chosen, points)
+        grad = grad.double().view(k, len(batch), *embeds.shape[1:])
+        step = torch.tensor(chunk_weights, dtype=torch.float64, device=embeds.device)
+        total_grad += (step.view(-1, 1, 1, 1) * grad).sum(dim=0)
+    return total_grad
 
 
 def _repeat(batch: EncodedBatch, k: int) -> EncodedBatch:

@@ -56,13 +56,15 @@ def run_bench(
     batch_size: int = 32,
     max_length: int = 128,
     device: str | None = None,
-    out: TextIO = sys.stdout,
+    labels: int = 2,
+    out: TextIO | None = None,
 ) -> dict[str, Any]:
-    """Run the benchmark, print a table to ``out`` and return the figures as a dict."""
-    texts = read_texts(data) if data is not None else _builtin_sentences()
-    texts = [t for t in texts if t.strip()]
-    if sentences:
-        texts = texts[:sentences]
+    """Run the benchmark, print a table to ``out`` and return the figures as a dict. ``labels``
+    is the head size of the baselines (ignored with ``model``)."""
+    out = out or sys.stdout
+    if labels < 2:
+        raise ValueError(f"--labels must be at least 2, got {labels}")
+    texts = _bench_texts(data, sentences)
     chosen = torch.device(device) if device else default_device()
     source = str(data) if data is not None else "built-in sentences"
     print(
@@ -71,7 +73,8 @@ def run_bench(
         file=out,
     )
     print(
-        f"data: {source}, {len(texts)} sentences, batch size {batch_size}, best of {repeats}",
+        f"data: {source}, {len(texts)} sentences, batch size {batch_size}, best of {repeats}"
+        + ("" if model is not None else f", {labels} labels"),
         file=out,
     )
     if model is not None:
@@ -85,13 +88,14 @@ def run_bench(
         ]
     else:
         systems = [
-            (arch, _baseline_factory(arch, texts, chosen, batch_size, max_length))
+            (arch, _baseline_factory(arch, texts, chosen, batch_size, max_length, labels))
             for arch in (architectures or BASELINES)
         ]
     figures: dict[str, Any] = {
         "device": str(chosen),
         "threads": torch.get_num_threads(),
         "sentences": len(texts),
+        "labels": labels if model is None else None,
         "systems": {},
     }
     short = _short_sentences(texts, alg1_sentences)
@@ -101,6 +105,13 @@ def run_bench(
         figures["systems"][name] = row
         _print_row(name, row, out)
     return figures
+
+
+def _bench_texts(data: Path | None, sentences: int) -> list[str]:
+    """The non-blank texts of ``data`` (else the built-in ones), the first ``sentences`` if set."""
+    texts = read_texts(data) if data is not None else _builtin_sentences()
+    texts = [t for t in texts if t.strip()]
+    return texts[:sentences] if sentences else texts
 
 
 def _builtin_sentences() -> list[str]:
@@ -239,17 +250,22 @@ def _bare_loop(system: System) -> Callable[[list[str]], None]:
 
 
 def _baseline_factory(
-    arch: str, texts: list[str], device: torch.device, batch_size: int, max_length: int
+    arch: str,
+    texts: list[str],
+    device: torch.device,
+    batch_size: int,
+    max_length: int,
+    labels: int = 2,
 ) -> Callable[[], System]:
+    names = ["negative", "positive"] if labels == 2 else [f"class_{i}" for i in range(labels)]
+
     def build() -> System:
         torch.manual_seed(0)
         if arch == "minilm":
-            return _minilm_system(device, batch_size, max_length)
+            return _minilm_system(device, batch_size, max_length, names)
         from fim_engine.training import NATIVE_DEFAULTS
 
-        config = NativeConfig(
-            architecture=arch, labels=["negative", "positive"], **NATIVE_DEFAULTS[arch]["sizes"]
-        )
+        config = NativeConfig(architecture=arch, labels=names, **NATIVE_DEFAULTS[arch]["sizes"])
         vocab = Vocabulary.build([w for w, _, _ in split_words(t)] for t in texts)
         backend = NativeBackend(build_native_model(config, len(vocab)), config, vocab)
         return System(backend, device=device, batch_size=batch_size, max_length=max_length)
@@ -257,11 +273,13 @@ def _baseline_factory(
     return build
 
 
-def _minilm_system(device: torch.device, batch_size: int, max_length: int) -> System:
+def _minilm_system(
+    device: torch.device, batch_size: int, max_length: int, labels: list[str]
+) -> System:
     from fim_engine._transformers_backend import TransformersBackend
     from fim_engine.training import minilm_classifier
 
-    model, tokenizer = minilm_classifier(["negative", "positive"])
+    model, tokenizer = minilm_classifier(labels)
     return System(
         TransformersBackend(model, tokenizer),
         device=device,

@@ -1,10 +1,11 @@
-"""``python -m fim_engine {predict,suggest,train,bench,bench-suggest}``.
+"""``python -m fim_engine {predict,suggest,train,bench,bench-suggest,bench-gpu}``.
 
     python -m fim_engine predict --model DIR --input FILE --output FILE.jsonl [--fisher] [--hints]
     python -m fim_engine suggest --model DIR [--model DIR ...] --input FILE --output FILE.jsonl [--top-k K]
     python -m fim_engine train --arch {bow,cnn,bilstm,minilm} --train FILE --dev FILE --out DIR
     python -m fim_engine bench [--model DIR] [--data FILE]
     python -m fim_engine bench-suggest [--data-dir DIR] [--models-dir DIR]
+    python -m fim_engine bench-gpu [--size {auto,small,full}] [--budget-s S] [--json FILE]
 
 ``predict`` reads ``.jsonl`` (a ``text`` field per line), ``.tsv``/``.csv`` (a ``text`` column)
 or ``.txt`` (one text per line) and writes one JSON object per input text, in input order:
@@ -25,6 +26,8 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from fim_engine.precision import PRECISIONS
+
 CHUNK = 512
 
 
@@ -33,7 +36,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m fim_engine", description=__doc__.splitlines()[0]
     )
     commands = parser.add_subparsers(dest="command", required=True)
+    for add in (
+        _add_predict,
+        _add_suggest,
+        _add_train,
+        _add_bench,
+        _add_bench_suggest,
+        _add_bench_gpu,
+    ):
+        add(commands)
+    args = parser.parse_args(argv)
+    handler = {
+        "predict": _predict,
+        "suggest": _suggest,
+        "train": _train,
+        "bench": _bench,
+        "bench-suggest": _bench_suggest,
+        "bench-gpu": _bench_gpu,
+    }[args.command]
+    try:
+        return handler(args)
+    except (ValueError, FileNotFoundError) as error:
+        # Bad input (a refused model directory, an unreadable file, missing WordNet files):
+        # a message for the person at the terminal, not a traceback.
+        parser.exit(2, f"{parser.prog}: error: {error}\n")
 
+
+def _add_predict(commands: Any) -> None:
     predict = commands.add_parser("predict", help="label texts with a model directory")
     predict.add_argument("--model", required=True, type=Path, help="model directory")
     predict.add_argument("--input", required=True, type=Path, help=".jsonl, .tsv, .csv or .txt")
@@ -41,7 +70,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     predict.add_argument("--fisher", action="store_true", help="add lambda_max")
     predict.add_argument("--hints", action="store_true", help="add word hints (implies --fisher)")
     _add_runtime_options(predict)
+    _add_precision_option(predict)
 
+
+def _add_suggest(commands: Any) -> None:
     suggest = commands.add_parser(
         "suggest", help="verified single-word edits at the words a system is most sensitive to"
     )
@@ -74,7 +106,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="WordNet 3.0 directory (default: $BIBI_WORDNET_DIR or /usr/share/wordnet)",
     )
     _add_runtime_options(suggest)
+    _add_precision_option(suggest)
 
+
+def _add_train(commands: Any) -> None:
     train = commands.add_parser(
         "train", help="train a baseline system into an uploadable directory"
     )
@@ -90,6 +125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     train.add_argument("--seed", type=int, default=0)
     _add_runtime_options(train)
 
+
+def _add_bench(commands: Any) -> None:
     bench = commands.add_parser("bench", help="time forward, λmax and Algorithm 1 per architecture")
     bench.add_argument(
         "--model", type=Path, help="benchmark this directory instead of the four baselines"
@@ -107,6 +144,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--repeats", type=int, default=3, help="timing repeats; the best is reported"
     )
     bench.add_argument(
+        "--labels", type=int, default=2, help="classes of the baselines' heads (2, 3, 5, ...)"
+    )
+    bench.add_argument(
         "--arch",
         action="append",
         choices=["bow", "cnn", "bilstm", "minilm"],
@@ -115,6 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     bench.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     _add_runtime_options(bench)
 
+
+def _add_bench_suggest(commands: Any) -> None:
     bench_suggest = commands.add_parser(
         "bench-suggest",
         help="suggestion latency on MiniLM and flip rates of verified suggestions on SST-2",
@@ -147,20 +189,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     bench_suggest.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     _add_runtime_options(bench_suggest)
 
-    args = parser.parse_args(argv)
-    handler = {
-        "predict": _predict,
-        "suggest": _suggest,
-        "train": _train,
-        "bench": _bench,
-        "bench-suggest": _bench_suggest,
-    }[args.command]
-    try:
-        return handler(args)
-    except (ValueError, FileNotFoundError) as error:
-        # Bad input (a refused model directory, an unreadable file, missing WordNet files):
-        # a message for the person at the terminal, not a traceback.
-        parser.exit(2, f"{parser.prog}: error: {error}\n")
+
+def _add_bench_gpu(commands: Any) -> None:
+    bench_gpu = commands.add_parser(
+        "bench-gpu",
+        help="forward and λmax throughput per model size, labels, batch and precision (no downloads)",
+    )
+    bench_gpu.add_argument(
+        "--size",
+        choices=["auto", "small", "full"],
+        default="auto",
+        help="full: MiniLM-L6/BERT-base/BERT-large sizes, 872 sentences; small: tiny models, "
+        "64 sentences (default: full on CUDA, small on CPU)",
+    )
+    bench_gpu.add_argument(
+        "--small", action="store_const", const="small", dest="size", help="same as --size small"
+    )
+    bench_gpu.add_argument(
+        "--budget-s", type=float, default=240.0, help="total seconds; what does not fit is skipped"
+    )
+    bench_gpu.add_argument("--data", type=Path, help="sentences (default: SST-2 dev if found)")
+    bench_gpu.add_argument("--sentences", type=int, help="use the first N sentences")
+    bench_gpu.add_argument(
+        "--precision", action="append", choices=list(PRECISIONS), help="restrict precisions"
+    )
+    bench_gpu.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    bench_gpu.add_argument("--device", help="cuda, cuda:1, cpu (default: cuda when available)")
+
+
+def _add_precision_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--precision",
+        choices=list(PRECISIONS),
+        default="fp32",
+        help="fp32 (exact, default), tf32 (CUDA matmuls) or bf16 (autocast)",
+    )
 
 
 def _add_runtime_options(parser: argparse.ArgumentParser) -> None:
@@ -176,7 +239,11 @@ def _predict(args: argparse.Namespace) -> int:
     from fim_engine.system import load_system
 
     system = load_system(
-        args.model, device=args.device, batch_size=args.batch_size, max_length=args.max_length
+        args.model,
+        device=args.device,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        precision=args.precision,
     )
     texts = read_texts(args.input)
     fisher = args.fisher or args.hints
@@ -241,7 +308,11 @@ def _suggest(args: argparse.Namespace) -> int:
         guide = names[args.model.index(args.guide)]
     systems = {
         name: load_system(
-            path, device=args.device, batch_size=args.batch_size, max_length=args.max_length
+            path,
+            device=args.device,
+            batch_size=args.batch_size,
+            max_length=args.max_length,
+            precision=args.precision,
         )
         for name, path in zip(names, args.model, strict=True)
     }
@@ -341,6 +412,7 @@ def _bench(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         max_length=args.max_length,
         device=args.device,
+        labels=args.labels,
     )
     return _write_figures(args.json, figures)
 
@@ -359,6 +431,23 @@ def _bench_suggest(args: argparse.Namespace) -> int:
         max_length=args.max_length,
         device=args.device,
     )
+    return _write_figures(args.json, figures)
+
+
+def _bench_gpu(args: argparse.Namespace) -> int:
+    import torch
+
+    from fim_engine.bench_gpu import grid_for, run_bench_gpu
+
+    device = torch.device(args.device) if args.device else None
+    grid = grid_for(
+        args.size, device or torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    )
+    if args.sentences:
+        grid.sentences = args.sentences
+    if args.precision:
+        grid.precisions = args.precision
+    figures = run_bench_gpu(grid=grid, data=args.data, device=args.device, budget_s=args.budget_s)
     return _write_figures(args.json, figures)
 
 

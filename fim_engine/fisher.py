@@ -5,13 +5,16 @@ embeddings x (n·d coordinates) is
 
     G = Σ_y p_y ∇log p_y ∇log p_yᵀ = Jᵀ S J,   J = ∂z/∂x (C × n·d),   S = diag(p) − p pᵀ.
 
-G has rank ≤ C − 1 and its nonzero eigenvalues are those of the C×C matrix S^½ J Jᵀ S^½, so G
-is never formed: C backward passes give J (one for two classes), K = J Jᵀ is C×C, and the small
-symmetric eigenproblem is solved in float64. With u its top eigenvector, the top eigenvector of
-G is v = Jᵀ S^½ u / √λmax; reshaped n×d, the norm of each row says how strongly an edit at that
-token moves the prediction (the token hint). Two classes need one backward pass:
-λmax = p₀p₁‖∇(z₁ − z₀)‖², v ∝ ∇(z₁ − z₀), with p₀p₁ = exp(log p₀ + log p₁) so it does not
-round to 0 when the model is confident.
+G has rank ≤ C − 1 (S·1 = 0), which the computation uses: with D the C − 1 contrasts
+(z_c − z_0 for c ≥ 1), S = Dᵀ A D for A = S[1:, 1:] = diag(p′) − p′p′ᵀ, p′ = p[1:], so
+G = J_Dᵀ A J_D with J_D = D J ((C−1) × n·d). Its nonzero eigenvalues are those of the
+(C−1)×(C−1) matrix A^½ J_D J_Dᵀ A^½, so G is never formed: one batched backward pass over the
+C − 1 contrasts gives J_D (``is_grads_batched``, a vmap over vector-Jacobian products), and the
+small symmetric eigenproblem is solved in float64. With u its top eigenvector, the top
+eigenvector of G is v = J_Dᵀ A^½ u / √λmax; reshaped n×d, the norm of each row says how strongly
+an edit at that token moves the prediction (the token hint). Two classes need one plain backward
+pass: λmax = p₀p₁‖∇(z₁ − z₀)‖², v ∝ ∇(z₁ − z₀). p₀p₁, and A in general, are taken from the
+log-softmax (1 − p_c as Σ_{k≠c} p_k) so that they do not round to 0 when the model is confident.
 
 Only editable positions count (the columns of J of the text's own tokens): special tokens and
 padding are masked out, which keeps the result exact for the sub-metric of editable positions.
@@ -27,6 +30,7 @@ This module is the algorithm; :meth:`fim_engine.System.fisher` runs it over batc
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -140,30 +144,85 @@ def _top_eigen(
             grad = grad * sign[:, None, None]
         return lam, grad
 
-    grads = []
-    for c in range(num_classes):
-        (grad,) = torch.autograd.grad(
-            logits[:, c].sum(), embeddings, retain_graph=c < num_classes - 1
-        )
-        grads.append((grad * keep).double())
-    jac = torch.stack(grads, dim=1)  # B×C×L×d
-    gram = torch.einsum("bcld,bkld->bck", jac, jac)  # K = J Jᵀ, B×C×C
-    p = log_p.exp()
-    s = torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)
-    s_evals, s_evecs = torch.linalg.eigh(s)
-    s_half = s_evecs @ torch.diag_embed(s_evals.clamp(min=0).sqrt()) @ s_evecs.transpose(-1, -2)
-    m = s_half @ gram @ s_half
+    # S = Dᵀ A D with D the C−1 contrasts z_c − z_0 (S·1 = 0) and A = S[1:, 1:], so
+    # G = J_Dᵀ A J_D with J_D = D J: C − 1 gradients, taken in one batched backward pass.
+    jac = _contrast_gradients(logits, embeddings) * keep.unsqueeze(0)  # (C−1)×B×L×d
+    jac = jac.double().transpose(0, 1)  # B×(C−1)×L×d
+    gram = torch.einsum("bcld,bkld->bck", jac, jac)  # K_D = J_D J_Dᵀ
+    a_half = _sqrt_psd(_contrast_covariance(log_p))
+    m = a_half @ gram @ a_half
     m = 0.5 * (m + m.transpose(-1, -2))
     evals, evecs = torch.linalg.eigh(m)
     lam = evals[:, -1].clamp(min=0)
     if not direction:
         return lam, None
-    weights = (s_half @ evecs[:, :, -1:]).squeeze(-1)  # S^½ u, B×C
+    weights = (a_half @ evecs[:, :, -1:]).squeeze(-1)  # A^½ u, B×(C−1)
     if oriented:
+        # ∇log p_ŷ = Jᵀ(e_ŷ − p) = J_Dᵀ w with w = (e_ŷ − p)[1:], as (e_ŷ − p) sums to 0.
+        p = log_p.exp()
         towards = torch.nn.functional.one_hot(log_p.argmax(dim=-1), num_classes).double() - p
-        slope = torch.einsum("bc,bck,bk->b", towards, gram, weights)  # (e_ŷ − p)ᵀ J Jᵀ S^½ u
+        slope = torch.einsum("bc,bck,bk->b", towards[:, 1:], gram, weights)
         weights = weights * torch.where(slope > 0, -1.0, 1.0).to(weights.dtype)[:, None]
-    return lam, torch.einsum("bc,bcld->bld", weights, jac)  # Jᵀ S^½ u, unnormalised v
+    return lam, torch.einsum("bc,bcld->bld", weights, jac)  # J_Dᵀ A^½ u, unnormalised v
+
+
+def _contrast_gradients(
+    logits: torch.Tensor, embeddings: torch.Tensor, *, batched: bool = True
+) -> torch.Tensor:
+    """∇(z_c − z_0) for c = 1 .. C−1, (C−1)×B×L×d, from one batched backward pass (vmap over
+    the vector-Jacobian products); row b of ``logits`` must depend on row b only. A model with
+    a kernel that has no batching rule (vmap refuses it) gets one backward pass per contrast,
+    as does ``batched=False``."""
+    num_classes = logits.shape[-1]
+    contrasts = torch.zeros(
+        num_classes - 1, *logits.shape, dtype=logits.dtype, device=logits.device
+    )
+    contrasts[:, :, 0] = -1.0
+    contrasts[torch.arange(num_classes - 1), :, torch.arange(1, num_classes)] = 1.0
+    if batched:
+        try:
+            (grads,) = torch.autograd.grad(
+                logits, embeddings, contrasts, retain_graph=True, is_grads_batched=True
+            )
+            return grads
+        except torch.OutOfMemoryError:
+            raise
+        except RuntimeError as error:
+            # Once per process and message (warnings' default filter): say which path runs.
+            warnings.warn(
+                f"λmax: one backward pass per contrast, vmap refused the batched one: "
+                f"{str(error).splitlines()[0][:200]}",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+    return torch.stack(
+        [torch.autograd.grad(logits, embeddings, c, retain_graph=True)[0] for c in contrasts]
+    )
+
+
+def _contrast_covariance(log_p: torch.Tensor) -> torch.Tensor:
+    """A = diag(p') − p'p'ᵀ with p' = p[1:] (B×(C−1)×(C−1) float64), from log-probabilities so
+    that p_c(1 − p_c) does not round to 0 for a confident model: 1 − p_c = Σ_{k≠c} p_k."""
+    rest = log_p[:, 1:]
+    pairs = -torch.exp(rest.unsqueeze(-1) + rest.unsqueeze(-2))
+    others = torch.stack(
+        [
+            torch.logsumexp(torch.cat([log_p[:, :c], log_p[:, c + 1 :]], dim=-1), dim=-1)
+            for c in range(1, log_p.shape[-1])
+        ],
+        dim=-1,
+    )
+    return (
+        pairs
+        - torch.diag_embed(pairs.diagonal(dim1=-2, dim2=-1))
+        + torch.diag_embed(torch.exp(rest + others))
+    )
+
+
+def _sqrt_psd(matrix: torch.Tensor) -> torch.Tensor:
+    """The symmetric square root of a batch of positive semi-definite matrices."""
+    evals, evecs = torch.linalg.eigh(matrix)
+    return evecs @ torch.diag_embed(evals.clamp(min=0).sqrt()) @ evecs.transpose(-1, -2)
 
 
 def _unit_row_norms(squared: torch.Tensor) -> torch.Tensor:

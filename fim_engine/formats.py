@@ -12,13 +12,10 @@ Example:
 
 from __future__ import annotations
 
-import io
 import json
 import math
-import pickletools
 import re
 import struct
-import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +23,7 @@ from typing import Any
 
 import torch
 
+from fim_engine._pickles import looks_pickled
 from fim_engine.errors import (
     ConfigValueError,
     LabelCountError,
@@ -52,8 +50,6 @@ CODE_SUFFIXES = {".py", ".pyc", ".pyo", ".pyd", ".so", ".dll", ".dylib", ".ipynb
 SENTENCEPIECE_FILES = ("spiece.model", "sentencepiece.bpe.model", "tokenizer.model", "source.spm")
 # Model JSON nests a few levels (text_config → rope_scaling); deeper is an attack on the parsers.
 MAX_JSON_DEPTH = 32
-# Enough of a file to tell a pickle's opcode stream from text or another binary format.
-PICKLE_SNIFF_BYTES = 64 * 1024
 # safetensors dtypes torch loads on every device, with their size in bytes.
 SAFETENSORS_DTYPES = {
     "BOOL": 1,
@@ -148,7 +144,8 @@ def _walk(root: Path) -> Iterator[Path]:
 def _refuse_unsafe_file(root: Path, file: Path) -> None:
     name = file.relative_to(root)
     suffix = file.suffix.lower()
-    if suffix in PICKLE_SUFFIXES or _looks_pickled(file):
+    # A safetensors file starts with its header length, which may look like a pickle opcode.
+    if suffix in PICKLE_SUFFIXES or (not _is_safetensors(file) and looks_pickled(file)):
         raise PickledWeightsError(
             f"{name} is a pickled file; bibi never unpickles uploads. {_SAFE_SAVE_HINT}"
         )
@@ -156,39 +153,6 @@ def _refuse_unsafe_file(root: Path, file: Path) -> None:
         raise RemoteCodeError(
             f"{name} is code; bibi never runs uploaded code. Remove it from the upload."
         )
-
-
-def _looks_pickled(file: Path) -> bool:
-    """Sniff content, whatever the name: ``model.bin`` renamed ``notes.txt`` is still a pickle."""
-    if _is_safetensors(file):
-        # A safetensors file starts with its header length, which may look like a pickle opcode.
-        return False
-    with file.open("rb") as handle:
-        head = handle.read(PICKLE_SNIFF_BYTES)
-        truncated = bool(handle.read(1))
-    if len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5:
-        return True
-    if head[:2] == b"PK" and zipfile.is_zipfile(file):
-        # torch.save writes a zip archive with a data.pkl inside.
-        with zipfile.ZipFile(file) as archive:
-            return any(member.endswith(".pkl") for member in archive.namelist())
-    return _parses_as_pickle(head, truncated=truncated)
-
-
-def _parses_as_pickle(head: bytes, *, truncated: bool) -> bool:
-    """Whether ``head`` is a pickle opcode stream (protocols 0 and 1 have no magic bytes).
-
-    ``pickletools.genops`` only parses opcodes, it never executes them. Text and other binary
-    formats hit an unknown opcode within a few bytes; a pickle reaches its STOP opcode, or
-    runs past the sniffed window without a wrong opcode.
-    """
-    try:
-        for opcode, _, position in pickletools.genops(io.BytesIO(head)):
-            if opcode.name == "STOP":
-                return bool(position)
-    except ValueError as error:
-        return truncated and "unknown" not in str(error)
-    return truncated
 
 
 def _is_safetensors(file: Path) -> bool:

@@ -13,22 +13,24 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from fim_engine._backend import Backend
 from fim_engine._encoding import (
+    TOKEN_CACHE,
     EncodedBatch,
     TokenizedText,
     collate,
     length_sorted_batches,
 )
 from fim_engine._native_backend import NativeBackend
+from fim_engine.attributions import WordAttributions, integrated_gradients
 from fim_engine.errors import LabelCountError, PaddingSensitiveModelError
 from fim_engine.fisher import (
     FisherResult,
@@ -37,9 +39,7 @@ from fim_engine.fisher import (
     fisher_top_eigenvector,
 )
 from fim_engine.formats import check_model_dir
-
-if TYPE_CHECKING:
-    from fim_engine.attributions import WordAttributions
+from fim_engine.precision import check_precision, precision_context
 
 
 @dataclass(frozen=True)
@@ -97,16 +97,25 @@ class System:
 
     Inference runs in eval mode without gradients on parameters, in batches of ``batch_size``
     texts grouped by length and padded with masks; texts longer than ``max_length`` tokens
-    (including special tokens) are truncated and reported as such.
+    (including special tokens) are truncated and reported as such. ``precision`` (``"fp32"``,
+    ``"tf32"`` or ``"bf16"``, :mod:`fim_engine.precision`) is the default of :meth:`predict`,
+    :meth:`fisher` and :meth:`word_directions`; each takes ``precision=`` to override it.
     """
 
     def __init__(
-        self, backend: Backend, *, device: torch.device, batch_size: int, max_length: int
+        self,
+        backend: Backend,
+        *,
+        device: torch.device,
+        batch_size: int,
+        max_length: int,
+        precision: str = "fp32",
     ) -> None:
         if batch_size < 1 or max_length < 1:
             raise ValueError("batch_size and max_length must be positive")
+        self.precision = check_precision(precision)
         self.backend = backend
-        self.device = device
+        self.device = torch.device(device)  # callers may pass "cpu" or "cuda:0"
         self.batch_size = batch_size
         self.max_length = min(max_length, backend.max_length)
         self._vocabulary_words: list[tuple[int, str]] | None = None
@@ -140,10 +149,13 @@ class System:
 
     def encode(self, texts: Sequence[str]) -> EncodedBatch:
         """Tokenize and pad ``texts`` (in the given order) into one batch on the system's device."""
-        return collate(
-            self.backend.tokenize(texts, self.max_length),
-            pad_id=self.backend.pad_id,
-            device=self.device,
+        return collate(self.tokenize(texts), pad_id=self.backend.pad_id, device=self.device)
+
+    def tokenize(self, texts: Sequence[str]) -> list[TokenizedText]:
+        """The texts' tokens, from the process-wide cache shared by systems with the same
+        tokenizer (:class:`fim_engine._encoding.TokenCache`)."""
+        return TOKEN_CACHE.tokenize(
+            self.backend.tokenizer_key, texts, self.max_length, self.backend.tokenize
         )
 
     def input_embeddings(self, batch: EncodedBatch) -> torch.Tensor:
@@ -156,18 +168,23 @@ class System:
 
     def batches(self, texts: Sequence[str]) -> Iterator[tuple[list[int], EncodedBatch]]:
         """Yield ``(indices into texts, batch)`` for length-grouped batches of ``batch_size``."""
-        items: list[TokenizedText] = self.backend.tokenize(texts, self.max_length)
+        items = self.tokenize(texts)
         for indices in length_sorted_batches(items, self.batch_size):
             chosen = [items[i] for i in indices]
             yield indices, collate(chosen, pad_id=self.backend.pad_id, device=self.device)
 
     # The interface the platform uses.
 
-    def predict(self, texts: Sequence[str]) -> PredictionBatch:
+    def running(self, precision: str | None = None) -> contextlib.AbstractContextManager[None]:
+        """The context the passes run in: ``precision``, else the system's (validated)."""
+        return precision_context(self.precision if precision is None else precision, self.device)
+
+    def predict(self, texts: Sequence[str], *, precision: str | None = None) -> PredictionBatch:
         """Class probabilities for each text.
 
         Args:
             texts: N strings.
+            precision: ``"fp32"``, ``"tf32"`` or ``"bf16"``; default the system's.
 
         Returns:
             :class:`PredictionBatch` with N×C probabilities in input order.
@@ -179,7 +196,7 @@ class System:
         texts = list(texts)
         probabilities = np.zeros((len(texts), self.num_labels), dtype=np.float64)
         truncated = [False] * len(texts)
-        with torch.inference_mode():
+        with torch.inference_mode(), self.running(precision):
             for indices, batch in self.batches(texts):
                 logits = self.backend.logits(batch)
                 probabilities[indices] = torch.softmax(logits.double(), dim=-1).cpu().numpy()
@@ -189,13 +206,16 @@ class System:
         labels = [names[i] for i in probabilities.argmax(axis=1)] if texts else []
         return PredictionBatch(names, probabilities, labels, truncated)
 
-    def fisher(self, texts: Sequence[str], *, hints: bool = True) -> list[FisherResult]:
+    def fisher(
+        self, texts: Sequence[str], *, hints: bool = True, precision: str | None = None
+    ) -> list[FisherResult]:
         """λmax of the Fisher metric w.r.t. each text's own word embeddings, with word hints
         and word leverage.
 
         Args:
             texts: N strings.
             hints: compute per-word hints and leverage (cheap; False leaves both empty).
+            precision: ``"fp32"``, ``"tf32"`` or ``"bf16"``; default the system's.
 
         Returns:
             N :class:`FisherResult` in input order.
@@ -217,11 +237,11 @@ class System:
                     probabilities=text.probabilities,
                     leverage=list(zip(text.words, map(float, text.leverage), strict=True)),
                 )
-                for text in self.word_directions(texts)
+                for text in self.word_directions(texts, precision=precision)
             ]
         texts = list(texts)
         results: list[FisherResult | None] = [None] * len(texts)
-        for indices, batch, embeds, logits in self._differentiable_batches(texts):
+        for indices, batch, embeds, logits in self._differentiable_batches(texts, precision):
             lam, _ = fisher_lambda_max(logits, embeds, batch.editable, token_scores=False)
             probs = torch.softmax(logits.detach().double(), dim=-1).cpu().numpy()
             for row, i in enumerate(indices):
@@ -235,7 +255,9 @@ class System:
                 )
         return [r for r in results if r is not None]
 
-    def word_directions(self, texts: Sequence[str]) -> list[TextDirections]:
+    def word_directions(
+        self, texts: Sequence[str], *, precision: str | None = None
+    ) -> list[TextDirections]:
         """λmax and the top eigenvector of G per word for each text, with what an editor needs:
         the words, their character spans and token ids, and the leverage of deleting each.
         :meth:`fisher` reports its hints and leverage from this; suggestions rank edits with it.
@@ -243,7 +265,7 @@ class System:
         texts = list(texts)
         results: list[TextDirections | None] = [None] * len(texts)
         pad = self.pad_embedding().double().cpu().numpy()
-        for indices, batch, embeds, logits in self._differentiable_batches(texts):
+        for indices, batch, embeds, logits in self._differentiable_batches(texts, precision):
             lam, direction = fisher_top_eigenvector(logits, embeds, batch.editable)
             probs = torch.softmax(logits.detach().double(), dim=-1).cpu().numpy()
             per_text = WordDirections.from_batch(
@@ -268,12 +290,12 @@ class System:
         return [r for r in results if r is not None]
 
     def _differentiable_batches(
-        self, texts: list[str]
+        self, texts: list[str], precision: str | None
     ) -> Iterator[tuple[list[int], EncodedBatch, torch.Tensor, torch.Tensor]]:
         """``(indices, batch, embeddings, logits)`` per batch, the logits differentiable with
-        respect to the embeddings."""
+        respect to the embeddings; the caller's backward pass runs inside the same context."""
         # Gradients are needed even when the caller runs under no_grad or inference_mode.
-        with torch.inference_mode(False), torch.enable_grad():
+        with torch.inference_mode(False), torch.enable_grad(), self.running(precision):
             for indices, batch in self.batches(texts):
                 embeds = self.input_embeddings(batch).detach().requires_grad_(True)
                 yield indices, batch, embeds, self.logits_from_embeddings(embeds, batch)
@@ -294,8 +316,6 @@ class System:
         self, texts: Sequence[str], *, steps: int = 50, target: str | None = None
     ) -> list[WordAttributions]:
         """Integrated-gradients attributions per word; see :func:`fim_engine.integrated_gradients`."""
-        from fim_engine.attributions import integrated_gradients
-
         return integrated_gradients(self, texts, steps=steps, target=target)
 
 
@@ -307,6 +327,7 @@ def load_system(
     max_length: int = 128,
     expected_num_labels: int | None = None,
     dtype: torch.dtype = torch.float32,
+    precision: str = "fp32",
 ) -> System:
     """Check and load a model directory (transformers or bibi-native format).
 
@@ -317,6 +338,8 @@ def load_system(
         max_length: maximum tokens per text, special tokens included; longer texts are truncated.
         expected_num_labels: the shared task's label count; a mismatch raises :class:`LabelCountError`.
         dtype: parameter dtype (float64 is for exactness tests).
+        precision: ``"fp32"`` (exact), ``"tf32"`` or ``"bf16"``: the default of the system's
+            passes (:mod:`fim_engine.precision`).
 
     Raises:
         ModelFormatError: a subclass naming what is wrong (see :mod:`fim_engine.errors`).
@@ -324,6 +347,7 @@ def load_system(
     Example:
         >>> system = load_system("models/cnn/", batch_size=64)
     """
+    check_precision(precision)
     model_format = check_model_dir(path, expected_num_labels=expected_num_labels)
     backend: Backend
     if model_format.kind == "bibi-native":
@@ -343,6 +367,7 @@ def load_system(
         device=torch.device(device) if device is not None else default_device(),
         batch_size=batch_size,
         max_length=max_length,
+        precision=precision,
     )
     if backend.kind == "transformers":
         _check_padding_invariance(system)

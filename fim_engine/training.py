@@ -29,7 +29,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from fim_engine._encoding import collate
+from fim_engine._encoding import TokenizedText, collate
 from fim_engine._native_backend import NativeBackend
 from fim_engine.datasets import LabelledTexts
 from fim_engine.formats import check_model_dir
@@ -145,36 +145,21 @@ def train_system(
         raise ValueError(f"the dev set has labels the training set lacks: {', '.join(unknown)}")
     torch.manual_seed(seed)
     out = Path(out_dir)
-    chosen_device = torch.device(device) if device is not None else default_device()
+    plan = _Plan(
+        epochs,
+        batch_size,
+        learning_rate,
+        max_steps,
+        max_length,
+        seed,
+        torch.device(device) if device is not None else default_device(),
+        progress,
+    )
     if architecture == "minilm":
-        steps, trained = _train_minilm(
-            train,
-            dev,
-            out,
-            epochs,
-            batch_size,
-            learning_rate,
-            max_steps,
-            max_length,
-            seed,
-            chosen_device,
-            progress,
-        )
+        steps, trained = _train_minilm(train, dev, out, plan)
     else:
-        steps, trained = _train_native(
-            architecture,
-            train,
-            dev,
-            out,
-            epochs,
-            batch_size,
-            learning_rate,
-            max_steps,
-            max_length,
-            seed,
-            chosen_device,
-            progress,
-        )
+        steps, trained = _train_native(architecture, train, dev, out, plan)
+    chosen_device = plan.device
     check_model_dir(out, expected_num_labels=len(train.label_names))
     saved = load_system(
         out, device=chosen_device, batch_size=max(batch_size, 64), max_length=max_length
@@ -198,19 +183,25 @@ def _batches(n: int, batch_size: int, rng: random.Random) -> Iterator[list[int]]
         yield order[start : start + batch_size]
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """The training options of :func:`train_system`, resolved (``device`` chosen)."""
+
+    epochs: int | None
+    batch_size: int
+    learning_rate: float | None
+    max_steps: int | None
+    max_length: int
+    seed: int
+    device: torch.device
+    progress: bool
+
+    def done(self, steps: int) -> bool:
+        return self.max_steps is not None and steps >= self.max_steps
+
+
 def _train_native(
-    architecture: str,
-    train: LabelledTexts,
-    dev: LabelledTexts,
-    out: Path,
-    epochs: int | None,
-    batch_size: int,
-    learning_rate: float | None,
-    max_steps: int | None,
-    max_length: int,
-    seed: int,
-    device: torch.device,
-    progress: bool,
+    architecture: str, train: LabelledTexts, dev: LabelledTexts, out: Path, plan: _Plan
 ) -> tuple[int, System]:
     defaults = NATIVE_DEFAULTS[architecture]
     config = NativeConfig(
@@ -219,6 +210,7 @@ def _train_native(
     vocab = Vocabulary.build(
         ([w for w, _, _ in split_words(t)] for t in train.texts), max_size=50_000
     )
+    device, max_length = plan.device, plan.max_length
     model = build_native_model(config, len(vocab)).to(device)
     backend = NativeBackend(model, config, vocab)
     items = backend.tokenize(train.texts, max_length)
@@ -226,93 +218,116 @@ def _train_native(
         [train.label_names.index(label) for label in train.labels], device=device
     )
     system = System(backend, device=device, batch_size=256, max_length=max_length)
-    optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate or defaults["lr"])
-    loss_fn = nn.CrossEntropyLoss()
-    rng = random.Random(seed)
+    optimizer = torch.optim.Adam(model.parameters(), lr=plan.learning_rate or defaults["lr"])
+    rng = random.Random(plan.seed)
     best_state, best_accuracy, steps = copy.deepcopy(model.state_dict()), -1.0, 0
-    for epoch in range(epochs or defaults["epochs"]):
+    for epoch in range(plan.epochs or defaults["epochs"]):
         # System() froze the parameters for inference; training needs them back.
         model.train().requires_grad_(True)
-        bar = tqdm(
-            list(_batches(len(items), batch_size, rng)),
-            desc=f"{architecture} epoch {epoch + 1}",
-            disable=not progress,
-        )
-        for indices in bar:
-            batch = collate([items[i] for i in indices], pad_id=0, device=device)
-            loss = loss_fn(model(batch.input_ids, batch.attention_mask.bool()), targets[indices])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            steps += 1
-            bar.set_postfix(loss=f"{loss.item():.3f}")
-            if max_steps is not None and steps >= max_steps:
-                break
+        desc = f"{architecture} epoch {epoch + 1}"
+        steps = _native_epoch(model, items, targets, optimizer, plan, rng, desc, steps)
         model.eval().requires_grad_(False)
         dev_accuracy = accuracy(system, dev) if len(dev) else 0.0
-        if progress:
-            tqdm.write(f"{architecture} epoch {epoch + 1}: dev accuracy {dev_accuracy:.4f}")
+        if plan.progress:
+            tqdm.write(f"{desc}: dev accuracy {dev_accuracy:.4f}")
         if dev_accuracy > best_accuracy:
             best_state, best_accuracy = copy.deepcopy(model.state_dict()), dev_accuracy
-        if max_steps is not None and steps >= max_steps:
+        if plan.done(steps):
             break
     model.load_state_dict(best_state)
     save_native_model(model, config, vocab, out)
     return steps, System(
-        backend, device=device, batch_size=max(batch_size, 64), max_length=max_length
+        backend, device=device, batch_size=max(plan.batch_size, 64), max_length=max_length
     )
+
+
+def _native_epoch(
+    model: nn.Module,
+    items: list[TokenizedText],
+    targets: torch.Tensor,
+    optimizer: torch.optim.Optimizer,
+    plan: _Plan,
+    rng: random.Random,
+    desc: str,
+    steps: int,
+) -> int:
+    """One epoch of mini-batches (or fewer, at ``max_steps``); returns the step count."""
+    loss_fn = nn.CrossEntropyLoss()
+    bar = tqdm(
+        list(_batches(len(items), plan.batch_size, rng)), desc=desc, disable=not plan.progress
+    )
+    for indices in bar:
+        batch = collate([items[i] for i in indices], pad_id=0, device=plan.device)
+        loss = loss_fn(model(batch.input_ids, batch.attention_mask.bool()), targets[indices])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        steps += 1
+        bar.set_postfix(loss=f"{loss.item():.3f}")
+        if plan.done(steps):
+            break
+    return steps
 
 
 def _train_minilm(
-    train: LabelledTexts,
-    dev: LabelledTexts,
-    out: Path,
-    epochs: int | None,
-    batch_size: int,
-    learning_rate: float | None,
-    max_steps: int | None,
-    max_length: int,
-    seed: int,
-    device: torch.device,
-    progress: bool,
+    train: LabelledTexts, dev: LabelledTexts, out: Path, plan: _Plan
 ) -> tuple[int, System]:
-    from transformers import (
-        get_linear_schedule_with_warmup,
-    )
-
     from fim_engine._transformers_backend import TransformersBackend
 
     names = list(train.label_names)
     model, tokenizer = minilm_classifier(names)
-    model.to(device)
+    model.to(plan.device)
     targets = torch.tensor([names.index(label) for label in train.labels])
-    rng = random.Random(seed)
-    total_epochs = epochs or int(MINILM_DEFAULTS["epochs"])
-    per_epoch = (len(train) + batch_size - 1) // batch_size
-    planned = (
-        min(per_epoch * total_epochs, max_steps)
-        if max_steps is not None
-        else per_epoch * total_epochs
+    total_epochs = plan.epochs or int(MINILM_DEFAULTS["epochs"])
+    per_epoch = (len(train) + plan.batch_size - 1) // plan.batch_size
+    planned = per_epoch * total_epochs
+    if plan.max_steps is not None:
+        planned = min(planned, plan.max_steps)
+    steps = _minilm_steps(model, tokenizer, train, targets, planned, plan)
+    model.eval()
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    trained = System(
+        TransformersBackend(model, tokenizer),
+        device=plan.device,
+        batch_size=max(plan.batch_size, 64),
+        max_length=plan.max_length,
     )
+    return steps, trained
+
+
+def _minilm_steps(
+    model: Any,
+    tokenizer: Any,
+    train: LabelledTexts,
+    targets: torch.Tensor,
+    planned: int,
+    plan: _Plan,
+) -> int:
+    """``planned`` AdamW steps with linear warm-up and decay; returns the step count."""
+    from transformers import get_linear_schedule_with_warmup
+
     optimizer = torch.optim.AdamW(
-        model.parameters(), lr=learning_rate or float(MINILM_DEFAULTS["lr"]), weight_decay=0.01
+        model.parameters(), lr=plan.learning_rate or float(MINILM_DEFAULTS["lr"]), weight_decay=0.01
     )
     schedule = get_linear_schedule_with_warmup(
         optimizer, num_warmup_steps=planned // 10, num_training_steps=planned
     )
+    rng = random.Random(plan.seed)
     steps = 0
-    bar = tqdm(total=planned, desc="minilm", disable=not progress)
+    bar = tqdm(total=planned, desc="minilm", disable=not plan.progress)
     while steps < planned:
         model.train()
-        for indices in _batches(len(train), batch_size, rng):
+        for indices in _batches(len(train), plan.batch_size, rng):
             inputs = tokenizer(
                 [train.texts[i] for i in indices],
                 padding=True,
                 truncation=True,
-                max_length=max_length,
+                max_length=plan.max_length,
                 return_tensors="pt",
-            ).to(device)
-            loss = model(**inputs, labels=targets[indices].to(device)).loss
+            ).to(plan.device)
+            loss = model(**inputs, labels=targets[indices].to(plan.device)).loss
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -324,14 +339,4 @@ def _train_minilm(
             if steps >= planned:
                 break
     bar.close()
-    model.eval()
-    out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    trained = System(
-        TransformersBackend(model, tokenizer),
-        device=device,
-        batch_size=max(batch_size, 64),
-        max_length=max_length,
-    )
-    return steps, trained
+    return steps

@@ -192,7 +192,7 @@ def test_python_dash_m_runs_the_cli(tmp_path):
         [sys.executable, "-m", "fim_engine", "--help"], capture_output=True, text=True, check=False
     )
     assert result.returncode == 0
-    for command in ("predict", "suggest", "train", "bench", "bench-suggest"):
+    for command in ("predict", "suggest", "train", "bench", "bench-suggest", "bench-gpu"):
         assert command in result.stdout
 
 
@@ -344,3 +344,33 @@ def test_bench_suggest_trains_once_and_reports_flip_rates_by_lambda_decile(tmp_p
     trained = (tmp_path / "m" / "bow" / "model.safetensors").stat().st_mtime
     assert main(arguments) == 0
     assert (tmp_path / "m" / "bow" / "model.safetensors").stat().st_mtime == trained
+
+
+def test_predict_runs_in_the_precision_asked_for(tmp_path, capsys):
+    source = tmp_path / "in.txt"
+    source.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    model = FIXTURES / "models" / "tiny-bert"
+    arguments = ["predict", "--model", str(model), "--input", str(source), "--fisher"]
+    main([*arguments, "--output", str(tmp_path / "bf16.jsonl"), "--precision", "bf16"])
+    expected = load_system(model, precision="bf16").fisher(TEXTS, hints=False)
+    records = read_jsonl(tmp_path / "bf16.jsonl")
+    assert [r["lambda_max"] for r in records] == [e.lambda_max for e in expected]
+    with pytest.raises(SystemExit):
+        main([*arguments, "--output", str(tmp_path / "x.jsonl"), "--precision", "fp16"])
+    assert "invalid choice: 'fp16'" in capsys.readouterr().err
+
+
+def test_bench_times_baselines_with_more_labels(tmp_path, capsys):
+    figures_file = tmp_path / "bench.json"
+    arguments = ["bench", "--arch", "cnn", "--sentences", "8", "--repeats", "1"]
+    assert (
+        main([*arguments, "--labels", "3", "--alg1-sentences", "1", "--json", str(figures_file)])
+        == 0
+    )
+    figures = json.loads(figures_file.read_text())
+    assert figures["labels"] == 3
+    assert figures["systems"]["cnn"]["alg1_max_relative_difference"] < 1e-3
+    assert "3 labels" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main([*arguments, "--labels", "1"])
+    assert "--labels must be at least 2, got 1" in capsys.readouterr().err

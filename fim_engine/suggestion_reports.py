@@ -1,0 +1,154 @@
+"""The results of :mod:`fim_engine.suggestions`: predictions, verified suggestions and their
+reports, and the check of a breaker's draft variant; each has ``to_dict()`` for JSON."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from fim_engine.perturbations import Edit
+
+
+@dataclass(frozen=True)
+class SystemPrediction:
+    """One system's prediction on a text: the argmax label and label → probability."""
+
+    label: str
+    probabilities: dict[str, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "probabilities": dict(self.probabilities)}
+
+
+@dataclass(frozen=True)
+class SystemOutcome:
+    """One system on an edited text; ``changed`` when its label differs from its label on the
+    original."""
+
+    label: str
+    probabilities: dict[str, float]
+    changed: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "probabilities": dict(self.probabilities),
+            "changed": self.changed,
+        }
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A verified single-word substitution.
+
+    ``word`` indexes the guide's words (the order of :attr:`SuggestionReport.leverage`);
+    ``projection`` and ``predicted_kl`` are the guide's first-order estimates (module
+    docstring); ``outcomes`` maps each system's name to what it predicts on ``text``.
+    """
+
+    text: str
+    edit: Edit
+    word: int
+    source: str
+    keeps_label: bool
+    rationale: str
+    projection: float
+    predicted_kl: float
+    outcomes: dict[str, SystemOutcome]
+
+    @property
+    def changed(self) -> list[str]:
+        """The systems whose prediction differs from theirs on the original."""
+        return [name for name, outcome in self.outcomes.items() if outcome.changed]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "edit": {
+                "start": self.edit.start,
+                "end": self.edit.end,
+                "original": self.edit.original,
+                "replacement": self.edit.replacement,
+            },
+            "word": self.word,
+            "source": self.source,
+            "keeps_label": self.keeps_label,
+            "rationale": self.rationale,
+            "projection": self.projection,
+            "predicted_kl": self.predicted_kl,
+            "outcomes": {name: outcome.to_dict() for name, outcome in self.outcomes.items()},
+            "changed": self.changed,
+        }
+
+
+@dataclass(frozen=True)
+class SuggestionReport:
+    """Suggestions for one original text.
+
+    ``lambda_max``, ``label`` and ``leverage`` (every word of the possibly truncated text,
+    ``(word, first-order KL of deleting it)``) are the guide's; ``predictions`` maps every
+    system to its prediction on the original; ``suggestions`` are label-preserving ones first,
+    then label-changing ones, each group by projection, largest first.
+    """
+
+    text: str
+    guide: str
+    lambda_max: float
+    label: str
+    truncated: bool
+    leverage: list[tuple[str, float]]
+    predictions: dict[str, SystemPrediction]
+    suggestions: list[Suggestion]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (the CLI writes one per line)."""
+        return {
+            "text": self.text,
+            "guide": self.guide,
+            "lambda_max": self.lambda_max,
+            "label": self.label,
+            "truncated": self.truncated,
+            "leverage": [[word, score] for word, score in self.leverage],
+            "predictions": {name: p.to_dict() for name, p in self.predictions.items()},
+            "suggestions": [suggestion.to_dict() for suggestion in self.suggestions],
+        }
+
+
+@dataclass(frozen=True)
+class VariantOutcome:
+    """One system on an original and a draft variant of it: labels, probabilities and λmax of
+    both; ``changed`` when the labels differ; ``truncated`` when either text was cut to the
+    system's maximum length."""
+
+    original: SystemPrediction
+    original_lambda_max: float
+    variant: SystemPrediction
+    variant_lambda_max: float
+    changed: bool
+    truncated: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "original": self.original.to_dict(),
+            "original_lambda_max": self.original_lambda_max,
+            "variant": self.variant.to_dict(),
+            "variant_lambda_max": self.variant_lambda_max,
+            "changed": self.changed,
+            "truncated": self.truncated,
+        }
+
+
+@dataclass(frozen=True)
+class VariantCheck:
+    """What every system does with a breaker's draft variant; ``outcomes`` by system name."""
+
+    original: str
+    variant: str
+    outcomes: dict[str, VariantOutcome]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "original": self.original,
+            "variant": self.variant,
+            "outcomes": {name: outcome.to_dict() for name, outcome in self.outcomes.items()},
+        }
