@@ -177,7 +177,7 @@ def guidance_page(request: HttpRequest, slug: str) -> HttpResponse:
         "advice": STRATEGY_ADVICE,
         "near": NEAR_BOUNDARY,
     }
-    return render(request, "web/guidance.html", context)
+    return render(request, "web/guidance/ranking.html", context)
 
 
 def _starter_original(shared_task: SharedTask, original_id: str) -> Example:
@@ -250,7 +250,7 @@ def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpRespon
     )
     if context["ranked"] is not None:
         context["segments"] = segments(context["ranked"])
-    return render(request, "web/guidance_editor.html", context, status=status)
+    return render(request, "web/guidance/editor.html", context, status=status)
 
 
 @dataclass
