@@ -43,6 +43,7 @@ from fim_engine.algorithm1 import dense_fisher
 from fim_engine.datasets import read_texts
 from fim_engine.precision import PRECISIONS, check_precision
 from fim_engine.system import System, default_device
+from fim_engine.wordpiece import wordpiece_tokenizer
 
 # name: (hidden size, layers, attention heads, intermediate size)
 FULL_SIZES = {
@@ -55,7 +56,6 @@ SMALL_SIZES = {
     "small-L2": (32, 2, 2, 64),
     "medium-L2": (64, 2, 4, 128),
 }
-SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 SST2_CANDIDATES = ("../shared/data/sst2", "shared/data/sst2")
 COLUMNS = (
     "model",
@@ -344,37 +344,13 @@ def _random_bert(
 def build_tokenizer(texts: Sequence[str], max_length: int) -> Any:
     """A lowercasing BERT WordPiece tokenizer whose vocabulary is the texts' words and
     characters (with ``##`` continuations), so every text tokenizes without [UNK]."""
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
-    from transformers import PreTrainedTokenizerFast
-
     words: dict[str, None] = {}
     for text in texts:
         for word in re.findall(r"\w+|[^\w\s]", text.lower()):
             words.setdefault(word, None)
     chars = sorted({c for word in words for c in word})
-    tokens = (
-        SPECIALS + list(words) + [c for c in chars if c not in words] + [f"##{c}" for c in chars]
-    )
-    vocab = {token: i for i, token in enumerate(dict.fromkeys(tokens))}
-    backend = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
-    backend.normalizer = normalizers.BertNormalizer(lowercase=True)
-    backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    backend.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]",
-        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])],
-    )
-    backend.decoder = decoders.WordPiece()
-    return PreTrainedTokenizerFast(
-        tokenizer_object=backend,
-        unk_token="[UNK]",
-        pad_token="[PAD]",
-        cls_token="[CLS]",
-        sep_token="[SEP]",
-        mask_token="[MASK]",
-        model_max_length=max_length,
-        model_input_names=["input_ids", "token_type_ids", "attention_mask"],
-    )
+    tokens = list(words) + [c for c in chars if c not in words] + [f"##{c}" for c in chars]
+    return wordpiece_tokenizer(tokens, max_length)
 
 
 def _texts(data: Path | None, count: int) -> tuple[list[str], str]:
