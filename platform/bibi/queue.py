@@ -18,14 +18,31 @@ from celery import Task
 from django.db import transaction
 from kombu.exceptions import OperationalError
 
+from bibi.celery import app
+
 logger = logging.getLogger(__name__)
 
 # Publishing to a broker that is down: try briefly, then leave it to housekeeping.
 _RETRY_POLICY = {"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5}
 
 
-def enqueue(task: Task, *args: Any, **kwargs: Any) -> bool:
-    """Send ``task`` now. Returns False (and logs) when the broker cannot take it."""
+def _registered(task: Task | str) -> Task:
+    """A task, or the task registered under a Celery task name (``"default.scoring_run_score"``):
+    a module that its own tasks module imports sends by name, so the two never import each
+    other."""
+    if not isinstance(task, str):
+        return task
+    if task not in app.tasks:
+        # A process that has not sent by name yet imports the apps' tasks modules, as a worker
+        # does when it starts (none of them loads torch).
+        app.loader.import_default_modules()
+    return app.tasks[task]
+
+
+def enqueue(task: Task | str, *args: Any, **kwargs: Any) -> bool:
+    """Send ``task`` (or the task registered under that name) now. Returns False (and logs)
+    when the broker cannot take it."""
+    task = _registered(task)
     try:
         task.apply_async(args=args, kwargs=kwargs, retry=True, retry_policy=_RETRY_POLICY)
     except OperationalError as error:
@@ -46,7 +63,7 @@ class Sending:
     sent: bool | None = None
 
 
-def enqueue_on_commit(task: Task, *args: Any, **kwargs: Any) -> Sending:
+def enqueue_on_commit(task: Task | str, *args: Any, **kwargs: Any) -> Sending:
     """Send ``task`` once the current transaction commits (at once outside one).
 
     The returned ``Sending`` says, after the commit, whether the broker took it, so a request
@@ -67,8 +84,6 @@ def waiting(queue: str) -> int | None:
     Housekeeping asks before sending work again: messages still queued are not lost, only
     waiting for a worker, and sending them again would only pile up copies.
     """
-    from bibi.celery import app
-
     try:
         with app.connection_for_read() as connection:
             connection.ensure_connection(max_retries=1)

@@ -38,11 +38,10 @@ def shared_task_lock(shared_task: SharedTask) -> SharedTask:
 
 
 def message_send(task_name: str, *args: Any) -> None:
-    """Send ``tasks.<task_name>(*args)`` once the current transaction commits."""
-    # Imported here: tasks.py imports the services, which import this module.
-    from bibi.evaluation import tasks
-
-    enqueue_on_commit(getattr(tasks, task_name), *args)
+    """Send the task registered as ``task_name`` (e.g. ``"gpu.cells_compute"``) with ``args``
+    once the current transaction commits. By name: tasks.py imports the services, so they do
+    not import it."""
+    enqueue_on_commit(task_name, *args)
 
 
 # --- Missing cells, in chunks ---------------------------------------------------------------
@@ -89,7 +88,7 @@ def chunks_create(
     created = CellChunk.objects.bulk_create(chunks)
     if send:
         for chunk in created:
-            message_send("cells_compute_task", chunk.id)
+            message_send("gpu.cells_compute", chunk.id)
     return created
 
 
@@ -157,7 +156,7 @@ def cell_chunk_finish(
     )
     if not open_cells(shared_task):
         for run_id in waiting.values_list("id", flat=True):
-            message_send("scoring_run_advance_task", run_id)
+            message_send("default.scoring_run_advance", run_id)
     return chunk
 
 

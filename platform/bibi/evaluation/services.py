@@ -95,7 +95,7 @@ def scoring_run_request(
             # A writer that did not take the task's lock made a waiting run meanwhile.
             return ScoringRun.objects.get(shared_task=shared_task, status=Status.WAITING_FOR_CELLS)
         if send:
-            message_send("scoring_run_advance_task", run.id)
+            message_send("default.scoring_run_advance", run.id)
     return run
 
 
@@ -145,7 +145,7 @@ def scoring_run_advance(*, run_id: int, send: bool = True) -> ScoringRun:
             run.status = Status.SCORING
             run.scoring_started_at = now
             if send:
-                message_send("scoring_run_score_task", run.id)
+                message_send("default.scoring_run_score", run.id)
         run.save()
     return run
 
@@ -404,7 +404,7 @@ def _chunks_resend(now: datetime, stale: datetime) -> int:
             chunk.sent_at = now
             chunk.sends += 1
             chunk.save(update_fields=["sent_at", "sends"])
-            message_send("cells_compute_task", chunk.id)
+            message_send("gpu.cells_compute", chunk.id)
     return len(chunks)
 
 
@@ -420,11 +420,11 @@ def _runs_wake(now: datetime, stale: datetime) -> int:
     for run in ScoringRun.objects.filter(status=Status.WAITING_FOR_CELLS):
         if run.shared_task_id not in working or (run.progress_at or run.created_at) < stale:
             with transaction.atomic():
-                message_send("scoring_run_advance_task", run.id)
+                message_send("default.scoring_run_advance", run.id)
             woken += 1
     for run in ScoringRun.objects.filter(status=Status.SCORING, scoring_started_at__lt=stale):
         with transaction.atomic():
             ScoringRun.objects.filter(id=run.id).update(scoring_started_at=now)
-            message_send("scoring_run_score_task", run.id)
+            message_send("default.scoring_run_score", run.id)
         woken += 1
     return woken

@@ -13,13 +13,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from celery.exceptions import TimeoutError as ResultTimeout
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
+from kombu.exceptions import OperationalError
 
 import scoring
+from bibi.celery import app
 from bibi.guidance import jobs
 from bibi.guidance.ranking import guide_order, ranking_systems, starter_percentiles
+from bibi.guidance.tasks import guidance_suggest_task
 from bibi.guidance.visibility import GuidanceSight, guidance_sight_require, system_name, team_name
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import Dataset, Example, SharedTask
@@ -165,10 +169,6 @@ def _checked(
 
 def _send(record: jobs.JobRecord, original: str, request: SuggestRequest) -> str | None:
     """Send the job's task (run it, on the embedded default); the reason when that failed."""
-    from kombu.exceptions import OperationalError
-
-    from bibi.guidance.tasks import guidance_suggest_task
-
     timeout = settings.GUIDANCE_SUGGEST_TIMEOUT
     try:
         result = guidance_suggest_task.apply_async(
@@ -199,10 +199,6 @@ def _state(record: jobs.JobRecord, wait: float) -> tuple[str, Any]:
     if settings.CELERY_TASK_ALWAYS_EAGER:
         payload = cache.get(RESULT_KEY.format(record.id))
         return ("SUCCESS", payload) if payload is not None else ("PENDING", None)
-    from celery.exceptions import TimeoutError as ResultTimeout
-
-    from bibi.celery import app
-
     result = app.AsyncResult(record.id)
     if wait > 0:
         with contextlib.suppress(ResultTimeout):
