@@ -432,3 +432,8 @@ def _read_row(raw: str, line: int, errors: _Errors) -> QasrlRecord:
     tokens = (*before, predicate.strip(), *suffix.split())
     slots = tuple("" if w == EMPTY_SLOT else w.replace("~", " ") for w in words[:7])
     return _record(record_id, tokens, (len(before), predicate.strip()), slots, given, errors, line)
+
+
+def read_qasrl(path: str | Path) -> QasrlReading:
+    """Read a QA-SRL file by its suffix: ``.tsv`` as the 2017 TSV, anything else as ``.qa``."""
+    return read_tsv(path) if Path(path).suffix.lower() == ".tsv" else read_qa(path)

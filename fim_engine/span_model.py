@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -34,6 +34,9 @@ from fim_engine.errors import (
     WeightValueError,
 )
 from fim_engine.system import default_device
+
+if TYPE_CHECKING:
+    from fim_engine.spans import SpanFisherResult
 
 DEFAULT_MAX_ANSWER_TOKENS = 30
 
@@ -210,6 +213,12 @@ class SpanSystem:
         """Start and end logits (B×L each) from input embeddings."""
         out = self.module(inputs_embeds=embeds, **batch.model_inputs())
         return out.start_logits, out.end_logits
+
+    def fisher(self, questions: Sequence[str], sentences: Sequence[str]) -> list[SpanFisherResult]:
+        """Span λmax, word hints and leverage per pair; see :func:`fim_engine.spans.span_fisher`."""
+        from fim_engine.spans import span_fisher
+
+        return span_fisher(self, questions, sentences)
 
     def predict(self, questions: Sequence[str], sentences: Sequence[str]) -> list[SpanPrediction]:
         """The best span of each sentence for its question, in input order.

@@ -147,3 +147,14 @@ def test_span_lambda_max_is_exact_on_minilm_with_a_fresh_qa_head(tmp_path: Path)
     result = span_fisher(system, [question], [sentence])[0]
     assert expected > 0
     assert result.lambda_max == pytest.approx(expected, rel=1e-6)
+
+
+def test_the_benchmark_times_lambda_max_against_forward_passes(tiny_qa: SpanSystem) -> None:
+    from fim_engine.span_bench import bench_span_lambda
+
+    questions, sentences = zip(*PAIRS, strict=True)
+    bench = bench_span_lambda(tiny_qa, list(questions), list(sentences))
+    assert bench.pairs == 3
+    assert bench.forward_s > 0 and bench.lambda_s > 0
+    assert bench.ratio == pytest.approx(bench.lambda_s / bench.forward_s)
+    assert bench.mean_steps >= 1
