@@ -210,11 +210,15 @@ class _BlockError(Exception):
     """Raised inside a block to abandon it after its error was recorded."""
 
 
-def _lines(source: str | Path | Iterable[str]) -> tuple[str, list[str]]:
+def _start(source: str | Path | Iterable[str]) -> tuple[list[str], QasrlReading, _Errors]:
+    """The source's lines, an empty reading, and the error list that names the source."""
     if isinstance(source, str | Path):
         path = Path(source)
-        return path.name, path.read_text(encoding="utf-8").splitlines()
-    return "<input>", [line.rstrip("\r\n") for line in source]
+        name, lines = path.name, path.read_text(encoding="utf-8").splitlines()
+    else:
+        name, lines = "<input>", [line.rstrip("\r\n") for line in source]
+    reading = QasrlReading()
+    return lines, reading, _Errors(reading, name)
 
 
 def _count(value: str, what: str, errors: _Errors, line: int) -> int:
@@ -243,9 +247,7 @@ def read_qa(source: str | Path | Iterable[str]) -> QasrlReading:
         >>> len(read_qa("../shared/data/qasrl/wiki1.dev.qa").records)
         2183
     """
-    name, lines = _lines(source)
-    reading = QasrlReading()
-    errors = _Errors(reading, name)
+    lines, reading, errors = _start(source)
     for start, block in _blocks(lines):
         try:
             reading.records.extend(_read_block(block, start, errors))
@@ -392,9 +394,7 @@ def read_tsv(source: str | Path | Iterable[str]) -> QasrlReading:
         >>> len(read_tsv("../shared/data/qasrl/wiki1.dev.tsv").records)
         1719
     """
-    name, lines = _lines(source)
-    reading = QasrlReading()
-    errors = _Errors(reading, name)
+    lines, reading, errors = _start(source)
     if not lines or tuple(lines[0].split("\t")) != TSV_HEADER:
         errors.add(MalformedFieldError, 1, f"the header must be {chr(9).join(TSV_HEADER)!r}")
         return reading
