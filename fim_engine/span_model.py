@@ -29,6 +29,7 @@ from fim_engine.errors import (
     MissingFileError,
     MissingTokenizerError,
     MissingWeightsError,
+    PaddingSensitiveModelError,
     RemoteCodeError,
     UnknownArchitectureError,
     WeightValueError,
@@ -313,7 +314,7 @@ def load_span_system(
         tokenizer = AutoTokenizer.from_pretrained(path, **SAFE_LOADING)
     except Exception as error:  # tokenizers fail on bad files in many ways
         raise MissingTokenizerError(f"the tokenizer files could not be loaded: {error}") from error
-    return SpanSystem(
+    system = SpanSystem(
         model,
         tokenizer,
         device=torch.device(device) if device is not None else default_device(),
@@ -321,3 +322,44 @@ def load_span_system(
         max_length=max_length,
         max_answer_tokens=max_answer_tokens,
     )
+    _check_padding_invariance(system)
+    return system
+
+
+def _check_padding_invariance(system: SpanSystem) -> None:
+    """Refuse models whose start or end logits on a sentence change when the pair is padded.
+
+    As for sequence classifiers (:func:`fim_engine.load_system`): every result assumes a pair
+    scores the same alone and in a batch, through token ids and through input embeddings.
+    """
+    questions = ["what ?", "what happened there , and to whom , after all of it ?"]
+    sentences = ["a short one .", "a much longer sentence to force some padding onto the first ."]
+    together, alone = (
+        system.encode(questions, sentences),
+        system.encode(questions[:1], sentences[:1]),
+    )
+    width = alone.input_ids.shape[1]
+    keep = alone.context[0]
+    tolerance = (
+        1e-3 if next(system.module.parameters()).dtype in (torch.float16, torch.bfloat16) else 1e-4
+    )
+
+    def scores(batch: SpanBatch, through_embeddings: bool) -> Any:
+        if through_embeddings:
+            return system.module(
+                inputs_embeds=system.input_embeddings(batch), **batch.model_inputs()
+            )
+        return system.module(input_ids=batch.input_ids, **batch.model_inputs())
+
+    with torch.inference_mode():
+        for through_embeddings in (False, True):
+            padded, single = (scores(b, through_embeddings) for b in (together, alone))
+            for name in ("start_logits", "end_logits"):
+                first = getattr(padded, name)[0, :width][keep]
+                reference = getattr(single, name)[0][keep]
+                scale = max(1.0, float(reference.abs().max()))
+                if float((first - reference).abs().max()) > tolerance * scale:
+                    raise PaddingSensitiveModelError(
+                        f"{system.architecture}: the {name.split('_')[0]} scores of a sentence "
+                        "change when it is padded inside a batch; bibi cannot host it"
+                    )
