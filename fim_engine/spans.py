@@ -43,7 +43,10 @@ from fim_engine.fisher import WordDirections
 if TYPE_CHECKING:
     from fim_engine.span_model import SpanSystem
 
-DEFAULT_TOL = 1e-9
+# Residual of the top Ritz pair relative to λmax. λmax's error is quadratic in it (far below
+# 1e-6 here) and the eigenvector's linear, so hints and leverage agree with the dense
+# eigenvector to about 1e-6 / (relative gap); pass a smaller tol for exactness checks.
+DEFAULT_TOL = 1e-6
 
 
 def span_lambda_max(
