@@ -19,6 +19,7 @@ from fim_engine.qasrl import (
     TokenIndexError,
     locate_answer,
     read_qa,
+    read_qasrl,
     read_tsv,
 )
 
@@ -130,6 +131,11 @@ def test_every_error_kind_of_the_tsv_format_names_its_line() -> None:
     assert "id 'T2-0-0'" in str(reading.errors[1])
     assert "seven space-separated slots" in str(reading.errors[2])
     assert [r.record_id for r in reading.records] == ["T4.0.0", "T5.0.0"]
+
+
+def test_read_qasrl_picks_the_reader_by_suffix() -> None:
+    assert read_qasrl(FIXTURES / "sample.tsv").records == read_tsv(FIXTURES / "sample.tsv").records
+    assert read_qasrl(FIXTURES / "sample.qa").records == read_qa(FIXTURES / "sample.qa").records
 
 
 def test_a_tsv_without_its_header_is_refused() -> None:

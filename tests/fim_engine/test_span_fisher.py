@@ -104,6 +104,9 @@ def test_span_lambda_max_matches_the_dense_metric(
 def test_a_batch_gives_what_each_pair_gives_alone(tiny_qa: SpanSystem) -> None:
     questions, sentences = zip(*PAIRS, strict=True)
     together = span_fisher(tiny_qa, list(questions), list(sentences))
+    assert [r.lambda_max for r in tiny_qa.fisher(list(questions), list(sentences))] == [
+        r.lambda_max for r in together
+    ]
     for (question, sentence), batched in zip(PAIRS, together, strict=True):
         alone = span_fisher(tiny_qa, [question], [sentence])[0]
         assert batched.lambda_max == pytest.approx(alone.lambda_max, rel=1e-8)
