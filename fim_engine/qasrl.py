@@ -53,7 +53,8 @@ class CountMismatchError(QasrlFormatError):
 
 
 class TokenIndexError(QasrlFormatError):
-    """A predicate index that is not a token of its sentence."""
+    """A predicate index that is not a token of its sentence, or not the predicate's token
+    (compared ignoring case, as the 2017 organizers' conversion script checks)."""
 
 
 class AnswerNotFoundError(QasrlFormatError):
@@ -318,6 +319,13 @@ def _read_predicate(
             line,
             f"predicate index {predicate_index} is out of range: the sentence has "
             f"{len(tokens)} tokens",
+        )
+        raise _BlockError
+    if verb.casefold() != tokens[predicate_index].casefold():
+        errors.add(
+            TokenIndexError,
+            line,
+            f"token {predicate_index} is {tokens[predicate_index]!r}, not the predicate {verb!r}",
         )
         raise _BlockError
     num_questions = _count(asked, "the number of questions", errors, line)

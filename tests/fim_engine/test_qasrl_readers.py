@@ -103,6 +103,7 @@ def test_every_error_kind_of_the_qa_format_names_its_line() -> None:
         (CountMismatchError, 22),
         (MalformedFieldError, 27),
         (FieldCountError, 33),
+        (TokenIndexError, 37),
     ]
     messages = [str(error) for error in reading.errors]
     assert messages[0] == "bad.qa, line 1: a sentence header needs 2 TAB-separated fields, found 3"
@@ -111,6 +112,7 @@ def test_every_error_kind_of_the_qa_format_names_its_line() -> None:
     assert "answer 'the players' is not a span of the sentence" in messages[3]
     assert "declares 2 questions, found 1" in messages[4]
     assert "'many'" in messages[5]
+    assert "token 3 is 'the', not the predicate 'won'" in messages[7]
     # Only the block with an unmatched answer yields records; the answer is kept as text.
     assert [r.record_id for r in reading.records] == ["B4.0.0", "B4.0.1"]
     assert reading.records[0].unmatched_answers == ("the players",)
