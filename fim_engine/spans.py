@@ -100,7 +100,8 @@ def _s_half(start: torch.Tensor, end: torch.Tensor, candidates: torch.Tensor) ->
     blocks = []
     for logits in (start, end):
         masked = logits.detach().double().masked_fill(~candidates, float("-inf"))
-        p = torch.softmax(masked, dim=-1)
+        # A row without candidates (an empty sentence) has no distribution: all zeros.
+        p = torch.nan_to_num(torch.softmax(masked, dim=-1), nan=0.0)
         s = torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)
         evals, evecs = torch.linalg.eigh(s)
         blocks.append(evecs @ torch.diag_embed(evals.clamp(min=0).sqrt()) @ evecs.mT)

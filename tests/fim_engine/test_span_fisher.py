@@ -164,3 +164,32 @@ def test_the_benchmark_times_lambda_max_against_forward_passes(tiny_qa: SpanSyst
     assert bench.forward_s > 0 and bench.lambda_s > 0
     assert bench.ratio == pytest.approx(bench.lambda_s / bench.forward_s)
     assert bench.mean_steps >= 1
+
+
+def test_a_row_without_candidates_has_lambda_zero_and_leaves_the_others_exact() -> None:
+    from fim_engine.spans import span_lambda_max
+
+    generator = torch.Generator().manual_seed(0)
+    weights = torch.randn(3, 2, generator=generator, dtype=torch.float64)
+    x = torch.randn(2, 5, 3, generator=generator, dtype=torch.float64, requires_grad=True)
+    candidates = torch.tensor([[False, True, True, True, False], [False] * 5])
+
+    def logits(embeds: torch.Tensor) -> torch.Tensor:  # position t mixes t and its right neighbour
+        mixed = torch.tanh(embeds + 0.5 * embeds.roll(-1, dims=1))
+        return mixed @ weights
+
+    out = logits(x)
+    lam, v, _ = span_lambda_max(
+        out[..., 0], out[..., 1], x, editable=candidates, candidates=candidates, tol=1e-12
+    )
+    assert float(lam[1]) == 0.0 and float(v[1].abs().sum()) == 0.0
+    index = candidates[0].nonzero().squeeze(-1)
+    base = x.detach()[0]
+
+    def log_probs(part: torch.Tensor) -> torch.Tensor:
+        full = logits(base.index_put((index,), part).unsqueeze(0))[0, index]
+        return torch.cat([torch.log_softmax(full[:, 0], -1), torch.log_softmax(full[:, 1], -1)])
+
+    jac = jacobian(log_probs, base[index]).reshape(2 * len(index), -1)
+    g = jac.T @ (log_probs(base[index]).exp()[:, None] * jac)
+    assert float(lam[0]) == pytest.approx(float(torch.linalg.eigvalsh(g)[-1]), rel=1e-9)
