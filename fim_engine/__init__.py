@@ -164,3 +164,23 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
+
+
+# Span tasks (QA-SRL): readers, hosted extractive QA systems, span λmax, the MiniLM span baseline.
+# Importable as fim_engine.<name>; they join __all__ when the TYPE_CHECKING block above names them.
+_EXPORTS.update(
+    {
+        "qasrl": (
+            "QasrlFormatError",
+            "QasrlReading",
+            "QasrlRecord",
+            "read_qa",
+            "read_qasrl",
+            "read_tsv",
+        ),
+        "span_model": ("SpanPrediction", "SpanSystem", "check_span_model_dir", "load_span_system"),
+        "spans": ("SpanFisherResult", "span_fisher", "span_lambda_max"),
+        "span_training": ("SpanTrainingReport", "train_span_system"),
+    }
+)
+_MODULE_OF.update({name: module for module, names in _EXPORTS.items() for name in names})

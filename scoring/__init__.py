@@ -89,3 +89,23 @@ __all__ = [
     "system_weights",
     "tag_table",
 ]
+
+# Span tasks (QA-SRL): when an answer is right, and the break rule and builder scores for spans.
+from scoring.answers import (  # noqa: E402
+    ANSWER_MODES,
+    answer_scores,
+    normalize_answer,
+    normalize_answers,
+    token_f1,
+)
+from scoring.span_breaks import span_breaks, span_builder_metrics  # noqa: E402
+
+__all__ += [
+    "ANSWER_MODES",
+    "answer_scores",
+    "normalize_answer",
+    "normalize_answers",
+    "span_breaks",
+    "span_builder_metrics",
+    "token_f1",
+]

@@ -1,0 +1,244 @@
+"""λmax of the Fisher metric of an extractive QA model, matrix-free (Lanczos).
+
+The model. An extractive QA model gives start logits a and end logits b over the L positions
+of its input; the answer's start and end are read from p = softmax(a) and q = softmax(b) over
+the *candidate* positions (the sentence's own tokens: the answer is a span of the sentence;
+the question, special tokens and padding get probability 0). We treat start and end as
+independent, p(s, e | x) = p_s q_e, so the Fisher metric with respect to the input embeddings x
+is the sum of the two softmax metrics:
+
+    G = J_aᵀ (diag p − p pᵀ) J_a + J_bᵀ (diag q − q qᵀ) J_b = Jᵀ S J,
+
+with J = [J_a; J_b] (2L × n·d) and S = diag(S_p, S_q). Each softmax metric has rank ≤ n − 1 on
+n candidates, so G has rank ≤ 2(n − 1): too many classes for one backward pass per class. Its
+nonzero eigenvalues are those of the 2L × 2L matrix M = S^½ J Jᵀ S^½, and M w costs one
+vector-Jacobian product (Jᵀ S^½ w) and one Jacobian-vector product (J y). We run Lanczos with
+full reorthogonalisation on M, batched over texts (G is block-diagonal across a batch), until
+the top Ritz pair's residual is below ``tol`` relative to it; the top eigenvector of G is then
+v = Jᵀ S^½ u / √λmax.
+
+As for labels (:mod:`fim_engine.fisher`), x is restricted to the editable positions, the
+sentence's own tokens: the question is never edited, and special tokens and padding are not
+text. The Jacobian-vector product is the derivative of a vector-Jacobian product (double
+backward), so the model must be twice differentiable: transformers models are loaded with the
+eager attention implementation, whose backward pass is differentiable.
+
+Example:
+    >>> embeds = model.get_input_embeddings()(ids).detach().requires_grad_(True)
+    >>> out = model(inputs_embeds=embeds, attention_mask=mask)
+    >>> lam, v, steps = span_lambda_max(out.start_logits, out.end_logits, embeds,
+    ...                                 editable=context, candidates=context)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import torch
+
+from fim_engine.fisher import WordDirections
+
+if TYPE_CHECKING:
+    from fim_engine.span_model import SpanSystem
+
+# Residual of the top Ritz pair relative to λmax. λmax's error is quadratic in it (far below
+# 1e-6 here) and the eigenvector's linear, so hints and leverage agree with the dense
+# eigenvector to about 1e-6 / (relative gap); pass a smaller tol for exactness checks.
+DEFAULT_TOL = 1e-6
+
+
+def span_lambda_max(
+    start_logits: torch.Tensor,
+    end_logits: torch.Tensor,
+    embeddings: torch.Tensor,
+    *,
+    editable: torch.Tensor,
+    candidates: torch.Tensor,
+    tol: float = DEFAULT_TOL,
+    max_steps: int | None = None,
+    seed: int = 0,
+) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """λmax of G per text and the unit top eigenvector of G.
+
+    Args:
+        start_logits, end_logits: B×L, computed from ``embeddings``; row b depends on row b only.
+        embeddings: B×L×d with ``requires_grad``, in the graph of the logits.
+        editable: B×L bool, the positions x is restricted to.
+        candidates: B×L bool, the positions the answer may start or end at (at least one per row).
+        tol: stop when every row's top Ritz residual is at most ``tol`` × its Ritz value.
+        max_steps: Lanczos steps at most (default: 2L, where Lanczos is exact).
+        seed: of the starting vectors.
+
+    Returns:
+        ``(lambda_max, v, steps)``: float64 (B,), float64 B×L×d (zero outside ``editable``, a
+        zero row where λmax is 0), and the number of Lanczos steps taken.
+    """
+    s_half = _s_half(start_logits, end_logits, candidates)  # B×2L×2L
+    apply_j, apply_jt = _jacobian_products(start_logits, end_logits, embeddings, editable)
+
+    def apply_m(w: torch.Tensor) -> torch.Tensor:
+        half = torch.einsum("bij,bj->bi", s_half, w)
+        back = apply_jt(half)
+        return torch.einsum("bij,bj->bi", s_half, apply_j(back))
+
+    batch, width = start_logits.shape
+    generator = torch.Generator().manual_seed(seed)
+    start = torch.randn(batch, 2 * width, generator=generator, dtype=torch.float64)
+    start = start.to(s_half.device) * torch.cat([candidates, candidates], dim=1)
+    lam, u, steps = lanczos_top(apply_m, start, tol=tol, max_steps=max_steps or 2 * width)
+    direction = apply_jt(torch.einsum("bij,bj->bi", s_half, u))
+    root = lam.clamp(min=0).sqrt()
+    scale = torch.where(root > 0, root, torch.ones_like(root))
+    v = torch.where(root[:, None, None] > 0, direction / scale[:, None, None], 0.0)
+    return lam.clamp(min=0), v, steps
+
+
+def _s_half(start: torch.Tensor, end: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
+    """S^½ for S = diag(S_p, S_q), S_p = diag p − p pᵀ over the candidates (B×2L×2L, float64)."""
+    blocks = []
+    for logits in (start, end):
+        masked = logits.detach().double().masked_fill(~candidates, float("-inf"))
+        # A row without candidates (an empty sentence) has no distribution: all zeros.
+        p = torch.nan_to_num(torch.softmax(masked, dim=-1), nan=0.0)
+        s = torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)
+        evals, evecs = torch.linalg.eigh(s)
+        blocks.append(evecs @ torch.diag_embed(evals.clamp(min=0).sqrt()) @ evecs.mT)
+    batch, width = start.shape
+    out = start.new_zeros(batch, 2 * width, 2 * width, dtype=torch.float64)
+    out[:, :width, :width] = blocks[0]
+    out[:, width:, width:] = blocks[1]
+    return out
+
+
+def _jacobian_products(
+    start: torch.Tensor, end: torch.Tensor, embeddings: torch.Tensor, editable: torch.Tensor
+) -> tuple[Callable[[torch.Tensor], torch.Tensor], Callable[[torch.Tensor], torch.Tensor]]:
+    """``J y`` (B×L×d → B×2L) and ``Jᵀ w`` (B×2L → B×L×d), both float64, for the logits
+    restricted to the editable columns of x."""
+    logits = torch.cat([start, end], dim=1)
+    keep = editable.unsqueeze(-1).to(embeddings.dtype)
+    # Jᵀ w is linear in w; differentiating it w.r.t. w at any point gives J (double backward).
+    probe = torch.zeros_like(logits, requires_grad=True)
+    (linear,) = torch.autograd.grad(logits, embeddings, probe, create_graph=True)
+
+    def apply_jt(w: torch.Tensor) -> torch.Tensor:
+        (grad,) = torch.autograd.grad(logits, embeddings, w.to(logits.dtype), retain_graph=True)
+        return (grad * keep).double()
+
+    def apply_j(y: torch.Tensor) -> torch.Tensor:
+        tangent = (y.to(embeddings.dtype) * keep).detach()
+        (jv,) = torch.autograd.grad(linear, probe, tangent, retain_graph=True)
+        return jv.double()
+
+    return apply_j, apply_jt
+
+
+def lanczos_top(
+    apply: Callable[[torch.Tensor], torch.Tensor],
+    start: torch.Tensor,
+    *,
+    tol: float = DEFAULT_TOL,
+    max_steps: int,
+) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """Top eigenpair of a batch of symmetric positive semi-definite operators.
+
+    ``apply`` maps B×D to B×D, row by row; ``start`` (B×D, float64) are the starting vectors
+    (a zero row gives λ = 0). Full reorthogonalisation keeps the basis orthonormal, so after
+    ``rank`` steps the answer is exact. Returns ``(λ (B,), u (B×D) unit, steps)``.
+
+    >>> a = torch.diag(torch.tensor([3.0, 1.0, 0.5], dtype=torch.float64))[None]
+    >>> lam, u, _ = lanczos_top(lambda w: (a @ w[..., None])[..., 0],
+    ...                         torch.ones(1, 3, dtype=torch.float64), max_steps=3)
+    >>> round(float(lam[0]), 9), round(abs(float(u[0, 0])), 9)
+    (3.0, 1.0)
+    """
+    norm = start.norm(dim=-1, keepdim=True)
+    basis = [torch.where(norm > 0, start / norm.clamp(min=1e-300), 0.0)]
+    alphas: list[torch.Tensor] = []
+    betas: list[torch.Tensor] = []
+    for step in range(1, max_steps + 1):
+        w = apply(basis[-1])
+        alphas.append((w * basis[-1]).sum(-1))
+        stacked = torch.stack(basis, dim=1)  # B×k×D
+        # Twice is enough to keep the basis orthogonal in floating point.
+        for _ in range(2):
+            w = w - torch.einsum("bkd,bk->bd", stacked, torch.einsum("bkd,bd->bk", stacked, w))
+        beta = w.norm(dim=-1)
+        theta, vectors = _tridiagonal_eigen(alphas, betas)
+        top = theta[:, -1]
+        residual = beta * vectors[:, -1, -1].abs()
+        scale = torch.stack(alphas, dim=1).abs().max(dim=1).values
+        exhausted = beta <= 1e-12 * scale.clamp(min=1e-300)
+        if bool(((residual <= tol * top.abs()) | exhausted).all()) or step == max_steps:
+            u = torch.einsum("bkd,bk->bd", stacked, vectors[:, :, -1])
+            return top, u, step
+        betas.append(beta)
+        basis.append(torch.where(exhausted[:, None], 0.0, w / beta.clamp(min=1e-300)[:, None]))
+    raise AssertionError("unreachable: the loop returns on its last step")
+
+
+def _tridiagonal_eigen(
+    alphas: list[torch.Tensor], betas: list[torch.Tensor]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    t = torch.diag_embed(torch.stack(alphas, dim=1))
+    if betas:
+        off = torch.diag_embed(torch.stack(betas, dim=1), offset=1)
+        t = t + off + off.mT
+    return torch.linalg.eigh(t)
+
+
+@dataclass(frozen=True)
+class SpanFisherResult:
+    """Span λmax of one (question, sentence) pair, with per-word hints and leverage.
+
+    ``hints`` lists the sentence's words with the norm of their block of the unit top
+    eigenvector of G (squares sum to 1 unless the sentence was cut); ``leverage`` the same
+    words with the first-order KL of deleting the word along that eigenvector,
+    ½ λmax (Σ_t v_t·(e_pad − e_t))², as :class:`fim_engine.FisherResult` defines it for labels
+    (here a lower bound of the whole KL, as for more than two classes).
+    """
+
+    lambda_max: float
+    hints: list[tuple[str, float]]
+    leverage: list[tuple[str, float]]
+    truncated: bool
+    steps: int
+
+
+def span_fisher(
+    system: SpanSystem,
+    questions: Sequence[str],
+    sentences: Sequence[str],
+    *,
+    tol: float = DEFAULT_TOL,
+) -> list[SpanFisherResult]:
+    """λmax, hints and leverage for each (question, sentence) pair, in input order."""
+    results: list[SpanFisherResult] = []
+    pad_id = system.tokenizer.pad_token_id or 0
+    pad = system.module.get_input_embeddings().weight[pad_id].detach().double().cpu().numpy()
+    for first in range(0, len(questions), system.batch_size):
+        rows = slice(first, first + system.batch_size)
+        batch = system.encode(questions[rows], sentences[rows])
+        with torch.inference_mode(False), torch.enable_grad():
+            embeds = system.input_embeddings(batch).detach().requires_grad_(True)
+            start, end = system.logits_from_embeddings(embeds, batch)
+            lam, v, steps = span_lambda_max(
+                start, end, embeds, editable=batch.context, candidates=batch.context, tol=tol
+            )
+        num_words = [len(words) for words in batch.words]
+        directions = WordDirections.from_batch(lam, v, embeds.detach(), batch.word_index, num_words)
+        for row, words in enumerate(batch.words):
+            direction = directions[row]
+            kl = direction.kl(direction.projection(pad))
+            results.append(
+                SpanFisherResult(
+                    lambda_max=direction.lambda_max,
+                    hints=[(w, float(x)) for w, x in zip(words, direction.norms, strict=True)],
+                    leverage=[(w, float(x)) for w, x in zip(words, kl, strict=True)],
+                    truncated=batch.truncated[row],
+                    steps=steps,
+                )
+            )
+    return results
