@@ -136,7 +136,7 @@ def test_a_versions_dev_scores_are_scorings_label_scores(
 
 
 @pytest.mark.django_db
-def test_the_leaderboard_api_and_the_markdown_report_rank_a_team_no_system_saw_alike(
+def test_the_leaderboard_api_page_and_markdown_report_rank_a_team_no_system_saw_alike(
     scored_task,
 ):
     # Every hosted model failed on every OSU variant: no system saw an OSU pair, so OSU's
@@ -170,3 +170,11 @@ def test_the_leaderboard_api_and_the_markdown_report_rank_a_team_no_system_saw_a
     assert ranks[str(scored_task.osu.id)] == 2
     assert report.breakers.set_index("team")["score"].isna()[str(scored_task.osu.id)]
     assert _markdown_ranks(report.to_markdown(), "Breakers") == ranks
+    # The results page shows the same ranks: rank, then the team, in the breakers table.
+    page = scored_task.cast.client("anonymous").get("/tasks/sst/results/")
+    breakers = page.content.decode().split('id="breakers-caption"', 1)[1].split("</table>", 1)[0]
+    shown = dict(re.findall(r'<td class="num">(\d+)</td>\s*<td>([^<]+)</td>', breakers))
+    names = {str(row["team_id"]): row["team"] for row in api.json()["rows"]}
+    assert {rank: name.strip() for rank, name in shown.items()} == {
+        str(rank): names[team] for team, rank in ranks.items()
+    }
