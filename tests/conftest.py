@@ -235,6 +235,32 @@ def private_broker(tmp_path_factory) -> Iterator[RedisServer]:
 
 
 @contextmanager
+def sent_to_a_queue_of_its_own(prefix: str = "test-own") -> Iterator[str]:
+    """Route every task sent inside the block to a fresh queue, yielded, then drop that queue.
+
+    Only a worker the test starts on that queue takes what is sent there: never the
+    session's worker (``celery_worker_process``), whatever queues it reads.
+    """
+    from bibi.celery import app
+
+    queue = f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+    def own(name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **_: Any):
+        return {"queue": queue}
+
+    # The router keeps this very list: an entry at its front wins over the settings' routes.
+    routes = app.amqp.routes
+    routes.insert(0, own)
+    try:
+        yield queue
+    finally:
+        routes.remove(own)
+        if not app.conf.task_always_eager:
+            with app.connection_for_write() as connection:
+                connection.default_channel.queue_delete(queue)
+
+
+@contextmanager
 def sent_where_no_worker_reads() -> Iterator[str]:
     """Route every task sent inside the block to a queue of its own, then drop that queue.
 
@@ -243,23 +269,8 @@ def sent_where_no_worker_reads() -> Iterator[str]:
     fixture ("already running in test-…@localhost"). Inside this block nothing sent reaches a
     worker. (On the embedded default tasks run in-process as they are sent, as ever.)
     """
-    from bibi.celery import app
-
-    queue = f"test-unread-{uuid.uuid4().hex[:8]}"
-
-    def nowhere(name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **_: Any):
-        return {"queue": queue}
-
-    # The router keeps this very list: an entry at its front wins over the settings' routes.
-    routes = app.amqp.routes
-    routes.insert(0, nowhere)
-    try:
+    with sent_to_a_queue_of_its_own("test-unread") as queue:
         yield queue
-    finally:
-        routes.remove(nowhere)
-        if not app.conf.task_always_eager:
-            with app.connection_for_write() as connection:
-                connection.default_channel.queue_delete(queue)
 
 
 @pytest.fixture(scope="session")
