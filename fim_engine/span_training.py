@@ -17,7 +17,12 @@ Example:
     >>> report = train_span_system(read_qa("wiki1.train.qa").records,
     ...                            read_qa("wiki1.dev.qa").records, "out/minilm-span")
     >>> report.dev_scores["token_f1"]
-    0.7...
+    0.66
+
+Measured once (CPU, 2 threads on a shared machine, ``epochs=1, max_steps=250, batch_size=16,
+learning_rate=1e-4, max_length=128``: 250 steps, 4,000 of the 7,565 training answers, 803 s):
+on the 2,180 wiki1.dev questions with a located answer, exact 49.4%, token F1 ≥ 0.5 66.0%,
+2017 overlap 51.7%, mean token F1 0.659.
 """
 
 from __future__ import annotations
