@@ -73,6 +73,22 @@ if TYPE_CHECKING:
         negation_edits,
         synonym_swaps,
     )
+    from fim_engine.qasrl import (  # noqa: F401
+        QasrlFormatError,
+        QasrlReading,
+        QasrlRecord,
+        read_qa,
+        read_qasrl,
+        read_tsv,
+    )
+    from fim_engine.span_model import (  # noqa: F401
+        SpanPrediction,
+        SpanSystem,
+        check_span_model_dir,
+        load_span_system,
+    )
+    from fim_engine.span_training import SpanTrainingReport, train_span_system  # noqa: F401
+    from fim_engine.spans import SpanFisherResult, span_fisher, span_lambda_max  # noqa: F401
     from fim_engine.suggestion_reports import (  # noqa: F401
         Suggestion,
         SuggestionReport,
@@ -143,6 +159,18 @@ _EXPORTS = {
         "suggest",
         "suggest_many",
     ),
+    # Span tasks (QA-SRL): readers, hosted extractive QA systems, span λmax, the span baseline.
+    "qasrl": (
+        "QasrlFormatError",
+        "QasrlReading",
+        "QasrlRecord",
+        "read_qa",
+        "read_qasrl",
+        "read_tsv",
+    ),
+    "span_model": ("SpanPrediction", "SpanSystem", "check_span_model_dir", "load_span_system"),
+    "span_training": ("SpanTrainingReport", "train_span_system"),
+    "spans": ("SpanFisherResult", "span_fisher", "span_lambda_max"),
     "system": ("PredictionBatch", "System", "TextDirections", "load_system"),
     "training": ("TrainingReport", "train_system"),
     "wordnet": ("WordNet", "load_wordnet"),
@@ -164,23 +192,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
-
-
-# Span tasks (QA-SRL): readers, hosted extractive QA systems, span λmax, the MiniLM span baseline.
-# Importable as fim_engine.<name>; they join __all__ when the TYPE_CHECKING block above names them.
-_EXPORTS.update(
-    {
-        "qasrl": (
-            "QasrlFormatError",
-            "QasrlReading",
-            "QasrlRecord",
-            "read_qa",
-            "read_qasrl",
-            "read_tsv",
-        ),
-        "span_model": ("SpanPrediction", "SpanSystem", "check_span_model_dir", "load_span_system"),
-        "spans": ("SpanFisherResult", "span_fisher", "span_lambda_max"),
-        "span_training": ("SpanTrainingReport", "train_span_system"),
-    }
-)
-_MODULE_OF.update({name: module for module, names in _EXPORTS.items() for name in names})
