@@ -123,8 +123,10 @@ def test_it_is_unhealthy_when_versions_are_stuck_past_their_time_outs(client, ca
 def test_it_is_unhealthy_when_no_worker_answers(client, settings):
     if settings.CELERY_TASK_ALWAYS_EAGER:
         pytest.skip("needs a real broker")
-    # The same Redis, but a database index no worker listens on.
-    with override_settings(CELERY_BROKER_URL="redis://127.0.0.1:6379/13"):
+    # The same Redis, but a database index no worker listens on (not the suite's own).
+    suite_index = int(settings.CELERY_BROKER_URL.rsplit("/", 1)[1] or 0)
+    unread = f"redis://127.0.0.1:6379/{(suite_index + 1) % 16}"
+    with override_settings(CELERY_BROKER_URL=unread):
         response = client.get("/healthz")
     assert response.status_code == 503
     body = response.json()
