@@ -5,6 +5,7 @@ of its own that scoring chunks cannot block; in-flight caps answer 429 naming th
 from __future__ import annotations
 
 import time
+import uuid
 from types import SimpleNamespace
 
 import pytest
@@ -112,11 +113,15 @@ def test_a_real_worker_answers_a_job_that_the_request_did_not_wait_for(
 
 
 @pytest.mark.slow
-def test_a_job_is_answered_while_a_scoring_run_fills_the_gpu_queue(
+def test_a_job_waiting_beside_a_scoring_run_is_taken_before_its_chunks(
     transactional_db, tmp_path, settings, no_jobs_in_flight
 ):
-    """The worker of deploy/compose.yaml's worker-gpu (``-Q interactive,gpu``, one process):
-    between two chunks it takes the waiting job before the next chunk."""
+    """The worker of deploy/compose.yaml's worker-gpu (``-Q interactive,gpu``, one process)
+    takes a waiting job before the run's waiting chunks: scoring cannot block model work that
+    a person waits for.
+
+    Both wait before the worker starts, on queues of this test's own (the session's worker
+    never sees them), so the order the worker takes them in is the whole check: no clock."""
     if settings.CELERY_TASK_ALWAYS_EAGER:
         pytest.skip("the embedded default runs tasks in-process: there are no workers")
     from bibi.evaluation import services
@@ -129,30 +134,38 @@ def test_a_job_is_answered_while_a_scoring_run_fills_the_gpu_queue(
     settings.EVALUATION_CHUNK_SIZE = 1
     task = build_geometry_task(tmp_path)
     many_pairs(task, 60)
-    run = services.scoring_run_request(shared_task=task.shared_task, trigger="command")
-    services.scoring_run_advance(run_id=run.id)
-    chunks = CellChunk.objects.filter(run=run)
-    total = chunks.count()
-    assert total >= 60
+    own = uuid.uuid4().hex[:8]
+    interactive, gpu, default = (f"{queue}-{own}" for queue in ("interactive", "gpu", "default"))
+
+    def route(name: str, *_: object, **__: object) -> dict[str, str]:
+        if name == "gpu.guidance_suggest":
+            return {"queue": interactive}
+        # The run's chunks wait on the test's gpu queue; advancing the run, on one nobody reads.
+        return {"queue": gpu if name.startswith("gpu.") else default}
+
+    app.amqp.routes.insert(0, route)
     stack = Stack(tmp_path, SimpleNamespace(url=settings.REDIS_URL), {})
     client = task.cast.client("breaker")
     try:
-        stack.start("worker-gpu", "interactive,gpu")
-        while not chunks.filter(done_at__isnull=False).exists():
-            time.sleep(0.05)  # the worker is busy with the run
-        done_before = chunks.filter(done_at__isnull=False).count()
+        run = services.scoring_run_request(shared_task=task.shared_task, trigger="command")
+        services.scoring_run_advance(run_id=run.id)
+        assert CellChunk.objects.filter(run=run).count() >= 60
         response = client.post(SUGGEST, DRAFT, format="json")
+        assert response.status_code == 202, response.content
+
+        worker = stack.start("worker-gpu", f"{interactive},{gpu}")
         answer = poll(client, response.json()["location"])
-        done_after = chunks.filter(done_at__isnull=False).count()
 
         assert answer.status_code == 200, answer.content
-        # Behind the run's chunks it would have come after the last of them: it came after
-        # the chunk at work when it arrived (and, with the suite's own worker on the same
-        # queues, a few more), with most of the run still to do.
-        assert done_after - done_before < total // 2
-        assert chunks.filter(done_at__isnull=True).exists()
+        log = worker.log()
+        first_chunk = log.find("Task gpu.cells_compute[")
+        assert log.index("Task gpu.guidance_suggest[") < first_chunk or first_chunk == -1
     finally:
+        app.amqp.routes.remove(route)
         stack.close()
+        with app.connection_for_write() as connection:
+            for queue in (interactive, gpu, default):
+                connection.default_channel.queue_delete(queue)
 
 
 def test_caps_on_jobs_in_flight_answer_429_naming_the_cap(
