@@ -9,6 +9,8 @@ from pathlib import Path
 
 # Enough of a file to tell a pickle's opcode stream from text or another binary format.
 PICKLE_SNIFF_BYTES = 64 * 1024
+# How long a text pickle's argument line may be where the window cuts it.
+LINE_SLACK_BYTES = 4096
 
 
 def looks_pickled(file: Path) -> bool:
@@ -33,10 +35,19 @@ def _parses_as_pickle(head: bytes, *, truncated: bool) -> bool:
     formats hit an unknown opcode within a few bytes; a pickle reaches its STOP opcode, or
     runs past the sniffed window without a wrong opcode.
     """
+    last = 0
     try:
         for opcode, _, position in pickletools.genops(io.BytesIO(head)):
             if opcode.name == "STOP":
                 return bool(position)
+            last = position or last
     except ValueError as error:
-        return truncated and "unknown" not in str(error)
+        reason = str(error)
+        if not truncated or "unknown" in reason:
+            return False
+        # A pickle's argument lines are short (names, numbers): one cut by the end of the
+        # window started near it. Text that starts with an opcode letter ("c" is GLOBAL, which
+        # reads a line) and has no newline for the whole window is no pickle.
+        return "no newline found" not in reason or len(head) - last <= LINE_SLACK_BYTES
+    return truncated and "unknown" not in reason and "no newline found" not in reason
     return truncated

@@ -26,7 +26,8 @@ def padded_archive(folder: Path) -> Path:
     """The tiny bag-of-words model with half a megabyte of notes: an upload that takes a while."""
     model = folder / "model"
     shutil.copytree(TINY_MODELS / "tiny-bow", model)
-    (model / "NOTES.txt").write_text(secrets.token_hex(256 * 1024))
+    # Notes as a person writes them: a heading line, then half a megabyte of text.
+    (model / "NOTES.txt").write_text("# Notes\n" + secrets.token_hex(256 * 1024) + "\n")
     archive = folder / "tiny-bow.zip"
     archive.write_bytes(zip_directory(model))
     return archive
