@@ -108,6 +108,14 @@ class Pair(models.Model):
         max_length=100, help_text="The label scoring uses: the variant's, unless relabelled."
     )
     is_excluded = models.BooleanField(default=False, help_text="Excluded from scoring.")
+    label_unverified = models.BooleanField(
+        default=False,
+        help_text=(
+            "A machine-made edit meant to change the label (suggest, the pair editor, the baseline"
+            " breaker): nobody has checked the label, so it reaches the scores only through"
+            " validation."
+        ),
+    )
     decision = models.ForeignKey(
         "Contest",
         on_delete=models.SET_NULL,

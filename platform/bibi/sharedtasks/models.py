@@ -24,6 +24,7 @@ def default_strategy_tags() -> list[str]:
 class SharedTask(models.Model):
     class TaskType(models.TextChoices):
         TEXT_CLASSIFICATION = "text_classification", "Text classification"
+        SPAN_EXTRACTION = "span_extraction", "Span extraction (sentence + question -> answer span)"
 
     class WeightMode(models.TextChoices):
         DEV_ACCURACY = "dev_accuracy", "Dev accuracy (eq. 1 of the 2017 overview)"
