@@ -102,6 +102,11 @@ class Pair(models.Model):
     variant_text = models.TextField()
     variant_label = models.CharField(max_length=100)
     rationale = models.TextField(blank=True)
+    # Span tasks: the question (the same for both items, never edited) and each item's gold
+    # answers, [{"start": s, "end": e, "text": t}] with character offsets into its own text.
+    question = models.TextField(blank=True)
+    original_answers = models.JSONField(default=list, blank=True)
+    variant_answers = models.JSONField(default=list, blank=True)
     tags = models.JSONField(default=list, blank=True)
     edit_distance = models.PositiveIntegerField(help_text="Token edit distance to the original.")
     effective_label = models.CharField(

@@ -207,8 +207,24 @@ class Example(models.Model):
         max_length=200, help_text="The id this example has in the imported file."
     )
     text = models.TextField()
-    label = models.CharField(max_length=100)
+    label = models.CharField(
+        max_length=100, help_text="Label tasks: the gold label; span tasks: ''."
+    )
     position = models.PositiveIntegerField(help_text="Order of import within the dataset.")
+    # Span tasks (QA-SRL): the question about one predicate of ``text`` and its gold answers.
+    question = models.TextField(blank=True, help_text="Span tasks: the question; '' otherwise.")
+    predicate_index = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Span tasks: the predicate's token index in the text."
+    )
+    predicate = models.CharField(
+        max_length=100, blank=True, help_text="Span tasks: the predicate (verb) as written."
+    )
+    answers = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Span tasks: every gold answer, [{"start": s, "end": e, "text": t}] with '
+        "character offsets into text (end exclusive).",
+    )
 
     class Meta:
         ordering = ["dataset", "position"]

@@ -172,6 +172,12 @@ class Prediction(models.Model):
     probabilities = models.JSONField(
         null=True, blank=True, help_text="Task label → probability (hosted systems)."
     )
+    # Span tasks: the question asked of ``text`` and the answer span the system gave
+    # (character offsets into text, end exclusive). ``label`` is '' for span predictions.
+    question = models.TextField(blank=True)
+    answer_start = models.PositiveIntegerField(null=True, blank=True)
+    answer_end = models.PositiveIntegerField(null=True, blank=True)
+    answer_text = models.TextField(blank=True)
     lambda_max = models.FloatField(null=True, blank=True)
     hints = models.JSONField(
         null=True,
