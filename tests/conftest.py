@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -235,29 +235,37 @@ def private_broker(tmp_path_factory) -> Iterator[RedisServer]:
 
 
 @contextmanager
-def sent_to_a_queue_of_its_own(prefix: str = "test-own") -> Iterator[str]:
-    """Route every task sent inside the block to a fresh queue, yielded, then drop that queue.
+def routed_to_own_queues(route: Callable[[str], str], queues: Iterable[str]) -> Iterator[None]:
+    """Send every task named inside the block to the queue ``route(task name)`` gives, then
+    drop ``queues``.
 
-    Only a worker the test starts on that queue takes what is sent there: never the
+    Only a worker the test starts on those queues takes what is sent there: never the
     session's worker (``celery_worker_process``), whatever queues it reads.
     """
     from bibi.celery import app
 
-    queue = f"{prefix}-{uuid.uuid4().hex[:8]}"
-
     def own(name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **_: Any):
-        return {"queue": queue}
+        return {"queue": route(name)}
 
     # The router keeps this very list: an entry at its front wins over the settings' routes.
     routes = app.amqp.routes
     routes.insert(0, own)
     try:
-        yield queue
+        yield
     finally:
         routes.remove(own)
         if not app.conf.task_always_eager:
             with app.connection_for_write() as connection:
-                connection.default_channel.queue_delete(queue)
+                for queue in queues:
+                    connection.default_channel.queue_delete(queue)
+
+
+@contextmanager
+def sent_to_a_queue_of_its_own(prefix: str = "test-own") -> Iterator[str]:
+    """Route every task sent inside the block to a fresh queue, yielded, then drop that queue."""
+    queue = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    with routed_to_own_queues(lambda name: queue, [queue]):
+        yield queue
 
 
 @contextmanager

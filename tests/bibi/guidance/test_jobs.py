@@ -16,6 +16,7 @@ from bibi.celery import app
 from bibi.guidance import jobs
 from bibi.sharedtasks.models import Membership
 
+from ...conftest import routed_to_own_queues
 from .guidance_conftest import build_geometry_task
 
 SUGGEST = "/api/v1/shared-tasks/sst/guidance/suggest/"
@@ -137,35 +138,31 @@ def test_a_job_waiting_beside_a_scoring_run_is_taken_before_its_chunks(
     own = uuid.uuid4().hex[:8]
     interactive, gpu, default = (f"{queue}-{own}" for queue in ("interactive", "gpu", "default"))
 
-    def route(name: str, *_: object, **__: object) -> dict[str, str]:
+    def route(name: str) -> str:
         if name == "gpu.guidance_suggest":
-            return {"queue": interactive}
+            return interactive
         # The run's chunks wait on the test's gpu queue; advancing the run, on one nobody reads.
-        return {"queue": gpu if name.startswith("gpu.") else default}
+        return gpu if name.startswith("gpu.") else default
 
-    app.amqp.routes.insert(0, route)
     stack = Stack(tmp_path, SimpleNamespace(url=settings.REDIS_URL), {})
     client = task.cast.client("breaker")
-    try:
-        run = services.scoring_run_request(shared_task=task.shared_task, trigger="command")
-        services.scoring_run_advance(run_id=run.id)
-        assert CellChunk.objects.filter(run=run).count() >= 60
-        response = client.post(SUGGEST, DRAFT, format="json")
-        assert response.status_code == 202, response.content
+    with routed_to_own_queues(route, (interactive, gpu, default)):
+        try:
+            run = services.scoring_run_request(shared_task=task.shared_task, trigger="command")
+            services.scoring_run_advance(run_id=run.id)
+            assert CellChunk.objects.filter(run=run).count() >= 60
+            response = client.post(SUGGEST, DRAFT, format="json")
+            assert response.status_code == 202, response.content
 
-        worker = stack.start("worker-gpu", f"{interactive},{gpu}")
-        answer = poll(client, response.json()["location"])
+            worker = stack.start("worker-gpu", f"{interactive},{gpu}")
+            answer = poll(client, response.json()["location"])
 
-        assert answer.status_code == 200, answer.content
-        log = worker.log()
-        first_chunk = log.find("Task gpu.cells_compute[")
-        assert log.index("Task gpu.guidance_suggest[") < first_chunk or first_chunk == -1
-    finally:
-        app.amqp.routes.remove(route)
-        stack.close()
-        with app.connection_for_write() as connection:
-            for queue in (interactive, gpu, default):
-                connection.default_channel.queue_delete(queue)
+            assert answer.status_code == 200, answer.content
+            log = worker.log()
+            first_chunk = log.find("Task gpu.cells_compute[")
+            assert log.index("Task gpu.guidance_suggest[") < first_chunk or first_chunk == -1
+        finally:
+            stack.close()
 
 
 def test_caps_on_jobs_in_flight_answer_429_naming_the_cap(
