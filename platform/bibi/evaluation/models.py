@@ -37,6 +37,7 @@ class ScoringRun(models.Model):
         BREAK_CLOSED = "break_closed", "The break phase closed"
         ORGANIZER = "organizer", "An organizer asked"
         ADJUDICATION = "adjudication", "A contest was adjudicated"
+        VALIDATION = "validation", "Label validation decided pairs"
         VERSION_READY = "version_ready", "A system version became ready"
         COMMAND = "command", "manage.py score"
 

@@ -60,7 +60,7 @@ Source = Prediction.Source
 
 # Triggers that report a change to the scored data: only a run that has yet to read the data
 # (a waiting one) serves them. Any other request is also served by a run that is scoring.
-CHANGE_TRIGGERS = (Trigger.ADJUDICATION, Trigger.VERSION_READY)
+CHANGE_TRIGGERS = (Trigger.ADJUDICATION, Trigger.VALIDATION, Trigger.VERSION_READY)
 
 
 def scoring_run_request(
