@@ -220,6 +220,16 @@ class SnapshotItem(models.Model):
         help_text="Per system: original label, variant label, outcome, as codes "
         "(see bibi.evaluation.reports.report_items)."
     )
+    validation_state = models.CharField(
+        max_length=20,
+        blank=True,
+        help_text="The pair's label-validation state (bibi.pairs.validation.STATES).",
+    )
+    validation = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The pair's validation: votes, flags, agreement (PairValidation.as_row).",
+    )
 
     class Meta:
         ordering = ["snapshot", "position"]
