@@ -45,6 +45,7 @@ from bibi.evaluation.models import CellChunk, ScoringRun, Snapshot, SnapshotItem
 from bibi.evaluation.reports import report_items, report_tables, score_inputs, scoring_inputs
 from bibi.evaluation.validated import (
     item_validation,
+    no_pairs_reason,
     unvalidated_scores,
     validation_record,
     validation_tables_add,
@@ -203,12 +204,7 @@ def scoring_run_score(*, run_id: int, send: bool = True) -> ScoringRun:
     if matrix.cells_missing:
         return _run_wait_again(run, send=send)
     if not matrix.pairs:
-        why = (
-            "label validation left every entry pair out"
-            if matrix.validation is not None and matrix.validation.states
-            else "no breaker team has an entry"
-        )
-        return _run_fail(run, f"There are no pairs to score: {why}.")
+        return _run_fail(run, f"There are no pairs to score: {no_pairs_reason(matrix)}.")
     if not matrix.versions:
         return _run_fail(run, "There is no system to score: no system has a ready version.")
     try:

@@ -118,3 +118,10 @@ def item_validation(item: dict[str, Any], matrix: PairMatrix) -> dict[str, Any]:
         return {"validation_state": "", "validation": {}}
     row = state.as_row()
     return {"validation_state": row["state"], "validation": row}
+
+
+def no_pairs_reason(matrix: PairMatrix) -> str:
+    """Why a run has no pair to score."""
+    if matrix.validation is not None and matrix.validation.states:
+        return "label validation left every entry pair out"
+    return "no breaker team has an entry"
