@@ -131,6 +131,8 @@ def test_scores_use_validated_labels_count_what_is_left_out_and_show_the_unvalid
         ["validated", "relabelled", "invalid", "disputed", "validated", "validated", "validated"]
     )
     assert snapshot.settings_used["validation"]["mode"] == "all"
+    assert (snapshot.counts["pairs_validated"], snapshot.counts["pairs_relabelled"]) == (4, 1)
+    assert (snapshot.counts["pairs_left_out"], snapshot.counts["pairs"]) == (2, 5)
     summary = snapshot.tables["validation_summary"]
     assert summary["votes"] == 21 and summary["alpha"] is not None
     assert {team["team_id"] for team in summary["teams"]} == {utrecht, osu}
