@@ -216,11 +216,11 @@ def dataset_missing(
 ) -> dict[int, list[int]]:
     """For new starter or blind-dev examples: the ids each hosted version needs a cell for.
 
-    ``examples`` are (id, text) of ``dataset``. An example the version's model failed on is
+    ``examples`` are (id, cell key) of ``dataset``: ``item_digest(text, question)``. An example the version's model failed on is
     not missing. Two queries whatever the number of versions and examples.
     """
     ids = [version.id for version in versions]
-    digests = {example_id: text_digest(text) for example_id, text in examples}
+    digests = dict(examples)
     have: dict[int, set[int]] = {version_id: set() for version_id in ids}
     for version_id, example_id in Prediction.objects.filter(
         system_version_id__in=ids, source=dataset.split, example__dataset=dataset
