@@ -14,6 +14,11 @@ variants), one cell:
 
 Texts are those of ``bibi.pairs.selectors.pairs_effective``, as stored on the pairs. The
 database is the only record of what is missing, so any process can ask again at any time.
+
+In a span task an item is a sentence and the pair's question: it is keyed by
+``bibi.systems.models.item_digest(sentence, question)``, ``PairMatrix.questions`` holds the
+question of each key, a missing item is ``[sentence, question]`` (so the worker knows what
+to ask), and a cell carries the system's answer span (see /work/wt/span-contract.md).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from django.db.models import Q, QuerySet
 from bibi.evaluation.models import CellFailure
 from bibi.pairs.selectors import pairs_effective
 from bibi.sharedtasks.models import Dataset, SharedTask
-from bibi.systems.models import Prediction, System, SystemVersion, text_digest
+from bibi.systems.models import Prediction, System, SystemVersion, item_digest
 
 Source = Prediction.Source
 
@@ -62,6 +67,10 @@ class Cell:
     input_sha256: str
     truncated: bool
     probabilities: dict[str, float] | None
+    # Span tasks: the system's answer (offsets into the sentence, end exclusive).
+    answer_start: int | None = None
+    answer_end: int | None = None
+    answer_text: str = ""
 
 
 @dataclass
@@ -69,12 +78,19 @@ class PairMatrix:
     """The cells a task's pairs need, for the versions scored now."""
 
     pairs: list[dict[str, Any]]
-    texts: dict[str, str]  # digest -> text
+    texts: dict[str, str]  # digest -> text (span tasks: the sentence)
     versions: list[ScoredVersion]
     excluded: list[dict[str, Any]]
     cells: dict[int, dict[str, Cell]] = field(default_factory=dict)  # version id -> digest ->
     failures: dict[int, dict[str, str]] = field(default_factory=dict)  # version id -> digest ->
-    missing: dict[int, list[str]] = field(default_factory=dict)  # version id -> texts
+    missing: dict[int, list[Any]] = field(default_factory=dict)  # version id -> texts
+    questions: dict[str, str] = field(default_factory=dict)  # span tasks: digest -> question
+
+    def item(self, digest: str) -> Any:
+        """What a worker is asked about one key: the text, or [sentence, question]."""
+        if digest in self.questions:
+            return [self.texts[digest], self.questions[digest]]
+        return self.texts[digest]
 
     @property
     def hosted(self) -> list[ScoredVersion]:
@@ -89,10 +105,29 @@ class PairMatrix:
         return sum(len(texts) for texts in self.missing.values())
 
 
+def pair_item_keys(pair: dict[str, Any]) -> tuple[str, str]:
+    """The cell keys of a pair's original and variant (with its question, if any)."""
+    question = pair.get("question") or ""
+    return (
+        item_digest(pair["original_text"], question),
+        item_digest(pair["variant_text"], question),
+    )
+
+
 def pair_texts_by_digest(pairs: Iterable[dict[str, Any]]) -> dict[str, str]:
-    """Every distinct text of the pairs (originals and variants), by its digest, sorted."""
-    texts = {text for pair in pairs for text in (pair["original_text"], pair["variant_text"])}
-    return {text_digest(text): text for text in sorted(texts)}
+    """Every distinct text of the pairs (originals and variants), by its key, sorted by text
+    (then question)."""
+    return {digest: text for digest, (text, _) in pair_items_by_digest(pairs).items()}
+
+
+def pair_items_by_digest(pairs: Iterable[dict[str, Any]]) -> dict[str, tuple[str, str]]:
+    """Every distinct item of the pairs, (text, question) by key: question '' for labels."""
+    items = {
+        (text, pair.get("question") or "")
+        for pair in pairs
+        for text in (pair["original_text"], pair["variant_text"])
+    }
+    return {item_digest(text, question): (text, question) for text, question in sorted(items)}
 
 
 def active_versions(*, shared_task: SharedTask) -> list[ScoredVersion]:
@@ -124,9 +159,11 @@ def pair_matrix(*, shared_task: SharedTask, with_cells: bool = True) -> PairMatr
     what is missing), not what they say.
     """
     pairs = pairs_effective(shared_task=shared_task)
-    texts = pair_texts_by_digest(pairs)
+    items = pair_items_by_digest(pairs)
+    texts = {digest: text for digest, (text, _) in items.items()}
     candidates = active_versions(shared_task=shared_task)
     matrix = PairMatrix(pairs=pairs, texts=texts, versions=[], excluded=[])
+    matrix.questions = {digest: question for digest, (_, question) in items.items() if question}
     if not candidates:
         return matrix
     hosted = [version.version_id for version in candidates if version.hosted]
@@ -145,8 +182,8 @@ def pair_matrix(*, shared_task: SharedTask, with_cells: bool = True) -> PairMatr
         if version.hosted:
             failed = failures[version.version_id]
             matrix.missing[version.version_id] = [
-                text
-                for digest, text in texts.items()
+                matrix.item(digest)
+                for digest in texts
                 if digest not in have and digest not in failed
             ]
             matrix.failures[version.version_id] = failed
@@ -178,10 +215,13 @@ def _cells_read(
         seen,
         truncated,
         probabilities,
-    ) in rows.values_list(*fields, "truncated", "probabilities"):
+        *answer,
+    ) in rows.values_list(
+        *fields, "truncated", "probabilities", "answer_start", "answer_end", "answer_text"
+    ):
         if digest in texts:
             found[version_id].setdefault(
-                digest, Cell(label, lambda_max, seen, truncated, probabilities)
+                digest, Cell(label, lambda_max, seen, truncated, probabilities, *answer)
             )
     for version_id, cells in found.items():
         present[version_id] = set(cells)

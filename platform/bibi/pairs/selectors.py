@@ -50,6 +50,9 @@ EFFECTIVE_PAIR_KEYS = (
     "variant_text",
     "variant_label",
     "tags",
+    "question",
+    "original_answers",
+    "variant_answers",
 )
 
 
@@ -98,7 +101,8 @@ def pairs_effective(*, shared_task: SharedTask) -> list[dict[str, Any]]:
     One dict per pair that is not excluded, ordered by team then row, with the keys
     ``pair_id, pair_set_id, team_id, original_id`` (the starter example's database id),
     ``original_external_id, original_text, original_label, variant_text, variant_label``
-    (the effective label: relabelled if an organizer said so) and ``tags`` (a list).
+    (the effective label: relabelled if an organizer said so), ``tags`` (a list), and for
+    span tasks ``question``, ``original_answers`` and ``variant_answers`` ('' and [] else).
     """
     rows = (
         entry_pairs(shared_task=shared_task)
@@ -115,6 +119,9 @@ def pairs_effective(*, shared_task: SharedTask) -> list[dict[str, Any]]:
             "variant_text",
             "effective_label",
             "tags",
+            "question",
+            "original_answers",
+            "variant_answers",
         )
     )
     return [dict(zip(EFFECTIVE_PAIR_KEYS, row, strict=True)) for row in rows]
