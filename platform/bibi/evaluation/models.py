@@ -219,6 +219,12 @@ class SnapshotItem(models.Model):
         help_text="Per system: original label, variant label, outcome, as codes "
         "(see bibi.evaluation.reports.report_items)."
     )
+    span = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Span tasks: question, original_answers, variant_answers (gold) and answers "
+        "(system id → [its answer to the original, to the variant]); labels are then ''.",
+    )
 
     class Meta:
         ordering = ["snapshot", "position"]

@@ -43,6 +43,7 @@ from bibi.evaluation.chunks import chunks_create, message_send, shared_task_lock
 from bibi.evaluation.matrix import PairMatrix, pair_matrix
 from bibi.evaluation.models import CellChunk, ScoringRun, Snapshot, SnapshotItem
 from bibi.evaluation.reports import report_items, report_tables, score_inputs, scoring_inputs
+from bibi.evaluation.span_reports import span_scoring_inputs
 from bibi.queue import waiting
 from bibi.sharedtasks.models import Phase, SharedTask
 from bibi.sharedtasks.services import audit_record, organizer_require
@@ -201,7 +202,11 @@ def scoring_run_score(*, run_id: int, send: bool = True) -> ScoringRun:
     if not matrix.versions:
         return _run_fail(run, "There is no system to score: no system has a ready version.")
     try:
-        inputs = scoring_inputs(matrix)
+        inputs = (
+            span_scoring_inputs(matrix, shared_task=shared_task)
+            if shared_task.is_span
+            else scoring_inputs(matrix)
+        )
         report = score_inputs(
             inputs,
             weight_mode=shared_task.weight_mode,
@@ -223,7 +228,15 @@ def scoring_run_score(*, run_id: int, send: bool = True) -> ScoringRun:
             settings_used={
                 "weight_mode": shared_task.weight_mode,
                 "break_rate_mode": shared_task.break_rate_mode,
-                "labels": list(shared_task.labels),
+                "labels": [] if shared_task.is_span else list(shared_task.labels),
+                **(
+                    {
+                        "answer_mode": shared_task.answer_mode,
+                        "answer_f1_threshold": shared_task.answer_f1_threshold,
+                    }
+                    if shared_task.is_span
+                    else {}
+                ),
                 "max_sequence_length": settings.SYSTEM_MAX_SEQUENCE_LENGTH,
             },
             pair_set_ids=sorted({pair["pair_set_id"] for pair in matrix.pairs}),

@@ -95,6 +95,18 @@ def pair_texts(*, shared_task: SharedTask) -> list[str]:
     return sorted(set(texts))
 
 
+def pair_items(*, shared_task: SharedTask) -> list[tuple[str, str]]:
+    """A span task's ``pair_texts``: every distinct (sentence, question) of its pairs, sorted."""
+    pairs = pairs_effective(shared_task=shared_task)
+    return sorted(
+        {
+            (text, pair["question"])
+            for pair in pairs
+            for text in (pair["original_text"], pair["variant_text"])
+        }
+    )
+
+
 def pairs_effective(*, shared_task: SharedTask) -> list[dict[str, Any]]:
     """What scoring uses: the entry pairs of every breaker team, with decisions applied.
 
