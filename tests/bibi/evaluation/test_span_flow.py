@@ -141,4 +141,15 @@ def test_a_span_task_runs_end_to_end(span_task):
     assert board.status_code == 200, board.content
     rows = cast.client("anonymous").get("/api/v1/shared-tasks/qasrl/leaderboard/items/")
     assert rows.status_code == 200, rows.content
-    assert "who beat someone?" in rows.content.decode()
+    first = next(row for row in rows.json()["results"] if row["original_id"] == "s1")
+    assert first["question"] == "who beat someone?"
+    assert first["variant_answers"][0]["text"] == "Kilmacud"
+    weak_cell = next(cell for cell in first["predictions"] if cell["system_id"] == weak.id)
+    assert (weak_cell["variant"], weak_cell["outcome"]) == ("wrong", "broken")
+    assert (weak_cell["original_answer"], weak_cell["variant_answer"]) == ("UCD", "St Vincents")
+    grid = cast.client("anonymous").get(
+        "/api/v1/shared-tasks/qasrl/leaderboard/items/", {"format": "csv"}
+    )
+    assert grid.status_code == 200, grid.content
+    header = grid.content.decode().splitlines()[0]
+    assert "question" in header and "Strawman / weak: answer to variant" in header
