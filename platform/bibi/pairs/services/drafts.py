@@ -23,10 +23,12 @@ from bibi.pairs.services.pair_sets import (
     breaker_member_require,
     pair_build,
     set_quota_require,
+    span_starter_index,
     starter_index,
     submission_describe,
     team_lock,
 )
+from bibi.pairs.span_checks import check_span_pairs
 from bibi.pairs.tokens import edit_out_of_sight
 from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Phase, Team
@@ -69,13 +71,24 @@ def pair_add(
         )
     pair = dataclasses.replace(pair, row=max(taken.values(), default=0) + 1)
     try:
-        checked, errors = check_pairs(
-            [pair],
-            starter=starter_index(shared_task, [pair]),
-            rules=rules,
-            label_map=label_map,
-            taken_variants=taken,
-        )
+        if shared_task.is_span:
+            checked, errors = check_span_pairs(
+                [pair],
+                starter=span_starter_index(shared_task),
+                rules=rules,
+                taken_variants=dict(
+                    ((v, q), row)
+                    for v, q, row in draft.pairs.values_list("variant_text", "question", "row")
+                ),
+            )
+        else:
+            checked, errors = check_pairs(
+                [pair],
+                starter=starter_index(shared_task, [pair]),
+                rules=rules,
+                label_map=label_map,
+                taken_variants=taken,
+            )
     except ValidationError as error:
         errors = [RowError(line=0, reason=m) for m in error.messages]
     if errors:
