@@ -54,24 +54,37 @@ def scoring_inputs(matrix: PairMatrix) -> ScoringInputs:
         raise ValueError("the matrix still has missing cells")
     pairs = _pairs_frame(matrix)
     predictions = _predictions_frame(matrix)
-    unseen_reasons = unseen_reasons_of(matrix)
+    return inputs_assemble(
+        matrix,
+        pairs,
+        predictions,
+        lambda unseen: scoring.find_breaks(pairs, predictions, unseen=unseen),
+    )
+
+
+def inputs_assemble(
+    matrix: PairMatrix,
+    pairs: pd.DataFrame,
+    predictions: pd.DataFrame,
+    breaks_of: Callable[[pd.DataFrame], scoring.Breaks],
+    span_items: dict[int, dict[str, Any]] | None = None,
+) -> ScoringInputs:
+    """The inputs around ``pairs`` and ``predictions``: what each version did not see and
+    the weights (``breaks_of(unseen)`` applies the break rule when a weight needs it)."""
+    reasons = unseen_reasons_of(matrix)
     unseen = pd.DataFrame(
-        {
-            "system": [key for key, _ in unseen_reasons],
-            "pair_id": [pair_id for _, pair_id in unseen_reasons],
-        },
+        {"system": [key for key, _ in reasons], "pair_id": [pair_id for _, pair_id in reasons]},
         columns=["system", "pair_id"],
     )
-    weights = version_weights(
-        matrix.versions, lambda: scoring.find_breaks(pairs, predictions, unseen=unseen)
-    )
+    weights = version_weights(matrix.versions, lambda: breaks_of(unseen))
     return ScoringInputs(
         pairs=pairs,
         predictions=predictions,
         weights=weights[["system", "weight"]],
         unseen=unseen,
         weight_sources=dict(zip(weights["system"], weights["source"], strict=True)),
-        unseen_reasons=unseen_reasons,
+        unseen_reasons=reasons,
+        span_items=span_items,
     )
 
 
@@ -274,17 +287,22 @@ def report_tables(
             report.broke_every_system[["pair_id", "team", "original_text", "variant_text"]], IDS
         ),
     }
-    if inputs.span_items is not None:
-        # The break rule saw item keys; people read the sentences.
-        for row in tables["broke_every_system"]:
-            shown = inputs.span_items[row["pair_id"]]
-            row.update(original_text=shown["original_text"], variant_text=shown["variant_text"])
+    _span_sentences(tables["broke_every_system"], inputs)
     analysis = report.lambda_analysis
     tables["lambda_delta"] = _rows(analysis.delta, IDS) if analysis else []
     tables["lambda_correlation"] = _rows(analysis.correlation, IDS) if analysis else []
     tables["lambda_auc"] = _rows(analysis.auc, IDS) if analysis else []
     tables["lambda_quartiles"] = _rows(analysis.quartiles, IDS) if analysis else []
     return tables
+
+
+def _span_sentences(rows: list[dict[str, Any]], inputs: ScoringInputs) -> None:
+    """A span task's break rule saw item names; people read the sentences."""
+    if inputs.span_items is None:
+        return
+    for row in rows:
+        shown = inputs.span_items[row["pair_id"]]
+        row.update(original_text=shown["original_text"], variant_text=shown["variant_text"])
 
 
 def _grouped_rates(
@@ -375,7 +393,11 @@ def report_items(report: scoring.ScoreReport, inputs: ScoringInputs) -> list[dic
             flipped,
         ) in enumerate(columns)
     ]
-    if inputs.span_items is not None:
-        for item in items:
-            item.update(inputs.span_items[item["pair_id"]])
+    return _span_shown(items, inputs)
+
+
+def _span_shown(items: list[dict[str, Any]], inputs: ScoringInputs) -> list[dict[str, Any]]:
+    """A span task's items with their sentences, question and answers (``span_reports``)."""
+    for item in items if inputs.span_items is not None else []:
+        item.update(inputs.span_items[item["pair_id"]])
     return items

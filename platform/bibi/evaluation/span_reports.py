@@ -21,7 +21,7 @@ import pandas as pd
 
 import scoring
 from bibi.evaluation.matrix import PairMatrix, pair_item_keys
-from bibi.evaluation.reports import ScoringInputs, unseen_reasons_of, version_weights
+from bibi.evaluation.reports import ScoringInputs, inputs_assemble
 from bibi.sharedtasks.models import SharedTask
 from bibi.systems.span_answers import SpanAnswer, span_scores
 
@@ -45,21 +45,11 @@ def span_scoring_inputs(matrix: PairMatrix, *, shared_task: SharedTask) -> Scori
         }
     )
     scores = _answer_scores(matrix, shared_task)
-    reasons = unseen_reasons_of(matrix)
-    unseen = pd.DataFrame(
-        {"system": [key for key, _ in reasons], "pair_id": [pair_id for _, pair_id in reasons]},
-        columns=["system", "pair_id"],
-    )
-    weights = version_weights(
-        matrix.versions, lambda: scoring.span_breaks(pairs, scores, unseen=unseen)
-    )
-    return ScoringInputs(
-        pairs=pairs,
-        predictions=scores,
-        weights=weights[["system", "weight"]],
-        unseen=unseen,
-        weight_sources=dict(zip(weights["system"], weights["source"], strict=True)),
-        unseen_reasons=reasons,
+    return inputs_assemble(
+        matrix,
+        pairs,
+        scores,
+        lambda unseen: scoring.span_breaks(pairs, scores, unseen=unseen),
         span_items=_shown(matrix),
     )
 

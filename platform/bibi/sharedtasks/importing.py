@@ -165,19 +165,12 @@ def examples_import(
 
     Three steps: check the request, read the file (pure CPU work, done before the
     transaction so the dataset is locked briefly), then check every row and write, in one
-    transaction that this function owns.
-
-    A span task's file is read by ``span_import`` (its formats, fields and ``drop_unmatched``
-    are described there); ``label_map`` and the column names do not apply to it.
+    transaction that this function owns. A span task's file goes to ``span_import`` (its
+    formats and ``drop_unmatched``); label maps and column names do not apply to it.
     """
     if shared_task.is_span:
-        return _span_examples_import(
-            shared_task=shared_task,
-            split=split,
-            actor=actor,
-            upload=(data, PurePath(filename).name, file_format),
-            drop_unmatched=drop_unmatched,
-        )
+        upload_span = (data, PurePath(filename).name, file_format)
+        return _span_examples_import(shared_task, split, actor, upload_span, drop_unmatched)
     file_format, lookup = _request_checked(
         shared_task=shared_task,
         actor=actor,
@@ -201,7 +194,6 @@ def examples_import(
 
 
 def _span_examples_import(
-    *,
     shared_task: SharedTask,
     split: str,
     actor: AbstractBaseUser,

@@ -172,3 +172,24 @@ def test_the_json_api_takes_span_pairs_and_shows_their_answers(cast):
     shown = client.get(f"/api/v1/pair-sets/{answer.json()['id']}/").json()["pairs"][0]
     assert shown["question"] == "who beat someone?"
     assert shown["variant_answers"] == [{"start": 0, "end": 8, "text": "Kilmacud"}]
+
+
+def test_a_draft_takes_span_pairs_one_by_one_and_refuses_a_repeat(cast):
+    pair = span_pair(row=0, original_id="s1", variant_text=KILMACUD, variant_answers="Kilmacud")
+    stored = services.pair_add(team=cast.breaker_team, user=cast.breaker, pair=pair)
+    assert (stored.row, stored.question) == (1, "who beat someone?")
+    with pytest.raises(services.PairSetRejected) as raised:
+        services.pair_add(team=cast.breaker_team, user=cast.breaker, pair=pair)
+    assert str(raised.value.errors[0]) == "line 2: the same variant and question as row 1"
+
+
+def test_the_examples_api_shows_span_items_and_hides_blind_dev_answers(cast):
+    starter = cast.client("breaker").get("/api/v1/shared-tasks/qasrl/datasets/starter/examples/")
+    assert starter.status_code == 200, starter.json()
+    first = starter.json()["results"][0]
+    assert first["question"] == "who beat someone?"
+    assert first["answers"] == [{"start": 0, "end": 3, "text": "UCD"}]
+    blind = cast.client("builder").get("/api/v1/shared-tasks/qasrl/datasets/blind_dev/examples/")
+    assert blind.status_code == 200, blind.json()
+    row = blind.json()["results"][0]
+    assert row["question"] == "who was beaten?" and "answers" not in row

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from bibi.files import RowError
 from bibi.pairs import selectors
-from bibi.pairs.checks import PairInput, PairRules, check_pairs
+from bibi.pairs.checks import CheckedPair, PairInput, PairRules, check_pairs
 from bibi.pairs.models import Pair, PairSet
 from bibi.pairs.services.pair_sets import (
     PairSetRejected,
@@ -31,7 +31,7 @@ from bibi.pairs.services.pair_sets import (
 from bibi.pairs.span_checks import check_span_pairs
 from bibi.pairs.tokens import edit_out_of_sight
 from bibi.sharedtasks import services as task_services
-from bibi.sharedtasks.models import Phase, Team
+from bibi.sharedtasks.models import Phase, SharedTask, Team
 
 
 @transaction.atomic
@@ -70,33 +70,46 @@ def pair_add(
             "one set: submit it, and start another."
         )
     pair = dataclasses.replace(pair, row=max(taken.values(), default=0) + 1)
-    try:
-        if shared_task.is_span:
-            checked, errors = check_span_pairs(
-                [pair],
-                starter=span_starter_index(shared_task),
-                rules=rules,
-                taken_variants=dict(
-                    ((v, q), row)
-                    for v, q, row in draft.pairs.values_list("variant_text", "question", "row")
-                ),
-            )
-        else:
-            checked, errors = check_pairs(
-                [pair],
-                starter=starter_index(shared_task, [pair]),
-                rules=rules,
-                label_map=label_map,
-                taken_variants=taken,
-            )
-    except ValidationError as error:
-        errors = [RowError(line=0, reason=m) for m in error.messages]
+    checked, errors = _draft_pair_checked(
+        shared_task, draft, pair, rules=rules, label_map=label_map, taken=taken
+    )
     if errors:
         raise PairSetRejected(errors, source="the pair")
     stored = pair_build(draft, checked[0])
     stored.save()
     stored.warnings = [RowError(line=stored.row, reason=w) for w in checked[0].warnings]
     return stored
+
+
+def _draft_pair_checked(
+    shared_task: SharedTask,
+    draft: PairSet,
+    pair: PairInput,
+    *,
+    rules: PairRules,
+    label_map: Mapping[str, str] | None,
+    taken: dict[str, int],
+) -> tuple[list[CheckedPair], list[RowError]]:
+    """One pair checked against the task and the draft's pairs (a span task's by variant
+    and question)."""
+    try:
+        if shared_task.is_span:
+            span_taken = draft.pairs.values_list("variant_text", "question", "row")
+            return check_span_pairs(
+                [pair],
+                starter=span_starter_index(shared_task),
+                rules=rules,
+                taken_variants={(variant, question): row for variant, question, row in span_taken},
+            )
+        return check_pairs(
+            [pair],
+            starter=starter_index(shared_task, [pair]),
+            rules=rules,
+            label_map=label_map,
+            taken_variants=taken,
+        )
+    except ValidationError as error:
+        return [], [RowError(line=0, reason=m) for m in error.messages]
 
 
 @transaction.atomic
