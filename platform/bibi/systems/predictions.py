@@ -34,9 +34,8 @@ from bibi.sharedtasks import services as sharedtask_services
 from bibi.sharedtasks.models import Dataset, Example, Phase, SharedTask
 from bibi.systems.errors import PredictionsRejected
 from bibi.systems.models import Prediction, System, SystemVersion, text_digest
-from bibi.systems.selectors import dataset_examples, dev_scores
+from bibi.systems.selectors import dataset_examples, dev_scores, span_dev_scores
 from bibi.systems.services import next_version_number, require_member, require_upload_quota
-from bibi.systems.span_answers import span_scores
 from bibi.systems.span_predictions import SpanCell, span_predicted_cells, span_prediction_rows
 from bibi.texts import moment_text
 
@@ -337,16 +336,13 @@ def _span_predictions_write(
 ) -> SystemVersion:
     """``_predictions_write`` for a span task's answers."""
     version = _version_to_write(system=system, actor=actor, filename=filename, source=source)
-    Prediction.objects.bulk_create(span_prediction_rows(version, source, cells), batch_size=2000)
+    rows = span_prediction_rows(version, source, cells)
+    Prediction.objects.bulk_create(rows, batch_size=2000)
     if source == Prediction.Source.BLIND_DEV:
-        scores = span_scores(
-            shared_task=system.shared_task,
-            predictions=[(version.id, index, cell.answer) for index, cell in enumerate(cells)],
-            gold={index: cell.example.answers for index, cell in enumerate(cells) if cell.example},
+        # One function with the hosted versions' dev scores (spanworker's, from the cells).
+        version.dev_accuracy, version.dev_token_f1, version.dev_count = span_dev_scores(
+            shared_task=system.shared_task, cells=rows
         )
-        version.dev_accuracy = float(scores["correct"].mean()) if cells else None
-        version.dev_token_f1 = float(scores["token_f1"].mean()) if cells else None
-        version.dev_count = len(cells)
         version.save()
     if source == Prediction.Source.PAIRS:
         evaluation_triggers.scoring_run_after_version(version=version)
