@@ -85,6 +85,10 @@ def test_a_span_task_runs_end_to_end(span_task):
 
     items = pair_items(shared_task=cast.shared_task)
     assert len(items) == 6  # three originals, three variants, each with its question
+    released = cast.client("builder").get("/api/v1/shared-tasks/qasrl/pair-texts/")
+    assert released.status_code == 200, released.content
+    rows = [json.loads(line) for line in released.content.decode().splitlines()]
+    assert [(row["text"], row["question"]) for row in rows] == items
     right = {
         (UCD, "who beat someone?"): "UCD",
         (UCD.replace("UCD", "Kilmacud"), "who beat someone?"): "Kilmacud",
