@@ -7,6 +7,7 @@ import json
 
 import pytest
 from django.core.files.base import ContentFile
+from django.test import Client
 
 from bibi.evaluation import compute, services
 from bibi.pairs import services as pair_services
@@ -157,3 +158,9 @@ def test_a_span_task_runs_end_to_end(span_task):
     assert grid.status_code == 200, grid.content
     header = grid.content.decode().splitlines()[0]
     assert "question" in header and "Strawman / weak: answer to variant" in header
+    for page in ("/tasks/qasrl/results/", "/tasks/qasrl/results/items/", "/tasks/qasrl/"):
+        shown = Client().get(page)
+        assert shown.status_code == 200, (page, shown.content.decode()[:3000])
+    explorer = Client().get("/tasks/qasrl/results/items/").content.decode()
+    assert "who beat someone?" in explorer and "<mark>Kilmacud</mark>" in explorer
+    assert 'St Vincents <span class="muted">(wrong)</span>' in explorer
