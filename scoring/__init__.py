@@ -98,7 +98,7 @@ from scoring.answers import (  # noqa: E402
     normalize_answers,
     token_f1,
 )
-from scoring.span_breaks import span_breaks, span_builder_metrics  # noqa: E402
+from scoring.span_breaks import span_breaks, span_builder_metrics, span_score  # noqa: E402
 
 __all__ += [
     "ANSWER_MODES",
@@ -107,5 +107,6 @@ __all__ += [
     "normalize_answers",
     "span_breaks",
     "span_builder_metrics",
+    "span_score",
     "token_f1",
 ]

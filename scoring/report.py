@@ -315,7 +315,21 @@ def score(
     check_weight_mode(weight)
     check_break_rate(break_rate)
     breaks = find_breaks(pairs, predictions, labels, unseen)
-    builders, builders_by_team = builder_metrics(breaks, break_rate)
+    return report_of_breaks(breaks, weights=weights, weight=weight, break_rate=break_rate)
+
+
+def report_of_breaks(
+    breaks: Breaks,
+    *,
+    weights: pd.DataFrame | None,
+    weight: str,
+    break_rate: str,
+    builders: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+) -> ScoreReport:
+    """Every table of a report from the break rule's result (``score`` for labels,
+    ``scoring.span_breaks.span_score`` for spans, which brings its own ``builders`` frames:
+    overall and by team, as ``builder_metrics`` returns them)."""
+    overall, by_team = builders or builder_metrics(breaks, break_rate)
     breakers, breaker_systems = breaker_scores(breaks, weight, weights, break_rate)
     tags, tags_by_system = tag_table(breaks, break_rate)
     flips, flips_by_system = flip_table(breaks, break_rate)
@@ -323,8 +337,8 @@ def score(
         weight=weight,
         break_rate=break_rate,
         breaks=breaks,
-        builders=builders,
-        builders_by_team=builders_by_team,
+        builders=overall,
+        builders_by_team=by_team,
         breakers=breakers,
         breaker_systems=breaker_systems,
         matrix=break_matrix(breaks, break_rate),

@@ -8,20 +8,31 @@ is an ordinary :class:`scoring.Breaks`, so break counts, breaker scores (eq. 1, 
 the tables work as they do for labels. Builder scores become answer accuracy and mean token F1
 (:func:`span_builder_metrics`).
 
+:func:`span_score` makes the whole :class:`scoring.ScoreReport` of a span task: the label
+report's tables over these breaks, with the builders' ``accuracy`` being answer accuracy and
+their ``f1`` mean token F1 (overall and per team), and no "outside the label set" rows (a
+wrong answer is not a label outside the set).
+
 Example::
 
     scores = answer_scores(predictions, gold, mode="overlap_2017")
     breaks = span_breaks(pairs, scores)
     span_builder_metrics(breaks, scores)
+    report = span_score(pairs, scores, weights=None, weight="none")
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 
-from scoring.breaks import Breaks, broken_pct, find_breaks
+from scoring.breakers import check_weight_mode
+from scoring.breaks import Breaks, broken_pct, check_break_rate, find_breaks
+from scoring.builders import builder_metrics
 from scoring.errors import ScoringInputError
+from scoring.report import ScoreReport, report_of_breaks
 
 RIGHT, WRONG = "right", "wrong"
 SPAN_PAIR_COLUMNS = ("pair_id", "team", "original_id", "original_item", "variant_item")
@@ -64,6 +75,9 @@ def span_breaks(
             "label": np.where(scores["correct"].astype(bool), RIGHT, WRONG),
         }
     )
+    if "lambda_max" in scores.columns:
+        # λmax of each item, for the λmax analyses of the report.
+        predictions["lambda_max"] = scores["lambda_max"].to_numpy()
     return find_breaks(label_pairs, predictions, labels=[RIGHT], unseen=unseen)
 
 
@@ -78,21 +92,8 @@ def span_builder_metrics(
     scores: ``system, item, token_f1`` for every item of the pairs (as from
     :func:`scoring.answers.answer_scores`).
     """
-    if "token_f1" not in scores.columns:
-        raise ScoringInputError("answer scores are missing column(s) token_f1")
-    table = scores.assign(item=scores["item"].astype(str)).pivot_table(
-        index="system", columns="item", values="token_f1", aggfunc="max"
-    )
-    items = pd.concat([breaks.pairs["original_text"], breaks.pairs["variant_text"]])
-    f1 = table.reindex(index=breaks.systems, columns=items.to_numpy()).to_numpy(dtype=float)
-    seen = np.concatenate([breaks.seen, breaks.seen], axis=1)
+    f1, seen = _f1_matrix(breaks, scores)
     correct = np.concatenate([breaks.original_correct, breaks.variant_correct], axis=1)
-    lacking = np.isnan(f1) & seen
-    if lacking.any():
-        system, column = np.argwhere(lacking)[0]
-        raise ScoringInputError(
-            f"system {breaks.systems[system]!r} has no token_f1 for item {items.iloc[column]!r}"
-        )
     n_items = seen.sum(axis=1)
     breaks_count = breaks.broken.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -111,3 +112,63 @@ def span_builder_metrics(
     return overall.sort_values(
         ["broken_pct", "answer_accuracy", "system"], ascending=[True, False, True], kind="stable"
     ).reset_index(drop=True)
+
+
+def _f1_matrix(breaks: Breaks, scores: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(S, 2P) token F1 of each system on each pair's original then variant, and (S, 2P)
+    whether the system saw that pair. Raises when a seen item has no token F1."""
+    if "token_f1" not in scores.columns:
+        raise ScoringInputError("answer scores are missing column(s) token_f1")
+    table = scores.assign(item=scores["item"].astype(str)).pivot_table(
+        index="system", columns="item", values="token_f1", aggfunc="max"
+    )
+    items = pd.concat([breaks.pairs["original_text"], breaks.pairs["variant_text"]])
+    f1 = table.reindex(index=breaks.systems, columns=items.to_numpy()).to_numpy(dtype=float)
+    seen = np.concatenate([breaks.seen, breaks.seen], axis=1)
+    lacking = np.isnan(f1) & seen
+    if lacking.any():
+        system, column = np.argwhere(lacking)[0]
+        raise ScoringInputError(
+            f"system {breaks.systems[system]!r} has no token_f1 for item {items.iloc[column]!r}"
+        )
+    return f1, seen
+
+
+def span_score(
+    pairs: pd.DataFrame,
+    scores: pd.DataFrame,
+    *,
+    weights: pd.DataFrame | None = None,
+    weight: str = "dev_accuracy",
+    break_rate: str = "pairs",
+    unseen: pd.DataFrame | None = None,
+) -> ScoreReport:
+    """The whole report of a span task (see the module docstring); arguments as for
+    :func:`span_breaks` and :func:`scoring.score`. ``scores`` may carry ``lambda_max``.
+
+    >>> pairs = pd.DataFrame({"pair_id": [1], "team": ["T"], "original_id": ["o1"],
+    ...     "original_item": ["o1"], "variant_item": ["v1"]})
+    >>> scores = pd.DataFrame({"system": ["S", "S"], "item": ["o1", "v1"],
+    ...     "correct": [True, False], "token_f1": [1.0, 0.5]})
+    >>> span_score(pairs, scores, weight="none").builders[["accuracy", "f1"]].values.tolist()
+    [[0.5, 0.75]]
+    """
+    check_weight_mode(weight)
+    check_break_rate(break_rate)
+    breaks = span_breaks(pairs, scores, unseen)
+    overall, by_team = builder_metrics(breaks, break_rate)
+    f1, seen = _f1_matrix(breaks, scores)
+    masked = np.where(seen, f1, 0.0)
+    n_pairs = len(breaks.pairs)
+    # (S, T) sums over each team's originals and variants; both items of a seen pair count.
+    f1_sums = breaks.by_team(masked[:, :n_pairs]) + breaks.by_team(masked[:, n_pairs:])
+    counts = 2 * breaks.seen_by_team
+    with np.errstate(invalid="ignore", divide="ignore"):
+        by_team["f1"] = (f1_sums / counts).ravel()
+        mean_f1 = pd.Series(f1_sums.sum(axis=1) / counts.sum(axis=1), index=breaks.systems)
+    overall["f1"] = overall["system"].map(mean_f1).to_numpy(dtype=float)
+    overall["outside_label_set"] = 0
+    report = report_of_breaks(
+        breaks, weights=weights, weight=weight, break_rate=break_rate, builders=(overall, by_team)
+    )
+    return dataclasses.replace(report, outside_label_set=report.outside_label_set.iloc[0:0])

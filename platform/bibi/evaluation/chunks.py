@@ -57,20 +57,20 @@ def chunks_create(
 ) -> list[CellChunk]:
     """Chunks for the missing items (texts or example ids) no open chunk covers yet.
 
-    missing: system version id → texts (``source`` pairs) or example ids (starter, blind
-    dev). The caller holds the task's lock (``shared_task_lock``), so two callers never chunk
+    missing: system version id → texts (``source`` pairs; ``[sentence, question]`` in a
+    span task) or example ids (starter, blind dev). The caller holds the task's lock (``shared_task_lock``), so two callers never chunk
     the same cell. Chunks are sent to the ``gpu`` queue after commit when ``send``.
     """
     covered: dict[int, set[Any]] = {}
     for version_id, items in CellChunk.objects.filter(
         shared_task=shared_task, source=source, done_at__isnull=True
     ).values_list("system_version_id", "items"):
-        covered.setdefault(version_id, set()).update(items)
+        covered.setdefault(version_id, set()).update(map(_hashable, items))
     size = max(settings.EVALUATION_CHUNK_SIZE, 1)
     now = timezone.now()
     chunks: list[CellChunk] = []
     for version_id, items in missing.items():
-        todo = [item for item in items if item not in covered.get(version_id, ())]
+        todo = [item for item in items if _hashable(item) not in covered.get(version_id, ())]
         for start in range(0, len(todo), size):
             part = todo[start : start + size]
             chunks.append(
@@ -90,6 +90,11 @@ def chunks_create(
         for chunk in created:
             message_send("gpu.cells_compute", chunk.id)
     return created
+
+
+def _hashable(item: Any) -> Any:
+    """A chunk item as a set member: a span item ([sentence, question]) as a tuple."""
+    return tuple(item) if isinstance(item, list) else item
 
 
 def open_cells(shared_task: SharedTask, source: str = Source.PAIRS) -> int:

@@ -15,6 +15,11 @@ variants), one cell:
 Texts are those of the pairs scored (``bibi.pairs.validation.pairs_scored``: with validated
 labels, and as if validation were off, for comparison), as stored on the pairs. The
 database is the only record of what is missing, so any process can ask again at any time.
+
+In a span task an item is a sentence and the pair's question: it is keyed by
+``bibi.systems.models.item_digest(sentence, question)``, ``PairMatrix.questions`` holds the
+question of each key, a missing item is ``[sentence, question]`` (so the worker knows what
+to ask), and a cell carries the system's answer span (see /work/wt/span-contract.md).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from django.db.models import Q, QuerySet
 from bibi.evaluation.models import CellFailure
 from bibi.pairs.validation import ScoredPairs, pairs_scored
 from bibi.sharedtasks.models import Dataset, SharedTask
-from bibi.systems.models import Prediction, System, SystemVersion, text_digest
+from bibi.systems.models import Prediction, System, SystemVersion, item_digest
 
 Source = Prediction.Source
 
@@ -63,6 +68,10 @@ class Cell:
     input_sha256: str
     truncated: bool
     probabilities: dict[str, float] | None
+    # Span tasks: the system's answer (offsets into the sentence, end exclusive).
+    answer_start: int | None = None
+    answer_end: int | None = None
+    answer_text: str = ""
 
 
 @dataclass
@@ -70,7 +79,7 @@ class PairMatrix:
     """The cells a task's pairs need, for the versions scored now."""
 
     pairs: list[dict[str, Any]]
-    texts: dict[str, str]  # digest -> text
+    texts: dict[str, str]  # digest -> text (span tasks: the sentence)
     versions: list[ScoredVersion]
     excluded: list[dict[str, Any]]
     # The pairs as if validation were off, and every entry pair's validation (None: not read).
@@ -78,7 +87,14 @@ class PairMatrix:
     validation: ScoredPairs | None = None
     cells: dict[int, dict[str, Cell]] = field(default_factory=dict)  # version id -> digest ->
     failures: dict[int, dict[str, str]] = field(default_factory=dict)  # version id -> digest ->
-    missing: dict[int, list[str]] = field(default_factory=dict)  # version id -> texts
+    missing: dict[int, list[Any]] = field(default_factory=dict)  # version id -> texts
+    questions: dict[str, str] = field(default_factory=dict)  # span tasks: digest -> question
+
+    def item(self, digest: str) -> Any:
+        """What a worker is asked about one key: the text, or [sentence, question]."""
+        if digest in self.questions:
+            return [self.texts[digest], self.questions[digest]]
+        return self.texts[digest]
 
     @property
     def hosted(self) -> list[ScoredVersion]:
@@ -93,10 +109,29 @@ class PairMatrix:
         return sum(len(texts) for texts in self.missing.values())
 
 
+def pair_item_keys(pair: dict[str, Any]) -> tuple[str, str]:
+    """The cell keys of a pair's original and variant (with its question, if any)."""
+    question = pair.get("question") or ""
+    return (
+        item_digest(pair["original_text"], question),
+        item_digest(pair["variant_text"], question),
+    )
+
+
 def pair_texts_by_digest(pairs: Iterable[dict[str, Any]]) -> dict[str, str]:
-    """Every distinct text of the pairs (originals and variants), by its digest, sorted."""
-    texts = {text for pair in pairs for text in (pair["original_text"], pair["variant_text"])}
-    return {text_digest(text): text for text in sorted(texts)}
+    """Every distinct text of the pairs (originals and variants), by its key, sorted by text
+    (then question)."""
+    return {digest: text for digest, (text, _) in pair_items_by_digest(pairs).items()}
+
+
+def pair_items_by_digest(pairs: Iterable[dict[str, Any]]) -> dict[str, tuple[str, str]]:
+    """Every distinct item of the pairs, (text, question) by key: question '' for labels."""
+    items = {
+        (text, pair.get("question") or "")
+        for pair in pairs
+        for text in (pair["original_text"], pair["variant_text"])
+    }
+    return {item_digest(text, question): (text, question) for text, question in sorted(items)}
 
 
 def active_versions(*, shared_task: SharedTask) -> list[ScoredVersion]:
@@ -129,8 +164,9 @@ def pair_matrix(*, shared_task: SharedTask, with_cells: bool = True) -> PairMatr
     """
     scored = pairs_scored(shared_task=shared_task)
     pairs = scored.validated
-    # Labels are not in cells: both views need the texts of either, and nothing more.
-    texts = pair_texts_by_digest([*pairs, *scored.unvalidated])
+    # Labels are not in cells: both views need the items of either, and nothing more.
+    items = pair_items_by_digest([*pairs, *scored.unvalidated])
+    texts = {digest: text for digest, (text, _) in items.items()}
     candidates = active_versions(shared_task=shared_task)
     matrix = PairMatrix(
         pairs=pairs,
@@ -140,6 +176,7 @@ def pair_matrix(*, shared_task: SharedTask, with_cells: bool = True) -> PairMatr
         unvalidated=scored.unvalidated,
         validation=scored,
     )
+    matrix.questions = {digest: question for digest, (_, question) in items.items() if question}
     if not candidates:
         return matrix
     hosted = [version.version_id for version in candidates if version.hosted]
@@ -158,8 +195,8 @@ def pair_matrix(*, shared_task: SharedTask, with_cells: bool = True) -> PairMatr
         if version.hosted:
             failed = failures[version.version_id]
             matrix.missing[version.version_id] = [
-                text
-                for digest, text in texts.items()
+                matrix.item(digest)
+                for digest in texts
                 if digest not in have and digest not in failed
             ]
             matrix.failures[version.version_id] = failed
@@ -191,10 +228,13 @@ def _cells_read(
         seen,
         truncated,
         probabilities,
-    ) in rows.values_list(*fields, "truncated", "probabilities"):
+        *answer,
+    ) in rows.values_list(
+        *fields, "truncated", "probabilities", "answer_start", "answer_end", "answer_text"
+    ):
         if digest in texts:
             found[version_id].setdefault(
-                digest, Cell(label, lambda_max, seen, truncated, probabilities)
+                digest, Cell(label, lambda_max, seen, truncated, probabilities, *answer)
             )
     for version_id, cells in found.items():
         present[version_id] = set(cells)
@@ -229,11 +269,11 @@ def dataset_missing(
 ) -> dict[int, list[int]]:
     """For new starter or blind-dev examples: the ids each hosted version needs a cell for.
 
-    ``examples`` are (id, text) of ``dataset``. An example the version's model failed on is
+    ``examples`` are (id, cell key) of ``dataset``: ``item_digest(text, question)``. An example the version's model failed on is
     not missing. Two queries whatever the number of versions and examples.
     """
     ids = [version.id for version in versions]
-    digests = {example_id: text_digest(text) for example_id, text in examples}
+    digests = dict(examples)
     have: dict[int, set[int]] = {version_id: set() for version_id in ids}
     for version_id, example_id in Prediction.objects.filter(
         system_version_id__in=ids, source=dataset.split, example__dataset=dataset

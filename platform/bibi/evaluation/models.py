@@ -230,6 +230,12 @@ class SnapshotItem(models.Model):
         blank=True,
         help_text="The pair's validation: votes, flags, agreement (PairValidation.as_row).",
     )
+    span = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Span tasks: question, original_answers, variant_answers (gold) and answers "
+        "(system id → [its answer to the original, to the variant]); labels are then ''.",
+    )
 
     class Meta:
         ordering = ["snapshot", "position"]

@@ -18,14 +18,15 @@ distinct originals** of the pairs it saw, and the leaderboard says so (``weight_
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 import scoring
-from bibi.evaluation.matrix import Cell, PairMatrix, ScoredVersion
+from bibi.evaluation.matrix import Cell, PairMatrix, ScoredVersion, pair_item_keys
 
 WEIGHT_FROM_BLIND_DEV = scoring.WEIGHT_FROM_DEV
 WEIGHT_FROM_ORIGINALS = scoring.WEIGHT_FROM_ORIGINALS
@@ -42,6 +43,9 @@ class ScoringInputs:
     unseen: pd.DataFrame
     weight_sources: dict[str, str]  # system key -> WEIGHT_FROM_*
     unseen_reasons: dict[tuple[str, int], str]  # (system key, pair id) -> UNSEEN_*
+    # Span tasks (``span_reports``): pairs have original_item / variant_item keys and
+    # predictions are answer scores; pair id -> what the item table shows of each pair.
+    span_items: dict[int, dict[str, Any]] | None = field(default=None)
 
 
 def scoring_inputs(matrix: PairMatrix) -> ScoringInputs:
@@ -50,22 +54,37 @@ def scoring_inputs(matrix: PairMatrix) -> ScoringInputs:
         raise ValueError("the matrix still has missing cells")
     pairs = _pairs_frame(matrix)
     predictions = _predictions_frame(matrix)
-    unseen_reasons = _unseen_reasons(matrix)
+    return inputs_assemble(
+        matrix,
+        pairs,
+        predictions,
+        lambda unseen: scoring.find_breaks(pairs, predictions, unseen=unseen),
+    )
+
+
+def inputs_assemble(
+    matrix: PairMatrix,
+    pairs: pd.DataFrame,
+    predictions: pd.DataFrame,
+    breaks_of: Callable[[pd.DataFrame], scoring.Breaks],
+    span_items: dict[int, dict[str, Any]] | None = None,
+) -> ScoringInputs:
+    """The inputs around ``pairs`` and ``predictions``: what each version did not see and
+    the weights (``breaks_of(unseen)`` applies the break rule when a weight needs it)."""
+    reasons = unseen_reasons_of(matrix)
     unseen = pd.DataFrame(
-        {
-            "system": [key for key, _ in unseen_reasons],
-            "pair_id": [pair_id for _, pair_id in unseen_reasons],
-        },
+        {"system": [key for key, _ in reasons], "pair_id": [pair_id for _, pair_id in reasons]},
         columns=["system", "pair_id"],
     )
-    weights = _weights(matrix.versions, pairs, predictions, unseen)
+    weights = version_weights(matrix.versions, lambda: breaks_of(unseen))
     return ScoringInputs(
         pairs=pairs,
         predictions=predictions,
         weights=weights[["system", "weight"]],
         unseen=unseen,
         weight_sources=dict(zip(weights["system"], weights["source"], strict=True)),
-        unseen_reasons=unseen_reasons,
+        unseen_reasons=reasons,
+        span_items=span_items,
     )
 
 
@@ -105,9 +124,8 @@ def _predictions_frame(matrix: PairMatrix) -> pd.DataFrame:
     )
 
 
-def _unseen_reasons(matrix: PairMatrix) -> dict[tuple[str, int], str]:
+def unseen_reasons_of(matrix: PairMatrix) -> dict[tuple[str, int], str]:
     """(version key, pair id) → why the version did not see the pair (``UNSEEN_*``)."""
-    digest_of = {text: digest for digest, text in matrix.texts.items()}
     reasons: dict[tuple[str, int], str] = {}
     for version in matrix.versions:
         cells = matrix.cells[version.version_id]
@@ -116,8 +134,7 @@ def _unseen_reasons(matrix: PairMatrix) -> dict[tuple[str, int], str]:
         if not failed and not any(cell.truncated for cell in cells.values()):
             continue
         for pair in matrix.pairs:
-            original = digest_of[pair["original_text"]]
-            variant = digest_of[pair["variant_text"]]
+            original, variant = pair_item_keys(pair)
             if original in failed or variant in failed:
                 reasons[(version.key, pair["pair_id"])] = UNSEEN_FAILED
             elif _cut_alike(cells[original], cells[variant]):
@@ -131,14 +148,12 @@ def _cut_alike(original: Cell, variant: Cell) -> bool:
     return same and (original.truncated or variant.truncated)
 
 
-def _weights(
-    versions: list[ScoredVersion],
-    pairs: pd.DataFrame,
-    predictions: pd.DataFrame,
-    unseen: pd.DataFrame,
+def version_weights(
+    versions: list[ScoredVersion], breaks_of: Callable[[], scoring.Breaks]
 ) -> pd.DataFrame:
     """system, weight, source: ``scoring.dev_or_original_weights`` over the versions' dev
-    accuracy (None when a version has no blind-dev prediction)."""
+    accuracy (None when a version has no blind-dev prediction); ``breaks_of`` applies the
+    break rule, asked only when some version lacks a dev accuracy."""
     dev = {
         version.key: float(version.dev_accuracy)
         if version.dev_accuracy is not None and version.dev_count
@@ -151,8 +166,7 @@ def _weights(
         return pd.DataFrame(
             {"system": keys, "weight": [dev[key] for key in keys], "source": WEIGHT_FROM_BLIND_DEV}
         )
-    breaks = scoring.find_breaks(pairs, predictions, unseen=unseen)
-    weights = scoring.dev_or_original_weights(breaks, dev).set_index("system").reindex(keys)
+    weights = scoring.dev_or_original_weights(breaks_of(), dev).set_index("system").reindex(keys)
     # A version with no cell at all (its model failed on every text) saw no original.
     weights = weights.fillna({"weight": 0.0, "source": WEIGHT_FROM_ORIGINALS})
     return weights.rename_axis("system").reset_index()
@@ -161,7 +175,17 @@ def _weights(
 def score_inputs(
     inputs: ScoringInputs, *, weight_mode: str, break_rate_mode: str, labels: list[str]
 ) -> scoring.ScoreReport:
-    """``scoring.score`` on a run's inputs, with the task's modes and label set."""
+    """``scoring.score`` on a run's inputs, with the task's modes and label set
+    (``scoring.span_score`` for a span task's inputs: no label set)."""
+    if inputs.span_items is not None:
+        return scoring.span_score(
+            inputs.pairs,
+            inputs.predictions,
+            weights=inputs.weights if weight_mode == "dev_accuracy" else None,
+            weight=weight_mode,
+            break_rate=break_rate_mode,
+            unseen=inputs.unseen,
+        )
     return scoring.score(
         inputs.pairs,
         inputs.predictions,
@@ -263,12 +287,22 @@ def report_tables(
             report.broke_every_system[["pair_id", "team", "original_text", "variant_text"]], IDS
         ),
     }
+    _span_sentences(tables["broke_every_system"], inputs)
     analysis = report.lambda_analysis
     tables["lambda_delta"] = _rows(analysis.delta, IDS) if analysis else []
     tables["lambda_correlation"] = _rows(analysis.correlation, IDS) if analysis else []
     tables["lambda_auc"] = _rows(analysis.auc, IDS) if analysis else []
     tables["lambda_quartiles"] = _rows(analysis.quartiles, IDS) if analysis else []
     return tables
+
+
+def _span_sentences(rows: list[dict[str, Any]], inputs: ScoringInputs) -> None:
+    """A span task's break rule saw item names; people read the sentences."""
+    if inputs.span_items is None:
+        return
+    for row in rows:
+        shown = inputs.span_items[row["pair_id"]]
+        row.update(original_text=shown["original_text"], variant_text=shown["variant_text"])
 
 
 def _grouped_rates(
@@ -331,7 +365,7 @@ def report_items(report: scoring.ScoreReport, inputs: ScoringInputs) -> list[dic
         frame["flipped"].tolist(),
         strict=True,
     )
-    return [
+    items = [
         {
             "position": index,
             "pair_id": int(pair_id),
@@ -359,3 +393,11 @@ def report_items(report: scoring.ScoreReport, inputs: ScoringInputs) -> list[dic
             flipped,
         ) in enumerate(columns)
     ]
+    return _span_shown(items, inputs)
+
+
+def _span_shown(items: list[dict[str, Any]], inputs: ScoringInputs) -> list[dict[str, Any]]:
+    """A span task's items with their sentences, question and answers (``span_reports``)."""
+    for item in items if inputs.span_items is not None else []:
+        item.update(inputs.span_items[item["pair_id"]])
+    return items

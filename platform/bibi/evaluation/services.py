@@ -42,7 +42,14 @@ from bibi.celery import GPU_QUEUE
 from bibi.evaluation.chunks import chunks_create, message_send, shared_task_lock
 from bibi.evaluation.matrix import PairMatrix, pair_matrix
 from bibi.evaluation.models import CellChunk, ScoringRun, Snapshot, SnapshotItem
-from bibi.evaluation.reports import report_items, report_tables, score_inputs, scoring_inputs
+from bibi.evaluation.reports import (
+    ScoringInputs,
+    report_items,
+    report_tables,
+    score_inputs,
+    scoring_inputs,
+)
+from bibi.evaluation.span_reports import span_scoring_inputs
 from bibi.evaluation.validated import (
     item_validation,
     no_pairs_reason,
@@ -209,7 +216,7 @@ def scoring_run_score(*, run_id: int, send: bool = True) -> ScoringRun:
     if not matrix.versions:
         return _run_fail(run, "There is no system to score: no system has a ready version.")
     try:
-        inputs = scoring_inputs(matrix)
+        inputs = _inputs(matrix, shared_task)
         report = score_inputs(
             inputs,
             weight_mode=shared_task.weight_mode,
@@ -230,13 +237,7 @@ def scoring_run_score(*, run_id: int, send: bool = True) -> ScoringRun:
             run=run,
             shared_task=shared_task,
             code_version=code_version(),
-            settings_used={
-                "weight_mode": shared_task.weight_mode,
-                "break_rate_mode": shared_task.break_rate_mode,
-                "labels": list(shared_task.labels),
-                "max_sequence_length": settings.SYSTEM_MAX_SEQUENCE_LENGTH,
-                "validation": validation_used,
-            },
+            settings_used={**_settings_used(shared_task), "validation": validation_used},
             pair_set_ids=sorted({pair["pair_set_id"] for pair in matrix.pairs}),
             systems=_systems_scored(matrix, tables),
             excluded_systems=matrix.excluded,
@@ -251,6 +252,27 @@ def scoring_run_score(*, run_id: int, send: bool = True) -> ScoringRun:
         run.finished_at = timezone.now()
         run.save(update_fields=["status", "finished_at"])
     return run
+
+
+def _inputs(matrix: PairMatrix, shared_task: SharedTask) -> ScoringInputs:
+    """The run's inputs: a span task's answers scored by its answer mode, or labels."""
+    if shared_task.is_span:
+        return span_scoring_inputs(matrix, shared_task=shared_task)
+    return scoring_inputs(matrix)
+
+
+def _settings_used(shared_task: SharedTask) -> dict[str, Any]:
+    """The task settings a snapshot was scored with (a span task: its answer rule)."""
+    used: dict[str, Any] = {
+        "weight_mode": shared_task.weight_mode,
+        "break_rate_mode": shared_task.break_rate_mode,
+        "labels": [] if shared_task.is_span else list(shared_task.labels),
+        "max_sequence_length": settings.SYSTEM_MAX_SEQUENCE_LENGTH,
+    }
+    if shared_task.is_span:
+        used["answer_mode"] = shared_task.answer_mode
+        used["answer_f1_threshold"] = shared_task.answer_f1_threshold
+    return used
 
 
 def _run_wait_again(run: ScoringRun, *, send: bool) -> ScoringRun:

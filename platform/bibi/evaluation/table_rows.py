@@ -14,6 +14,7 @@ from typing import Any
 from bibi.evaluation.models import Snapshot, SnapshotItem
 from bibi.evaluation.reports import OUTCOMES
 from bibi.evaluation.selectors import Names, snapshot_items
+from bibi.sharedtasks.spans import answers_text
 
 Grid = tuple[list[str], list[list[Any]]]
 
@@ -212,13 +213,30 @@ def item_cells(
     ``vocabulary`` are the snapshot's ``item_systems`` and ``vocabulary``; see
     ``reports.report_items`` for how the codes are stored)."""
     codes = item.predictions
-    return {
+    cells = {
         system_id: {
             "original": vocabulary[codes[3 * i]] if codes[3 * i] >= 0 else None,
             "variant": vocabulary[codes[3 * i + 1]] if codes[3 * i + 1] >= 0 else None,
             "outcome": OUTCOMES[codes[3 * i + 2]],
         }
         for i, system_id in enumerate(systems)
+    }
+    if item.span:
+        # Span tasks: original/variant say right or wrong; the answers say what was given.
+        for system_id, cell in cells.items():
+            answers = item.span["answers"].get(str(system_id)) or [None, None]
+            cell["original_answer"], cell["variant_answer"] = answers
+    return cells
+
+
+def _span_fields(item: SnapshotItem) -> dict[str, Any]:
+    """A span item's question and gold answers (nothing for a label item)."""
+    if not item.span:
+        return {}
+    return {
+        "question": item.span["question"],
+        "original_answers": item.span["original_answers"],
+        "variant_answers": item.span["variant_answers"],
     }
 
 
@@ -240,6 +258,7 @@ def item_json(
         "unseen": item.unseen,
         "validation_state": item.validation_state,
         "validation": item.validation,
+        **_span_fields(item),
         "predictions": [
             {"system_id": system_id, "system": names.system(system_id), **cell}
             for system_id, cell in item_cells(item, vocabulary, systems).items()
@@ -254,11 +273,19 @@ ITEM_COLUMNS = [
 ]  # fmt: skip
 
 
+SPAN_ITEM_COLUMNS = ["question", "original_answers", "variant_answers"]
+SPAN_CELL_KEYS = ("original_answer", "variant_answer")
+
+
 def items_grid(snapshot: Snapshot, names: Names) -> Grid:
     ids, labels = _system_columns(snapshot, names)
-    header = list(ITEM_COLUMNS)
+    # A span task's snapshot says its answer mode; its items carry questions and answers.
+    span = "answer_mode" in snapshot.settings_used
+    header = list(ITEM_COLUMNS) + (SPAN_ITEM_COLUMNS if span else [])
     for label in labels:
         header += [f"{label}: original", f"{label}: variant", f"{label}: outcome"]
+        if span:
+            header += [f"{label}: answer to original", f"{label}: answer to variant"]
     rows = []
     vocabulary, systems = snapshot.tables["vocabulary"], snapshot.tables["item_systems"]
     for item in snapshot_items(snapshot=snapshot).iterator(chunk_size=2000):
@@ -278,9 +305,18 @@ def items_grid(snapshot: Snapshot, names: Names) -> Grid:
             item.validation_state,
             *_vote_cells(item.validation),
         ]
+        if span:
+            fields = _span_fields(item)
+            row += [
+                fields.get("question", ""),
+                answers_text(fields.get("original_answers", [])),
+                answers_text(fields.get("variant_answers", [])),
+            ]
         for system_id in ids:
             cell = cells.get(system_id, {})
             row += [cell.get("original"), cell.get("variant"), cell.get("outcome")]
+            if span:
+                row += [cell.get(key) for key in SPAN_CELL_KEYS]
         rows.append(row)
     return header, rows
 

@@ -44,7 +44,7 @@ import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
@@ -112,6 +112,10 @@ class PairInput:
     rationale: str = ""
     tags: tuple[str, ...] = ()
     source_id: str = ""
+    # Span tasks (``span_checks``): the question (optional: the original's) and the variant's
+    # answers as the file gives them (``bibi.sharedtasks.spans.answers_read``).
+    question: str = ""
+    variant_answers: str = ""
 
 
 @dataclass(frozen=True)
@@ -170,6 +174,8 @@ class CheckedPair:
     tags: tuple[str, ...]
     edit_distance: int
     warnings: tuple[str, ...] = ()
+    # Span tasks: the Pair fields question, original_answers and variant_answers.
+    span: dict[str, Any] | None = None
 
 
 def _label(what: str, raw: str, labels: LabelLookup) -> tuple[str | None, str | None]:

@@ -32,13 +32,25 @@ column names (matched ignoring case and edge spaces):
     row's ``sentence_id`` with the same content (after normalization) is read once, with a
     warning naming both lines; with different content it is an error naming both lines.
 
-Labels in either layout may be the task's own or anything a label map translates, such as
+``span_pairs`` (span tasks: one pair per row, told by its ``variant_answers`` column)
+    ``original_id``      the original's id in the starter set (or ``original_text`` with
+                         ``question``: a sentence has several questions)
+    ``original_text``    optional: must then equal the starter example's text
+    ``question``         optional: must then be the original's question (it never changes)
+    ``variant_text``     the edited sentence
+    ``variant_answers``  its answers: texts joined by `` ### ``, or a JSON list of texts or
+                         ``{"start", "end"}`` objects (``bibi.sharedtasks.spans``); empty:
+                         the original's answers, found again in the variant
+    ``rationale``, ``tags``  as in ``pairs``
+
+Labels in the label layouts may be the task's own or anything a label map translates, such as
 the 2017 files' ``1``/``-1``.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -66,8 +78,18 @@ PAIRS_COLUMNS = (
     "rationale",
     "tags",
 )
+# Span tasks: a variant_answers column makes the layout span_pairs (no labels).
+SPAN_PAIRS_COLUMNS = (
+    "original_id",
+    "original_text",
+    "question",
+    "variant_text",
+    "variant_answers",
+    "rationale",
+    "tags",
+)
 SST2017_COLUMNS = ("sentence_id", "sentence", "label", "sentiment_label", "rationale", "tags")
-LAYOUTS = ("pairs", "sst2017")
+LAYOUTS = ("pairs", "sst2017", "span_pairs")
 
 _SIDE = re.compile(r"(.+)_([ab])", re.IGNORECASE | re.DOTALL)
 # A field as a CSV writer quotes it: in quotes, with the quotes inside doubled.
@@ -128,7 +150,16 @@ def pair_input_from_fields(row: int, fields: Mapping[str, Any]) -> PairInput:
         variant_label=text("variant_label"),
         rationale=text("rationale"),
         tags=split_tags(fields.get("tags")),
+        question=text("question"),
+        variant_answers=_answers_field(fields.get("variant_answers")),
     )
+
+
+def _answers_field(value: Any) -> str:
+    """A span pair's answers as one field: a JSON API list becomes its JSON text."""
+    if isinstance(value, list | tuple):
+        return json.dumps(list(value), ensure_ascii=False)
+    return "" if value is None else str(value)
 
 
 def read_pair_file(
@@ -161,7 +192,7 @@ def read_pair_file(
         layout=layout,
         file_format=file_format,
         encoding=decoded.encoding,
-        pair_count=readable if layout == "pairs" else (readable + 1) // 2,
+        pair_count=readable if layout != "sst2017" else (readable + 1) // 2,
         errors=errors,
     )
     if max_pairs is not None and result.pair_count > max_pairs:
@@ -171,7 +202,7 @@ def read_pair_file(
         for row in rows()
         if row.error is None
     )
-    if layout == "pairs":
+    if layout != "sst2017":
         result.pairs = [pair_input_from_fields(row.line, row.fields) for row in normalized]
     else:
         result.pairs, layout_errors, result.warnings = _read_sst2017(
@@ -217,6 +248,9 @@ def _layout(columns: Mapping[str, int], *, file_format: str) -> str:
     if "sentence_id" in columns:
         layout, known = "sst2017", SST2017_COLUMNS
         required: tuple[str, ...] = ("sentence_id", "sentence", "label")
+    elif "variant_answers" in columns:
+        layout, known = "span_pairs", SPAN_PAIRS_COLUMNS
+        required = ("variant_text", "variant_answers")
     elif "variant_text" in columns:
         layout, known = "pairs", PAIRS_COLUMNS
         required = ("variant_text", "variant_label")
@@ -244,7 +278,7 @@ def _layout(columns: Mapping[str, int], *, file_format: str) -> str:
         if "sentiment_label" in columns:
             required = ("sentence_id", "sentence", "sentiment_label")
     missing = [name for name in required if name not in columns]
-    if layout == "pairs" and "original_id" not in columns and "original_text" not in columns:
+    if layout != "sst2017" and "original_id" not in columns and "original_text" not in columns:
         missing.insert(0, "original_id")
     if missing:
         raise FileFormatError(

@@ -63,14 +63,28 @@ def pair_texts(*, shared_task: SharedTask) -> list[str]:
     return sorted(set(texts))
 
 
+def pair_items(*, shared_task: SharedTask) -> list[tuple[str, str]]:
+    """A span task's ``pair_texts``: every distinct (sentence, question) of its pairs, sorted
+    (the same pairs as ``pair_texts``)."""
+    rows = (
+        entry_pairs(shared_task=shared_task)
+        .filter(is_excluded=False)
+        .values_list("original_text", "variant_text", "question")
+    )
+    return sorted(
+        {(text, question) for original, variant, question in rows for text in (original, variant)}
+    )
+
+
 def pairs_effective(*, shared_task: SharedTask, validated: bool = True) -> list[dict[str, Any]]:
     """What scoring uses: the entry pairs of every breaker team, with decisions applied.
 
     One dict per scored pair, ordered by team then row, with the keys
     ``pair_id, pair_set_id, team_id, original_id`` (the starter example's database id),
     ``original_external_id, original_text, original_label, variant_text, variant_label``
-    (the label scored: relabelled if an organizer, or a validators' majority, said so) and
-    ``tags`` (a list). Label validation (``bibi.pairs.validation``) decides which pairs are
+    (the label scored: relabelled if an organizer, or a validators' majority, said so),
+    ``tags`` (a list), and for span tasks ``question``, ``original_answers`` and
+    ``variant_answers`` ('' and [] else). Label validation (``bibi.pairs.validation``) decides which pairs are
     left out; ``validated=False`` gives the task as if validation were off.
     """
     scored = validation.pairs_scored(shared_task=shared_task)

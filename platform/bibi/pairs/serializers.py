@@ -66,6 +66,9 @@ class PairOutput(serializers.ModelSerializer):
             "edit_distance",
             "effective_label",
             "is_excluded",
+            "question",
+            "original_answers",
+            "variant_answers",
         ]
 
 
@@ -325,9 +328,16 @@ class PairInputSerializer(KnownFieldsOnly):
     original_text = _text(required=False)
     original_label = _text(required=False, max_length=100)
     variant_text = _text()
-    variant_label = _text(max_length=100)
+    # Required by the checks of a label task (which say so by row), absent in a span task.
+    variant_label = _text(required=False, max_length=100)
     rationale = _text(required=False)
     tags = TagsField(child=serializers.CharField(max_length=100), required=False, max_length=50)
+    question = _text(required=False, help_text="Span tasks: the original's question.")
+    variant_answers = serializers.JSONField(
+        required=False,
+        help_text="Span tasks: the variant's answers, a list of texts or {start, end} objects "
+        "(or texts joined by ' ### '); none: the original's answers, found in the variant.",
+    )
 
 
 class PairSetJsonInput(KnownFieldsOnly):

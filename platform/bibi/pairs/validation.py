@@ -59,6 +59,9 @@ EFFECTIVE_PAIR_KEYS = (
     "variant_text",
     "variant_label",
     "tags",
+    "question",
+    "original_answers",
+    "variant_answers",
 )
 
 # Pair states beyond the outcomes of ``scoring.agreement``.
@@ -306,6 +309,9 @@ def pairs_scored(*, shared_task: SharedTask) -> ScoredPairs:
             "variant_text",
             "effective_label",
             "tags",
+            "question",
+            "original_answers",
+            "variant_answers",
         )
     )
     validated, unvalidated = [], []

@@ -46,6 +46,7 @@ from bibi.labelmaps import LabelLookup
 from bibi.sharedtasks import selectors, services
 from bibi.sharedtasks.import_rows import Columns, DuplicateText, Existing, examples_from_rows
 from bibi.sharedtasks.models import Dataset, Example, SharedTask
+from bibi.sharedtasks.span_import import span_examples_checked, span_file_read
 
 BATCH_SIZE = 5000
 EXAMPLES_FILE = "the examples file"
@@ -81,12 +82,24 @@ class ExamplesImportReport:
     # Cells of ready hosted systems the new starter or blind-dev examples need (bibi.evaluation).
     cells_to_compute: int = 0
     split: str = ""
+    # Span tasks: answers left out as not spans (line, answer), rows skipped as repeats (line,
+    # line repeated): see ``span_import``.
+    dropped_answers: tuple[tuple[int, str], ...] = ()
+    dropped_items: tuple[int, ...] = ()
+    repeated_rows: tuple[tuple[int, int], ...] = ()
 
     def summary_text(self) -> str:
         """The import in a sentence, as the admin and the organizers' page show it."""
+        span = ""
+        if self.dropped_answers or self.dropped_items or self.repeated_rows:
+            span = (
+                f" Left out: {len(self.dropped_answers)} answers that are not spans of their "
+                f"sentence, {len(self.dropped_items)} items left without an answer and "
+                f"{len(self.repeated_rows)} repeated rows."
+            )
         return (
             f"Imported {self.created} examples into the {self.split} dataset from "
-            f"{self.filename} ({self.file_format}, {self.encoding})."
+            f"{self.filename} ({self.file_format}, {self.encoding}).{span}"
         )
 
 
@@ -131,6 +144,7 @@ def examples_import(
     id_column: str = "id",
     text_column: str = "text",
     label_column: str = "label",
+    drop_unmatched: bool = False,
 ) -> ExamplesImportReport:
     """Add the examples of one file to the task's ``split`` dataset, after the ones it has.
 
@@ -151,8 +165,12 @@ def examples_import(
 
     Three steps: check the request, read the file (pure CPU work, done before the
     transaction so the dataset is locked briefly), then check every row and write, in one
-    transaction that this function owns.
+    transaction that this function owns. A span task's file goes to ``span_import`` (its
+    formats and ``drop_unmatched``); label maps and column names do not apply to it.
     """
+    if shared_task.is_span:
+        upload_span = (data, PurePath(filename).name, file_format)
+        return _span_examples_import(shared_task, split, actor, upload_span, drop_unmatched)
     file_format, lookup = _request_checked(
         shared_task=shared_task,
         actor=actor,
@@ -173,6 +191,65 @@ def examples_import(
             lookup=lookup,
             label_map=label_map,
         )
+
+
+def _span_examples_import(
+    shared_task: SharedTask,
+    split: str,
+    actor: AbstractBaseUser,
+    upload: tuple[bytes, str, str | None],
+    drop_unmatched: bool,
+) -> ExamplesImportReport:
+    """``examples_import`` for a span task: ``upload`` is (data, file name, format asked)."""
+    data, filename, file_format = upload
+    _request_checked(
+        shared_task=shared_task, actor=actor, split=split, file_format=None, label_map=None
+    )
+    try:
+        reading, encoding, chosen = span_file_read(
+            data=data, filename=filename, file_format=file_format, drop_unmatched=drop_unmatched
+        )
+    except FileFormatError as error:
+        raise ExamplesImportRejected.from_format_error(error, source=filename) from None
+    with transaction.atomic():
+        dataset, _ = Dataset.objects.get_or_create(shared_task=shared_task, split=split)
+        Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
+        start = dataset.examples.aggregate(last=Max("position"))["last"]
+        examples = span_examples_checked(
+            reading, dataset=dataset, start=0 if start is None else start + 1
+        )
+        if reading.errors:
+            raise ExamplesImportRejected(
+                reading.errors, source=filename, encoding=encoding, file_format=chosen
+            )
+        Example.objects.bulk_create(examples, batch_size=BATCH_SIZE)
+        cells = evaluation_triggers.dataset_cells_request(dataset=dataset, examples=examples)
+        services.audit_record(
+            shared_task=shared_task,
+            actor=actor,
+            action="examples.import",
+            target=f"dataset:{split}",
+            details={
+                "rows": len(examples),
+                "encoding": encoding,
+                "format": chosen,
+                "filename": filename,
+                "dropped_answers": len(reading.dropped),
+                "dropped_items": len(reading.dropped_items),
+                "repeated_rows": len(reading.repeated),
+            },
+        )
+    return ExamplesImportReport(
+        created=len(examples),
+        encoding=encoding,
+        file_format=chosen,
+        filename=filename,
+        cells_to_compute=cells,
+        split=split,
+        dropped_answers=tuple(reading.dropped),
+        dropped_items=tuple(reading.dropped_items),
+        repeated_rows=tuple(reading.repeated),
+    )
 
 
 def _import_audit(

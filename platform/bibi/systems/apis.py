@@ -279,7 +279,8 @@ class PairTextsApi(APIView):
         responses={
             (200, "application/x-ndjson"): OpenApiResponse(
                 OpenApiTypes.STR,
-                description='One JSON object per line: {"text": ...}, sorted by text.',
+                description='One JSON object per line: {"text": ...}, sorted by text (span tasks: '
+                '{"text": ..., "question": ...}, each item once).',
             )
         }
     )
@@ -293,10 +294,15 @@ class PairTextsApi(APIView):
         ):
             raise PermissionDenied("Pair texts are released to builder teams and organizers.")
         services.require_break_phase_closed(shared_task=shared_task)
-        lines = "".join(
-            json.dumps({"text": text}, ensure_ascii=False) + "\n"
-            for text in pair_selectors.pair_texts(shared_task=shared_task)
-        )
+        if shared_task.is_span:
+            # A span task's items: each sentence with its question (answer each once).
+            rows = [
+                {"text": text, "question": question}
+                for text, question in pair_selectors.pair_items(shared_task=shared_task)
+            ]
+        else:
+            rows = [{"text": text} for text in pair_selectors.pair_texts(shared_task=shared_task)]
+        lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
         response = HttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
         response["Content-Disposition"] = (
             f'attachment; filename="{shared_task.slug}-pair-texts.jsonl"'

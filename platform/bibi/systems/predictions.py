@@ -9,6 +9,7 @@ writes the predictions.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -33,8 +34,9 @@ from bibi.sharedtasks import services as sharedtask_services
 from bibi.sharedtasks.models import Dataset, Example, Phase, SharedTask
 from bibi.systems.errors import PredictionsRejected
 from bibi.systems.models import Prediction, System, SystemVersion, text_digest
-from bibi.systems.selectors import dataset_examples, dev_scores
+from bibi.systems.selectors import dataset_examples, dev_scores, span_dev_scores
 from bibi.systems.services import next_version_number, require_member, require_upload_quota
+from bibi.systems.span_predictions import SpanCell, span_predicted_cells, span_prediction_rows
 from bibi.texts import moment_text
 
 Status = SystemVersion.Status
@@ -252,18 +254,25 @@ def _predicted_cells(
     return [(None, text, label) for text, label in found.items()]
 
 
-@transaction.atomic
-def _predictions_write(
-    *, system: System, actor: AbstractBaseUser, filename: str, source: str, cells: list[Cell]
+def _version_to_write(
+    *, system: System, actor: AbstractBaseUser, filename: str, source: str
 ) -> SystemVersion:
+    """The version new predictions of ``source`` go to, under the system's lock."""
     System.objects.select_for_update().get(id=system.id)
     # Pair predictions extend the active version; a system that never predicted the
     # blind dev set (as in 2017) gets its first version from them, with no dev scores.
     version = system.active_version
     if source == Prediction.Source.BLIND_DEV or version is None:
-        version = _self_reported_version(system=system, actor=actor, filename=filename)
-    else:
-        version.predictions.filter(source=Prediction.Source.PAIRS).delete()
+        return _self_reported_version(system=system, actor=actor, filename=filename)
+    version.predictions.filter(source=Prediction.Source.PAIRS).delete()
+    return version
+
+
+@transaction.atomic
+def _predictions_write(
+    *, system: System, actor: AbstractBaseUser, filename: str, source: str, cells: list[Cell]
+) -> SystemVersion:
+    version = _version_to_write(system=system, actor=actor, filename=filename, source=source)
     Prediction.objects.bulk_create(
         [
             Prediction(
@@ -291,6 +300,55 @@ def _predictions_write(
     return version
 
 
+def _span_cells(file: _PredictionsFile, *, shared_task: SharedTask, source: str) -> list[SpanCell]:
+    """Every item of ``source`` with its answer, or ``PredictionsRejected``."""
+    if source == Prediction.Source.BLIND_DEV:
+        examples = dataset_examples(shared_task, Dataset.Split.BLIND_DEV)
+        return span_predicted_cells(
+            file.rows(),
+            expected={e.external_id: (e, e.text, e.question) for e in examples},
+            key_of=lambda fields: (fields.get("id") or "").strip() or None,
+            named="id",
+            rejected=file.rejected,
+        )
+    rows = _sentence_as_text(file.rows, rejected=file.rejected)
+    items = pair_selectors.pair_items(shared_task=shared_task)
+    return span_predicted_cells(
+        rows(),
+        expected={_item_key(text, question): (None, text, question) for text, question in items},
+        key_of=lambda fields: (
+            _item_key(fields["text"], fields["question"])
+            if "text" in fields and "question" in fields
+            else None
+        ),
+        named="text and question",
+        rejected=file.rejected,
+    )
+
+
+def _item_key(text: str, question: str) -> str:
+    return json.dumps([text, question], ensure_ascii=False)
+
+
+@transaction.atomic
+def _span_predictions_write(
+    *, system: System, actor: AbstractBaseUser, filename: str, source: str, cells: list[SpanCell]
+) -> SystemVersion:
+    """``_predictions_write`` for a span task's answers."""
+    version = _version_to_write(system=system, actor=actor, filename=filename, source=source)
+    rows = span_prediction_rows(version, source, cells)
+    Prediction.objects.bulk_create(rows, batch_size=2000)
+    if source == Prediction.Source.BLIND_DEV:
+        # One function with the hosted versions' dev scores (spanworker's, from the cells).
+        version.dev_accuracy, version.dev_token_f1, version.dev_count = span_dev_scores(
+            shared_task=system.shared_task, cells=rows
+        )
+        version.save()
+    if source == Prediction.Source.PAIRS:
+        evaluation_triggers.scoring_run_after_version(version=version)
+    return version
+
+
 def system_predictions_upload(
     *,
     system: System,
@@ -308,9 +366,19 @@ def system_predictions_upload(
     every problem is listed (``PredictionsRejected``) and nothing is stored. Pair predictions
     are taken during the pair-prediction window only; a system without blind-dev predictions
     gets its first version from them, whose ``dev_accuracy`` stays empty.
+
+    A span task's rows give answers instead of labels (``span_predictions``); its dev scores
+    are answer accuracy under the task's answer mode and mean token F1 (``dev_token_f1``).
     """
     system_predictions_upload_require(system=system, actor=actor, source=source)
     shared_task = system.shared_task
+    if shared_task.is_span:
+        rows, encoding, file_format = _read_prediction_rows(data, filename)
+        file = _PredictionsFile(rows, filename, encoding, file_format)
+        span_cells = _span_cells(file, shared_task=shared_task, source=source)
+        return _span_predictions_write(
+            system=system, actor=actor, filename=filename, source=source, cells=span_cells
+        )
     lookup = LabelLookup.build(label_map, labels=list(shared_task.labels))
     rows, encoding, file_format = _read_prediction_rows(data, filename)
     file = _PredictionsFile(rows, filename, encoding, file_format)

@@ -98,9 +98,23 @@ class SharedTaskCreateForm(forms.Form):
         help_text="The task's name in its web address: letters, digits, hyphens. It never changes.",
     )
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
+    task_type = forms.ChoiceField(
+        choices=SharedTask.TaskType.choices,
+        initial=SharedTask.TaskType.TEXT_CLASSIFICATION,
+        required=False,
+        help_text="Label tasks classify texts; span tasks (QA-SRL) answer a question about a "
+        "sentence with a span of it. It never changes.",
+    )
     labels = forms.CharField(
         initial="negative, positive",
-        help_text="The label set, in order, separated by commas.",
+        required=False,
+        help_text="Label tasks: the label set, in order, separated by commas.",
+    )
+    answer_mode = forms.ChoiceField(
+        choices=SharedTask.AnswerMode.choices,
+        initial=SharedTask.AnswerMode.TOKEN_F1,
+        required=False,
+        help_text="Span tasks: when an answer is right (changeable later in the settings).",
     )
     is_public = forms.BooleanField(
         required=False, initial=True, label="Anyone may read the task's public pages"
@@ -108,6 +122,20 @@ class SharedTaskCreateForm(forms.Form):
 
     def clean_labels(self) -> list[str]:
         return [label.strip() for label in self.cleaned_data["labels"].split(",") if label.strip()]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        # Not given: a label task, as before there were span tasks.
+        cleaned["task_type"] = cleaned.get("task_type") or SharedTask.TaskType.TEXT_CLASSIFICATION
+        if cleaned["task_type"] == SharedTask.TaskType.SPAN_EXTRACTION:
+            # A span task has no label set: the model's default stands in, unused.
+            cleaned.pop("labels", None)
+            cleaned["answer_mode"] = cleaned.get("answer_mode") or SharedTask.AnswerMode.TOKEN_F1
+        else:
+            cleaned.pop("answer_mode", None)
+            if not cleaned.get("labels"):
+                self.add_error("labels", "A label task needs its labels, separated by commas.")
+        return cleaned
 
 
 class PhaseCreateForm(forms.Form):

@@ -82,6 +82,15 @@ SETTING_GROUPS: dict[str, list[tuple[str, str]]] = {
             "The most pairs one validator labels (0: no limit).",
         ),
     ],
+    "Answers (span tasks)": [
+        (
+            "answer_mode",
+            "When a span answer is right: exact match after normalisation, token F1 against "
+            "the best gold answer at or above the threshold below, or the 2017 organizers' "
+            "rule (at least 75% character overlap; see scoring.answers).",
+        ),
+        ("answer_f1_threshold", "The least token F1 (0 to 1) that is right, in token_f1 mode."),
+    ],
     "Guidance for breakers": [
         ("guidance_visibility", "Who sees the λmax guidance on the starter originals."),
         (
@@ -98,6 +107,9 @@ SETTING_GROUPS: dict[str, list[tuple[str, str]]] = {
     ],
 }
 LIST_FIELDS = ("labels", "strategy_tags")
+# Settings that mean nothing for one task type are not shown for it.
+SPAN_ONLY = ("answer_mode", "answer_f1_threshold")
+LABEL_ONLY = ("labels",)
 # Labels plainer than the field names.
 LABELS = {
     "pair_min_shared_token_ratio": "Least share of the original's tokens",
@@ -135,8 +147,11 @@ class TaskSettingsForm(forms.Form):
         model_fields = fields_for_model(
             SharedTask, fields=task_services.SHARED_TASK_EDITABLE_FIELDS
         )
+        hidden = LABEL_ONLY if shared_task.is_span else SPAN_ONLY
         for group in SETTING_GROUPS.values():
             for name, what in group:
+                if name in hidden:
+                    continue
                 field = (
                     forms.CharField(max_length=2000) if name in LIST_FIELDS else model_fields[name]
                 )
@@ -161,9 +176,11 @@ class TaskSettingsForm(forms.Form):
         }
 
     def groups(self) -> list[tuple[str, list[forms.BoundField]]]:
-        return [
-            (title, [self[name] for name, _ in group]) for title, group in SETTING_GROUPS.items()
+        shown = [
+            (title, [self[name] for name, _ in group if name in self.fields])
+            for title, group in SETTING_GROUPS.items()
         ]
+        return [(title, fields) for title, fields in shown if fields]
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}

@@ -114,6 +114,10 @@ def test_the_effective_rows_carry_what_scoring_needs(cast, entries):
         "variant_text": "It's not harmless, sure, but it's also not charmless.",
         "variant_label": "positive",
         "tags": ["morphosyntax", "semantics"],
+        # Span tasks' fields, empty for a label task.
+        "question": "",
+        "original_answers": [],
+        "variant_answers": [],
     }
 
 

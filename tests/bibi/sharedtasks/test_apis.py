@@ -149,6 +149,9 @@ def test_an_organizer_imports_an_sst2_file_with_a_label_map(cast):
         "duplicate_count": 0,
         "duplicates": [],
         "cells_to_compute": 0,
+        "dropped_answers": 0,
+        "dropped_items": 0,
+        "repeated_rows": 0,
     }
     assert cast.train.examples.count() == 4
 

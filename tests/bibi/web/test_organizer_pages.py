@@ -183,3 +183,50 @@ def test_an_organizer_closes_the_running_phase_early(cast):
     assert cast.shared_task.phase_at().kind == "contest"
     again = client.post(close, {"confirm": "on"}, follow=True)
     assert "Only a running phase can be closed now" in again.content.decode()
+
+
+def test_a_span_task_is_created_with_its_answer_mode_and_shows_its_type(cast):
+    client = page_client(cast, "outsider")
+    response = client.post(
+        "/tasks/new/",
+        {"name": "QA-SRL 2026", "slug": "qasrl-2026", "task_type": "span_extraction",
+         "answer_mode": "overlap_2017", "is_public": "on"},
+    )  # fmt: skip
+    assert response["Location"] == "/tasks/qasrl-2026/organize/phases/"
+    task = SharedTask.objects.get(slug="qasrl-2026")
+    assert (task.task_type, task.answer_mode) == ("span_extraction", "overlap_2017")
+    page = client.get("/tasks/qasrl-2026/").content.decode()
+    assert "Span extraction" in page and "overlap_2017" in page
+    settings = client.get("/tasks/qasrl-2026/organize/settings/").content.decode()
+    assert 'name="answer_f1_threshold"' in settings and 'name="labels"' not in settings
+    saved = client.post(
+        "/tasks/qasrl-2026/organize/settings/",
+        {**_settings_values(task), "answer_mode": "token_f1",
+         "answer_f1_threshold": "0.6"},
+    )  # fmt: skip
+    assert saved.status_code in (200, 302), saved.content.decode()[:2000]
+    task.refresh_from_db()
+    assert (task.answer_mode, task.answer_f1_threshold) == ("token_f1", 0.6)
+
+
+def test_a_label_task_needs_its_labels(cast):
+    response = page_client(cast, "outsider").post(
+        "/tasks/new/", {"name": "No labels", "slug": "no-labels", "labels": ""}
+    )
+    assert response.status_code == 400
+    assert "A label task needs its labels" in response.content.decode()
+
+
+def _settings_values(task: SharedTask) -> dict[str, str]:
+    from bibi.web.organize_forms import TaskSettingsForm
+
+    form = TaskSettingsForm(shared_task=task)
+    values = {}
+    for name in form.fields:
+        value = form.initial.get(name)
+        if isinstance(value, bool):
+            if value:
+                values[name] = "on"
+        elif value is not None:
+            values[name] = str(value)
+    return values

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from bibi.files import RowError
 from bibi.pairs import selectors
-from bibi.pairs.checks import PairInput, PairRules, check_pairs
+from bibi.pairs.checks import CheckedPair, PairInput, PairRules, check_pairs
 from bibi.pairs.models import Pair, PairSet
 from bibi.pairs.services.pair_sets import (
     PairSetRejected,
@@ -23,13 +23,15 @@ from bibi.pairs.services.pair_sets import (
     breaker_member_require,
     pair_build,
     set_quota_require,
+    span_starter_index,
     starter_index,
     submission_describe,
     team_lock,
 )
+from bibi.pairs.span_checks import check_span_pairs
 from bibi.pairs.tokens import edit_out_of_sight
 from bibi.sharedtasks import services as task_services
-from bibi.sharedtasks.models import Phase, Team
+from bibi.sharedtasks.models import Phase, SharedTask, Team
 
 
 @transaction.atomic
@@ -68,8 +70,38 @@ def pair_add(
             "one set: submit it, and start another."
         )
     pair = dataclasses.replace(pair, row=max(taken.values(), default=0) + 1)
+    checked, errors = _draft_pair_checked(
+        shared_task, draft, pair, rules=rules, label_map=label_map, taken=taken
+    )
+    if errors:
+        raise PairSetRejected(errors, source="the pair")
+    stored = pair_build(draft, checked[0])
+    stored.save()
+    stored.warnings = [RowError(line=stored.row, reason=w) for w in checked[0].warnings]
+    return stored
+
+
+def _draft_pair_checked(
+    shared_task: SharedTask,
+    draft: PairSet,
+    pair: PairInput,
+    *,
+    rules: PairRules,
+    label_map: Mapping[str, str] | None,
+    taken: dict[str, int],
+) -> tuple[list[CheckedPair], list[RowError]]:
+    """One pair checked against the task and the draft's pairs (a span task's by variant
+    and question)."""
     try:
-        checked, errors = check_pairs(
+        if shared_task.is_span:
+            span_taken = draft.pairs.values_list("variant_text", "question", "row")
+            return check_span_pairs(
+                [pair],
+                starter=span_starter_index(shared_task),
+                rules=rules,
+                taken_variants={(variant, question): row for variant, question, row in span_taken},
+            )
+        return check_pairs(
             [pair],
             starter=starter_index(shared_task, [pair]),
             rules=rules,
@@ -77,13 +109,7 @@ def pair_add(
             taken_variants=taken,
         )
     except ValidationError as error:
-        errors = [RowError(line=0, reason=m) for m in error.messages]
-    if errors:
-        raise PairSetRejected(errors, source="the pair")
-    stored = pair_build(draft, checked[0])
-    stored.save()
-    stored.warnings = [RowError(line=stored.row, reason=w) for w in checked[0].warnings]
-    return stored
+        return [], [RowError(line=0, reason=m) for m in error.messages]
 
 
 @transaction.atomic

@@ -29,6 +29,11 @@ from bibi.pairs.checks import (
 )
 from bibi.pairs.layouts import read_pair_file
 from bibi.pairs.models import Pair, PairSet
+from bibi.pairs.span_checks import (
+    SpanStarterIndex,
+    SpanStarterItem,
+    check_span_pairs,
+)
 from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Dataset, Example, Phase, SharedTask, Team
 from bibi.texts import moment_text
@@ -129,6 +134,28 @@ def starter_index(shared_task: SharedTask, pairs: Sequence[PairInput]) -> Starte
     return StarterIndex(StarterExample(*row) for row in rows)
 
 
+def span_starter_index(shared_task: SharedTask) -> SpanStarterIndex:
+    """A span task's starter items, for ``span_checks``."""
+    rows = (
+        Example.objects.filter(
+            dataset__shared_task=shared_task, dataset__split=Dataset.Split.STARTER
+        )
+        .order_by("position")
+        .values_list("id", "external_id", "text", "question", "answers")
+    )
+    return SpanStarterIndex(SpanStarterItem(*row) for row in rows)
+
+
+def _span_layout_require(origin: _Origin) -> None:
+    """A span task's pair file is in the span_pairs layout (a label layout has no answers)."""
+    if origin.layout and origin.layout != "span_pairs":
+        raise ValidationError(
+            "this is a span task: give the pairs in the span_pairs layout (original_id, "
+            "question, variant_text, variant_answers), not the label layout "
+            f"'{origin.layout}'"
+        )
+
+
 def pair_build(pair_set: PairSet, checked: CheckedPair) -> Pair:
     return Pair(
         pair_set=pair_set,
@@ -143,6 +170,7 @@ def pair_build(pair_set: PairSet, checked: CheckedPair) -> Pair:
         rationale=checked.rationale,
         tags=list(checked.tags),
         edit_distance=checked.edit_distance,
+        **(checked.span or {}),
     )
 
 
@@ -234,9 +262,15 @@ def _pairs_check(
     )
     rules = PairRules.for_shared_task(shared_task)
     try:
-        checked, errors = check_pairs(
-            pairs, starter=starter_index(shared_task, pairs), rules=rules, label_map=label_map
-        )
+        if shared_task.is_span:
+            _span_layout_require(origin)
+            checked, errors = check_span_pairs(
+                pairs, starter=span_starter_index(shared_task), rules=rules
+            )
+        else:
+            checked, errors = check_pairs(
+                pairs, starter=starter_index(shared_task, pairs), rules=rules, label_map=label_map
+            )
     except ValidationError as error:
         raise origin.rejected([RowError(line=0, reason=m) for m in error.messages]) from None
     if errors or read_errors:

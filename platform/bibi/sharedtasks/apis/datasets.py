@@ -68,10 +68,40 @@ class UnlabelledExampleOutput(serializers.ModelSerializer):
         fields = ["id", "text"]
 
 
+class SpanExampleOutput(serializers.ModelSerializer):
+    """A span task's item: sentence, question, predicate and (where visible) gold answers."""
+
+    id = serializers.CharField(source="external_id")
+
+    class Meta:
+        model = Example
+        fields = ["id", "text", "question", "predicate_index", "predicate", "answers"]
+
+
+class UnansweredSpanExampleOutput(serializers.ModelSerializer):
+    """A blind-dev span item as participants see it: no gold answers."""
+
+    id = serializers.CharField(source="external_id")
+
+    class Meta:
+        model = Example
+        fields = ["id", "text", "question", "predicate_index", "predicate"]
+
+
 class ExamplesImportInput(serializers.Serializer):
     file = serializers.FileField()
-    format = serializers.ChoiceField(choices=["csv", "tsv", "jsonl", "sst2"], required=False)
+    format = serializers.ChoiceField(
+        choices=["csv", "tsv", "jsonl", "sst2", "qa", "qasrl_tsv"],
+        required=False,
+        help_text="qa and qasrl_tsv (the QA-SRL formats) are for span tasks only.",
+    )
     label_map = LabelMapField()
+    drop_unmatched = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Span tasks: leave out (and report) answers that are not spans of their "
+        "sentence, and items left without one, instead of refusing the file.",
+    )
 
 
 class DuplicateTextOutput(serializers.Serializer):
@@ -97,6 +127,25 @@ class ExamplesImportOutput(serializers.Serializer):
         help_text="Predictions the ready hosted systems will now compute for the new starter "
         "or blind-dev examples (their dev scores follow)."
     )
+
+    dropped_answers = serializers.SerializerMethodField(
+        help_text="Span tasks: answers left out as not spans of their sentence."
+    )
+    dropped_items = serializers.SerializerMethodField(
+        help_text="Span tasks: items left out for want of an answer."
+    )
+    repeated_rows = serializers.SerializerMethodField(
+        help_text="Span tasks: rows skipped as repeats of an earlier row (the 2017 TSV)."
+    )
+
+    def get_dropped_answers(self, report: importing.ExamplesImportReport) -> int:
+        return len(report.dropped_answers)
+
+    def get_dropped_items(self, report: importing.ExamplesImportReport) -> int:
+        return len(report.dropped_items)
+
+    def get_repeated_rows(self, report: importing.ExamplesImportReport) -> int:
+        return len(report.repeated_rows)
 
     def get_duplicate_count(self, report: importing.ExamplesImportReport) -> int:
         return len(report.duplicates)
@@ -157,9 +206,13 @@ class ExampleListApi(APIView):
         search = request.query_params.get("search")
         if search:
             queryset = queryset.filter(text__icontains=search)
-        return paginated(
-            self, request, queryset, ExampleOutput if labels_visible else UnlabelledExampleOutput
-        )
+        if shared_task.is_span:
+            output: type[serializers.Serializer] = (
+                SpanExampleOutput if labels_visible else UnansweredSpanExampleOutput
+            )
+        else:
+            output = ExampleOutput if labels_visible else UnlabelledExampleOutput
+        return paginated(self, request, queryset, output)
 
 
 class ExamplesImportApi(FileUploadApi):
@@ -194,5 +247,6 @@ class ExamplesImportApi(FileUploadApi):
             filename=upload.name,
             file_format=serializer.validated_data.get("format"),
             label_map=serializer.validated_data.get("label_map"),
+            drop_unmatched=serializer.validated_data["drop_unmatched"],
         )
         return Response(ExamplesImportOutput(report).data, status=status.HTTP_201_CREATED)

@@ -78,6 +78,17 @@ class SharedTaskUpdateInput(SharedTaskInput):
     class Meta(SharedTaskInput.Meta):
         fields = list(services.SHARED_TASK_EDITABLE_FIELDS)
 
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        # Said, not dropped: a label task's data, pairs and scores mean nothing to a span
+        # task's code, and the reverse.
+        if "task_type" in self.initial_data and self.initial_data["task_type"] != getattr(
+            self.instance, "task_type", None
+        ):
+            raise serializers.ValidationError(
+                {"task_type": "The task type is chosen at creation and never changes."}
+            )
+        return attrs
+
 
 class SharedTaskListApi(APIView):
     permission_classes = [IsAuthenticatedOrReadOnly]

@@ -21,6 +21,8 @@ SHARED_TASK_EDITABLE_FIELDS = (
     "description",
     "is_public",
     "labels",
+    "answer_mode",
+    "answer_f1_threshold",
     "weight_mode",
     "break_rate_mode",
     "pair_min_shared_token_ratio",

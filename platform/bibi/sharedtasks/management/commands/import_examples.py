@@ -1,6 +1,10 @@
 """Import a file of examples into one split of a shared task, all or nothing.
 
     python manage.py import_examples sst blind_dev stsa.binary.dev --label-map 0=negative,1=positive
+    python manage.py import_examples qasrl blind_dev wiki1.dev.qa --drop-unmatched
+
+A span task's file is a QA-SRL file (.qa, or the 2017 TSV) or CSV / JSON Lines items
+(``bibi.sharedtasks.span_import``).
 
 On rejection every bad row is printed with its line number, nothing is stored and the
 command exits with status 1.
@@ -18,6 +22,7 @@ from bibi.files import FORMATS
 from bibi.labelmaps import label_map_parse
 from bibi.sharedtasks.importing import ExamplesImportRejected, examples_import
 from bibi.sharedtasks.models import Dataset, SharedTask
+from bibi.sharedtasks.span_import import SPAN_FORMATS
 
 
 class Command(BaseCommand):
@@ -28,7 +33,16 @@ class Command(BaseCommand):
         parser.add_argument("split", choices=Dataset.Split.values)
         parser.add_argument("file", metavar="FILE", type=Path)
         parser.add_argument(
-            "--format", dest="file_format", choices=FORMATS, help="Default: from the file name."
+            "--format",
+            dest="file_format",
+            choices=sorted({*FORMATS, *SPAN_FORMATS}),
+            help="Default: from the file name (qa and qasrl_tsv: span tasks).",
+        )
+        parser.add_argument(
+            "--drop-unmatched",
+            action="store_true",
+            help="Span tasks: leave out (and report) answers that are not spans of their "
+            "sentence, and items left without one, instead of refusing the file.",
         )
         parser.add_argument(
             "--label-map",
@@ -75,6 +89,7 @@ class Command(BaseCommand):
                 id_column=options["id_column"],
                 text_column=options["text_column"],
                 label_column=options["label_column"],
+                drop_unmatched=options["drop_unmatched"],
             )
         except ExamplesImportRejected as rejected:
             for error in rejected.errors:
@@ -102,6 +117,8 @@ class Command(BaseCommand):
         )
         if report.duplicates:
             self.stdout.write(report.duplicates_text())
+        if report.dropped_answers or report.dropped_items or report.repeated_rows:
+            self.stdout.write(report.summary_text())
 
     def _actor(self, shared_task: SharedTask, username: str | None):
         if username:

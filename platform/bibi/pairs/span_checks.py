@@ -1,0 +1,190 @@
+"""The minimal-pair rules of a span task (QA-SRL), on top of ``checks``.
+
+A span pair is a starter item (a sentence and a question about it, with gold answers) and a
+variant of its sentence, with the variant's answers. Breakers change the sentence (and the
+answer where appropriate), never the question. So a span pair is refused when, besides what
+``checks`` refuses of any pair's variant, rationale, tags and edit (the edit-distance rules
+apply to the sentence):
+
+- the original is not a starter item: found by id, or by its sentence and question (a
+  sentence has several questions, so a sentence alone names none);
+- a given question is not the original's (compared after ``normalize_text``): the question
+  is the same on both sides;
+- the variant's answers are not spans of the variant sentence (each refused with its
+  reason). Without answers, the original's answers are looked for in the variant, and each
+  one that is no longer there is named: the breaker then says what the answer became.
+
+Labels play no part: a span pair stores the question and both items' answers
+(``CheckedPair.span``) and '' for labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bibi.files import RowError
+from bibi.pairs.checks import (
+    CheckedPair,
+    PairInput,
+    PairRules,
+    StarterExample,
+    _free_text_problems,
+    _tags,
+    _variant_problems,
+    minimal_edit_problems,
+)
+from bibi.pairs.tokens import edit_out_of_sight
+from bibi.sharedtasks.spans import answer_locate, answers_read
+from bibi.texts import normalize_text
+
+
+@dataclass(frozen=True)
+class SpanStarterItem:
+    """A starter item as the span checks need it: ``id`` is the database key."""
+
+    id: int
+    external_id: str
+    text: str
+    question: str
+    answers: list[dict[str, Any]]
+
+
+class SpanStarterIndex:
+    """The starter items by external id and by (normalized sentence, normalized question)."""
+
+    def __init__(self, items: Iterable[SpanStarterItem]) -> None:
+        self.by_id: dict[str, SpanStarterItem] = {}
+        self.by_item: dict[tuple[str, str], SpanStarterItem] = {}
+        for item in items:
+            self.by_id[item.external_id] = item
+            key = (normalize_text(item.text), normalize_text(item.question))
+            self.by_item.setdefault(key, item)
+
+    def __len__(self) -> int:
+        return len(self.by_id)
+
+
+def _original(pair: PairInput, starter: SpanStarterIndex) -> tuple[SpanStarterItem | None, str]:
+    original_id = pair.original_id.strip()
+    text, question = normalize_text(pair.original_text), normalize_text(pair.question)
+    if original_id:
+        item = starter.by_id.get(original_id)
+        if item is None:
+            return None, f"the original id '{original_id[:200]}' is not in the starter set"
+        if text and text != normalize_text(item.text):
+            return None, (
+                f"the original text does not match starter item '{original_id}': "
+                f"it is {item.text!r}"
+            )
+    elif text and question:
+        item = starter.by_item.get((text, question))
+        if item is None:
+            return None, "the original sentence and question are not an item of the starter set"
+    else:
+        return None, (
+            "the pair names no original: give its starter-set id (or its sentence and question)"
+        )
+    if question and question != normalize_text(item.question):
+        return None, (
+            f"the question must stay the original's: it is {item.question!r}, "
+            f"not {pair.question.strip()!r}"
+        )
+    return item, ""
+
+
+def variant_answers(
+    raw: str, *, variant: str, original: SpanStarterItem
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The variant's answers (spans of ``variant``), or the reasons they cannot be taken."""
+    if raw.strip():
+        answers, problems = answers_read(raw, variant)
+        return answers, [f"{problem} (the variant sentence)" for problem in problems]
+    found = [answer_locate(variant, answer["text"]) for answer in original.answers]
+    lost = [a["text"] for a, f in zip(original.answers, found, strict=True) if f is None]
+    if lost:
+        named = ", ".join(repr(text) for text in lost)
+        return [], [
+            f"the original's answer {named} is not in the variant sentence: give the "
+            "variant's answers"
+        ]
+    return [answer for answer in found if answer is not None], []
+
+
+def check_span_pair(
+    pair: PairInput, *, starter: SpanStarterIndex, rules: PairRules
+) -> tuple[CheckedPair | None, list[str]]:
+    """One span pair on its own: the checked pair, or None and every reason why not."""
+    original, problem = _original(pair, starter)
+    problems = [problem] if problem else []
+    variant = normalize_text(pair.variant_text)
+    problems += _variant_problems(variant, rules)
+    rationale = pair.rationale.strip()
+    problems += _free_text_problems(rationale, pair.source_id, rules)
+    tags, tag_problems = _tags(pair.tags, rules)
+    problems += tag_problems
+    if original is None or not variant:
+        return None, problems
+    distance, edit_problems = minimal_edit_problems(
+        normalize_text(original.text), variant, rules=rules
+    )
+    answers, answer_problems = variant_answers(
+        pair.variant_answers, variant=variant, original=original
+    )
+    problems += edit_problems + answer_problems
+    if problems:
+        return None, problems
+    out_of_sight = edit_out_of_sight(
+        original.text, variant, max_sequence_length=rules.max_sequence_length
+    )
+    example = StarterExample(
+        id=original.id, external_id=original.external_id, text=original.text, label=""
+    )
+    return (
+        CheckedPair(
+            row=pair.row,
+            source_id=pair.source_id.strip(),
+            original=example,
+            variant_text=variant,
+            variant_label="",
+            rationale=rationale,
+            tags=tags,
+            edit_distance=distance,
+            warnings=(out_of_sight,) if out_of_sight else (),
+            span={
+                "question": original.question,
+                "original_answers": original.answers,
+                "variant_answers": answers,
+            },
+        ),
+        [],
+    )
+
+
+def check_span_pairs(
+    pairs: Sequence[PairInput],
+    *,
+    starter: SpanStarterIndex,
+    rules: PairRules,
+    taken_variants: Mapping[tuple[str, str], int] | None = None,
+) -> tuple[list[CheckedPair], list[RowError]]:
+    """``checks.check_pairs`` for a span set: each pair, then no (variant, question) twice."""
+    checked: list[CheckedPair] = []
+    errors: list[RowError] = []
+    seen: dict[tuple[str, str], int] = dict(taken_variants or {})
+    for pair in pairs:
+        result, problems = check_span_pair(pair, starter=starter, rules=rules)
+        if result is not None and result.span is not None:
+            key = (result.variant_text, result.span["question"])
+            if key in seen:
+                problems.append(f"the same variant and question as row {seen[key]}")
+                result = None
+            else:
+                seen[key] = pair.row
+        if problems:
+            errors.extend(RowError(line=pair.row, reason=problem) for problem in problems)
+        elif result is not None:
+            checked.append(result)
+    errors.sort(key=lambda error: error.line)
+    return checked, errors

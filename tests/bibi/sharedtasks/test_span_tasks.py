@@ -1,0 +1,85 @@
+"""Span tasks through the API: chosen at creation, with their answer rule as settings; the
+type never changes; imports of the QA-SRL formats over HTTP."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from bibi.sharedtasks.models import SharedTask
+
+from ...conftest import REPO_ROOT
+from ..spancast import build_span_cast
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def cast(db):
+    return build_span_cast(current_phase="build")
+
+
+def test_a_span_task_is_created_with_its_answer_rule(cast):
+    answer = cast.client("outsider").post(
+        "/api/v1/shared-tasks/",
+        {
+            "slug": "qasrl-2",
+            "name": "QA-SRL again",
+            "task_type": "span_extraction",
+            "answer_mode": "overlap_2017",
+        },
+        format="json",
+    )
+    assert answer.status_code == 201, answer.json()
+    body = answer.json()
+    assert (body["task_type"], body["answer_mode"], body["answer_f1_threshold"]) == (
+        "span_extraction",
+        "overlap_2017",
+        0.5,
+    )
+
+
+def test_the_answer_rule_changes_and_a_bad_threshold_is_refused(cast):
+    client = cast.client("organizer")
+    changed = client.patch(
+        "/api/v1/shared-tasks/qasrl/",
+        {"answer_mode": "token_f1", "answer_f1_threshold": 0.75},
+        format="json",
+    )
+    assert changed.status_code == 200, changed.json()
+    assert SharedTask.objects.get(slug="qasrl").answer_f1_threshold == 0.75
+    refused = client.patch("/api/v1/shared-tasks/qasrl/", {"answer_f1_threshold": 0}, format="json")
+    assert refused.status_code == 400
+    assert "answer_f1_threshold" in str(refused.json())
+    unknown = client.patch("/api/v1/shared-tasks/qasrl/", {"answer_mode": "fuzzy"}, format="json")
+    assert unknown.status_code == 400
+
+
+def test_the_task_type_never_changes(cast):
+    refused = cast.client("organizer").patch(
+        "/api/v1/shared-tasks/qasrl/", {"task_type": "text_classification"}, format="json"
+    )
+    assert refused.status_code == 400, refused.json()
+    assert SharedTask.objects.get(slug="qasrl").is_span
+
+
+def test_an_organizer_imports_a_qa_file_over_http(cast):
+    data = (REPO_ROOT / "fixtures" / "qasrl" / "sample.qa").read_bytes()
+    answer = cast.client("organizer").post(
+        "/api/v1/shared-tasks/qasrl/datasets/train/import/",
+        {"file": SimpleUploadedFile("sample.qa", data)},
+        format="multipart",
+    )
+    assert answer.status_code == 201, answer.json()
+    assert (answer.json()["created"], answer.json()["format"]) == (4, "qa")
+
+
+def test_a_bad_qa_file_is_refused_with_its_lines_over_http(cast):
+    data = (REPO_ROOT / "fixtures" / "qasrl" / "bad.tsv").read_bytes()
+    answer = cast.client("organizer").post(
+        "/api/v1/shared-tasks/qasrl/datasets/train/import/",
+        {"file": SimpleUploadedFile("bad.tsv", data), "format": "qasrl_tsv"},
+        format="multipart",
+    )
+    assert answer.status_code == 400, answer.json()
+    assert answer.json()["error_count"] == 4
