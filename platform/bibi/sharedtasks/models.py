@@ -32,6 +32,11 @@ class SharedTask(models.Model):
         ORIGINAL_F1 = "original_f1", "Macro-F1 on the team's originals"
         NONE = "none", "Unweighted"
 
+    class AnswerMode(models.TextChoices):
+        EXACT = "exact", "Exact match after normalisation"
+        TOKEN_F1 = "token_f1", "Token F1 against the best gold answer, at or above a threshold"
+        OVERLAP_2017 = "overlap_2017", "At least 75% character overlap (the 2017 organizers' rule)"
+
     class BreakRateMode(models.TextChoices):
         PAIRS = "pairs", "Breaks per pair"
         SENTENCES = "sentences", "Breaks per sentence"
@@ -52,6 +57,14 @@ class SharedTask(models.Model):
     )
     labels = models.JSONField(
         default=default_labels, help_text="The ordered label set, e.g. negative, positive."
+    )
+
+    # Span tasks: when an answer is right (scoring.answers; see its docstring for each mode).
+    answer_mode = models.CharField(
+        max_length=20, choices=AnswerMode.choices, default=AnswerMode.TOKEN_F1
+    )
+    answer_f1_threshold = models.FloatField(
+        default=0.5, help_text="Span tasks, token_f1 mode: the least token F1 that is right."
     )
 
     weight_mode = models.CharField(
@@ -111,6 +124,8 @@ class SharedTask(models.Model):
             raise ValidationError({"labels": "Labels must be distinct."})
         if not 0 < self.pair_min_shared_token_ratio <= 1:
             raise ValidationError({"pair_min_shared_token_ratio": "Must be in (0, 1]."})
+        if not 0 < self.answer_f1_threshold <= 1:
+            raise ValidationError({"answer_f1_threshold": "Must be in (0, 1]."})
         if not 0 < self.pair_max_edit_ratio <= 1:
             raise ValidationError({"pair_max_edit_ratio": "Must be in (0, 1]."})
         tags = self.strategy_tags
@@ -120,6 +135,11 @@ class SharedTask(models.Model):
             or any(not isinstance(t, str) or not t for t in tags)
         ):
             raise ValidationError({"strategy_tags": "Give a non-empty list of tag names."})
+
+    @property
+    def is_span(self) -> bool:
+        """A span task (sentence + question -> answer span) rather than a label task."""
+        return self.task_type == self.TaskType.SPAN_EXTRACTION
 
     # Both read ``phases.all()`` (four rows at most) so that a list of tasks fetched with
     # ``prefetch_related("phases")`` costs no query per task.

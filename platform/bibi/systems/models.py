@@ -8,6 +8,7 @@ version says about one text (and, for starter originals, its λmax and token hin
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
 
 from django.conf import settings
@@ -20,6 +21,24 @@ from bibi.sharedtasks.models import Example, SharedTask, Team
 def text_digest(text: str) -> str:
     """The key a text is found by in the prediction matrix (texts can be long)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def item_digest(text: str, question: str = "") -> str:
+    """The cell key of one item: a text (label tasks) or a sentence and a question (span
+    tasks, where one sentence is asked many questions).
+
+    Without a question it is ``text_digest(text)``, so label cells keep their keys; with one
+    it is the digest of the JSON array ``[text, question]`` (no ambiguity whatever either
+    holds). Every side that writes or looks up a span cell calls this function.
+
+    >>> item_digest("UCD won.") == text_digest("UCD won.")
+    True
+    >>> item_digest("UCD won.", "Who won?") != item_digest("UCD won.", "Who won ?")
+    True
+    """
+    if not question:
+        return text_digest(text)
+    return text_digest(json.dumps([text, question], ensure_ascii=False, separators=(",", ":")))
 
 
 class System(models.Model):
@@ -130,6 +149,12 @@ class SystemVersion(models.Model):
 
     dev_accuracy = models.FloatField(null=True, blank=True)
     dev_macro_f1 = models.FloatField(null=True, blank=True)
+    dev_token_f1 = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Span tasks: mean token F1 on the blind dev set (dev_accuracy is the answer "
+        "accuracy under the task's answer mode).",
+    )
     dev_count = models.PositiveIntegerField(null=True, blank=True)
     truncated_count = models.PositiveIntegerField(default=0)
 

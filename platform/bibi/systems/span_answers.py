@@ -1,0 +1,83 @@
+"""Span answers as bibi stores them, scored by the task's answer rule (``scoring.answers``).
+
+A span answer is a dict ``{"start": s, "end": e, "text": t}`` (character offsets into its own
+sentence, end exclusive): gold answers on ``Example.answers`` and ``Pair.*_answers``, a
+system's answer on ``Prediction.answer_start/answer_end/answer_text``. A self-reported answer
+given as text only gets the offsets of its first occurrence in the sentence
+(``answer_offsets``); one that is not in the sentence keeps no offsets and so is wrong under
+the 2017 overlap rule, which compares offsets.
+
+``span_scores`` is the one call that turns stored answers into correctness and token F1, used
+for the blind dev set (dev accuracy and dev token F1 of a version) and for pair items (the
+scoring run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from bibi.sharedtasks.models import SharedTask
+from scoring.answers import answer_scores
+
+
+@dataclass(frozen=True)
+class SpanAnswer:
+    """One system's answer to one item; ``start``/``end`` are None when only text is known."""
+
+    text: str
+    start: int | None = None
+    end: int | None = None
+
+
+def answer_offsets(sentence: str, text: str) -> tuple[int, int] | None:
+    """Offsets of the first occurrence of ``text`` (stripped) in ``sentence``, if any.
+
+    >>> answer_offsets("UCD beat St Vincents.", " St Vincents ")
+    (9, 20)
+    """
+    wanted = text.strip()
+    if not wanted:
+        return None
+    start = sentence.find(wanted)
+    return None if start < 0 else (start, start + len(wanted))
+
+
+def span_scores(
+    *,
+    shared_task: SharedTask,
+    predictions: Iterable[tuple[Hashable, Hashable, SpanAnswer]],
+    gold: Mapping[Hashable, Sequence[Mapping[str, Any]]],
+) -> pd.DataFrame:
+    """``system, item, correct, token_f1`` for each (system, item, answer) of ``predictions``.
+
+    gold: item → its gold answers (dicts with ``start``, ``end``, ``text``). Correctness
+    follows the task's ``answer_mode`` and ``answer_f1_threshold``. An answer without offsets
+    is scored with an empty span (0, 0) where the mode compares offsets.
+
+    Raises scoring.errors.ScoringInputError when an item has no gold answer.
+    """
+    rows = [
+        (system, item, answer.text, answer.start or 0, answer.end or 0)
+        for system, item, answer in predictions
+    ]
+    predicted = pd.DataFrame(rows, columns=["system", "item", "text", "start", "end"])
+    golden = pd.DataFrame(
+        [
+            (item, answer["text"], answer["start"], answer["end"])
+            for item, answers in gold.items()
+            for answer in answers
+        ],
+        columns=["item", "text", "start", "end"],
+    )
+    if predicted.empty:
+        return pd.DataFrame(columns=["system", "item", "correct", "token_f1"])
+    return answer_scores(
+        predicted,
+        golden,
+        mode=shared_task.answer_mode,
+        threshold=shared_task.answer_f1_threshold,
+    )
