@@ -18,6 +18,7 @@ import scoring
 from bibi.sharedtasks import selectors as sharedtask_selectors
 from bibi.sharedtasks.models import SharedTask
 from bibi.systems.models import Prediction, System, SystemVersion
+from bibi.systems.span_answers import SpanAnswer, span_scores
 
 
 def can_view_system(*, user, system: System) -> bool:
@@ -118,6 +119,30 @@ def dev_scores(labels: list[str], gold: list[str], predicted: list[str]) -> tupl
     """A version's blind-dev accuracy and macro-F1: ``scoring.label_scores``, as stored."""
     scores = scoring.label_scores(labels, gold, predicted)
     return scores.accuracy, scores.macro_f1
+
+
+def span_dev_scores(
+    *, shared_task: SharedTask, cells: list[Prediction]
+) -> tuple[float | None, float | None, int]:
+    """A span version's blind-dev scores from its cells (``example`` loaded): answer accuracy
+    under the task's answer mode, mean token F1, and the number of cells scored (those whose
+    example has a gold answer); ``(None, None, 0)`` when there is none."""
+    scored = [cell for cell in cells if cell.example is not None and cell.example.answers]
+    if not scored:
+        return None, None, 0
+    scores = span_scores(
+        shared_task=shared_task,
+        predictions=[
+            (cell.system_version_id, cell.example_id, SpanAnswer(*_answer_of(cell)))
+            for cell in scored
+        ],
+        gold={cell.example_id: cell.example.answers for cell in scored if cell.example},
+    )
+    return float(scores["correct"].mean()), float(scores["token_f1"].mean()), len(scored)
+
+
+def _answer_of(cell: Prediction) -> tuple[str, int | None, int | None]:
+    return cell.answer_text, cell.answer_start, cell.answer_end
 
 
 def dataset_examples(shared_task: SharedTask, split: str) -> list:
