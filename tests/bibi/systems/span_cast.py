@@ -12,8 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from bibi.sharedtasks.models import Example, SharedTask
+from bibi.systems import services, validation
+from bibi.systems.models import SystemVersion
 
+from ...conftest import sent_where_no_worker_reads
 from ..conftest import Cast, build_cast
+from .conftest import archive_upload
 
 UCD = (
     "UCD finished the 2006 championship as Dublin champions , by beating St Vincents in the final ."
@@ -92,3 +96,16 @@ def tiny_qa_model(out: Path, *, seed: int = 3) -> Path:
     BertForQuestionAnswering(config).save_pretrained(out)
     tokenizer.save_pretrained(out)
     return out
+
+
+def upload_and_validate(cast: Cast, directory: Path, name: str = "qa") -> SystemVersion:
+    """A hosted system ``name`` of the cast's builder team with ``directory`` uploaded and
+    validated in this process."""
+    system = services.system_create(
+        team=cast.builder_team, actor=cast.builder, name=name, kind="hosted"
+    )
+    with sent_where_no_worker_reads():
+        version = services.system_version_upload(
+            system=system, actor=cast.builder, archive=archive_upload(directory)
+        )
+    return validation.system_version_validate(version_id=version.id)

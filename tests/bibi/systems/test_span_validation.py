@@ -5,38 +5,19 @@ from __future__ import annotations
 
 import pickle
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from bibi.systems import services, validation
-from bibi.systems.models import Prediction, SystemVersion, item_digest
+from bibi.systems.models import Prediction, item_digest
 from fim_engine.span_model import load_span_system
 from scoring.answers import answer_scores
 
-from ...conftest import sent_where_no_worker_reads
-from .conftest import TINY_MODELS, archive_upload
-from .span_cast import SPAN_BLIND_DEV, SPAN_STARTER, build_span_cast, tiny_qa_model
+from .conftest import TINY_MODELS
+from .span_cast import SPAN_BLIND_DEV, SPAN_STARTER, build_span_cast, upload_and_validate
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(scope="session")
-def qa_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_qa_model(tmp_path_factory.mktemp("tiny-qa"))
-
-
-def upload_and_validate(cast, directory: Path) -> SystemVersion:
-    system = services.system_create(
-        team=cast.builder_team, actor=cast.builder, name="qa", kind="hosted"
-    )
-    with sent_where_no_worker_reads():
-        version = services.system_version_upload(
-            system=system, actor=cast.builder, archive=archive_upload(directory)
-        )
-    return validation.system_version_validate(version_id=version.id)
 
 
 def test_a_qa_model_answers_the_blind_dev_set_and_is_scored_by_the_task_rule(qa_dir):
