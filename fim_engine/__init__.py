@@ -87,6 +87,12 @@ if TYPE_CHECKING:
         check_span_model_dir,
         load_span_system,
     )
+    from fim_engine.span_suggestions import (  # noqa: F401
+        SpanOutcome,
+        SpanSuggestion,
+        answers_after,
+        span_suggest,
+    )
     from fim_engine.span_training import SpanTrainingReport, train_span_system  # noqa: F401
     from fim_engine.spans import SpanFisherResult, span_fisher, span_lambda_max  # noqa: F401
     from fim_engine.suggestion_reports import (  # noqa: F401
@@ -169,6 +175,7 @@ _EXPORTS = {
         "read_tsv",
     ),
     "span_model": ("SpanPrediction", "SpanSystem", "check_span_model_dir", "load_span_system"),
+    "span_suggestions": ("SpanOutcome", "SpanSuggestion", "answers_after", "span_suggest"),
     "span_training": ("SpanTrainingReport", "train_span_system"),
     "spans": ("SpanFisherResult", "span_fisher", "span_lambda_max"),
     "system": ("PredictionBatch", "System", "TextDirections", "load_system"),

@@ -1,18 +1,21 @@
-"""``python -m fim_engine {predict,suggest,train,bench,bench-suggest,bench-gpu}``.
+"""``python -m fim_engine {predict,suggest,train,bench,bench-suggest,bench-gpu,bench-span}``.
 
     python -m fim_engine predict --model DIR --input FILE --output FILE.jsonl [--fisher] [--hints]
     python -m fim_engine suggest --model DIR [--model DIR ...] --input FILE --output FILE.jsonl [--top-k K]
     python -m fim_engine train --arch {bow,cnn,bilstm,minilm} --train FILE --dev FILE --out DIR
+    python -m fim_engine train --arch minilm-span --train FILE.qa --dev FILE.qa --out DIR
     python -m fim_engine bench [--model DIR] [--data FILE]
     python -m fim_engine bench-suggest [--data-dir DIR] [--models-dir DIR]
     python -m fim_engine bench-gpu [--size {auto,small,full}] [--budget-s S] [--json FILE]
+    python -m fim_engine bench-span --model DIR --data FILE.qa [--pairs N] [--json FILE]
 
 ``predict`` reads ``.jsonl`` (a ``text`` field per line), ``.tsv``/``.csv`` (a ``text`` column)
 or ``.txt`` (one text per line) and writes one JSON object per input text, in input order:
 ``text``, ``label``, ``probabilities`` (label → probability), ``truncated``, and with
 ``--fisher`` ``lambda_max`` (with ``--hints`` also ``hints`` and ``leverage``: [[word, score], ...]).
 ``suggest`` reads the same formats and writes one :meth:`fim_engine.SuggestionReport.to_dict`
-per input text.
+per input text. The span commands (``train --arch minilm-span``, ``bench-span``) are
+described in :mod:`fim_engine.span_cli`.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from fim_engine.precision import PRECISIONS
+from fim_engine.span_cli import add_bench_span, bench_span, train_span
 
 CHUNK = 512
 
@@ -43,6 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _add_bench,
         _add_bench_suggest,
         _add_bench_gpu,
+        add_bench_span,
     ):
         add(commands)
     args = parser.parse_args(argv)
@@ -53,6 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "bench": _bench,
         "bench-suggest": _bench_suggest,
         "bench-gpu": _bench_gpu,
+        "bench-span": bench_span,
     }[args.command]
     try:
         return handler(args)
@@ -113,9 +119,14 @@ def _add_train(commands: Any) -> None:
     train = commands.add_parser(
         "train", help="train a baseline system into an uploadable directory"
     )
-    train.add_argument("--arch", required=True, choices=["bow", "cnn", "bilstm", "minilm"])
     train.add_argument(
-        "--train", required=True, type=Path, help="SST-2 'LABEL sentence' file, or .jsonl/.tsv/.csv"
+        "--arch", required=True, choices=["bow", "cnn", "bilstm", "minilm", "minilm-span"]
+    )
+    train.add_argument(
+        "--train",
+        required=True,
+        type=Path,
+        help="SST-2 'LABEL sentence' file, or .jsonl/.tsv/.csv; minilm-span: QA-SRL .qa or .tsv",
     )
     train.add_argument("--dev", required=True, type=Path, help="same formats as --train")
     train.add_argument("--out", required=True, type=Path, help="directory to write")
@@ -377,6 +388,8 @@ def _train(args: argparse.Namespace) -> int:
     from fim_engine.datasets import read_labelled
     from fim_engine.training import train_system
 
+    if args.arch == "minilm-span":
+        return train_span(args)
     train, dev = read_labelled(args.train), read_labelled(args.dev)
     print(
         f"{args.arch}: {len(train)} training and {len(dev)} dev texts, labels {train.label_names}"

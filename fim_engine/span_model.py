@@ -258,7 +258,9 @@ class SpanSystem:
         out = []
         for row, flat in enumerate(best):
             s, e = divmod(int(flat), width)
-            if not np.isfinite(top[row]):  # an empty sentence: no span to give
+            # An empty sentence has no span to give (every score masked); a NaN score is the
+            # model's own fault and is passed on for the caller to refuse.
+            if np.isneginf(top[row]):
                 out.append(SpanPrediction(0, 0, "", float("-inf"), batch.truncated[row]))
                 continue
             a, b = int(batch.offsets[row, s, 0]), int(batch.offsets[row, e, 1])

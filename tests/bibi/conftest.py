@@ -135,6 +135,15 @@ def cast(db) -> Cast:
     return build_cast()
 
 
+@pytest.fixture(scope="session")
+def qa_dir(tmp_path_factory: pytest.TempPathFactory):
+    """A tiny random extractive QA model with MiniLM's tokenizer, built once per session
+    (``systems/span_cast.tiny_qa_model``)."""
+    from .systems.span_cast import tiny_qa_model
+
+    return tiny_qa_model(tmp_path_factory.mktemp("tiny-qa"))
+
+
 def query_count(client: APIClient, url: str, **params: object) -> int:
     """How many SQL queries one GET of ``url`` costs (asserting it answers 200).
 

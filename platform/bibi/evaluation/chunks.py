@@ -23,6 +23,7 @@ from bibi.evaluation.models import CellChunk, CellFailure, ScoringRun
 from bibi.queue import enqueue_on_commit
 from bibi.sharedtasks.models import SharedTask
 from bibi.systems.models import Prediction, SystemVersion
+from bibi.systems.selectors import span_dev_scores
 
 Status = ScoringRun.Status
 Source = Prediction.Source
@@ -166,7 +167,10 @@ def cell_chunk_finish(
 
 
 def version_dev_scores_update(*, version: SystemVersion) -> SystemVersion:
-    """Dev accuracy and macro-F1 again, from every blind-dev cell the version has."""
+    """Dev accuracy and macro-F1 again, from every blind-dev cell the version has (span
+    tasks: answer accuracy and mean token F1, ``version_span_dev_scores_update``)."""
+    if version.system.shared_task.is_span:
+        return version_span_dev_scores_update(version=version)
     rows = list(
         Prediction.objects.filter(
             system_version=version, source=Source.BLIND_DEV, example__isnull=False
@@ -179,4 +183,19 @@ def version_dev_scores_update(*, version: SystemVersion) -> SystemVersion:
         version.dev_accuracy, version.dev_macro_f1 = scores.accuracy, scores.macro_f1
     version.dev_count = len(rows)
     version.save(update_fields=["dev_accuracy", "dev_macro_f1", "dev_count"])
+    return version
+
+
+def version_span_dev_scores_update(*, version: SystemVersion) -> SystemVersion:
+    """A span version's dev answer accuracy (under the task's answer mode) and mean token F1
+    again, from every blind-dev cell whose example has a gold answer."""
+    cells = list(
+        Prediction.objects.filter(
+            system_version=version, source=Source.BLIND_DEV, example__isnull=False
+        ).select_related("example")
+    )
+    version.dev_accuracy, version.dev_token_f1, version.dev_count = span_dev_scores(
+        shared_task=version.system.shared_task, cells=cells
+    )
+    version.save(update_fields=["dev_accuracy", "dev_token_f1", "dev_count"])
     return version

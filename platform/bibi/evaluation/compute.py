@@ -12,14 +12,20 @@ A text the model fails on (it raises, or returns NaN or infinity: ``runner.model
 refuses those) becomes a ``CellFailure``
 with the reason; a failing batch is split in halves until the failing texts are found, so
 the rest of the chunk is still written.
+
+In a span task a chunk's items are (sentence, question) items: example ids for the starter
+and blind dev sets, ``[sentence, question]`` lists for pair items. The version's extractive QA
+model gives each its answer span, and starter and pair items their span λmax, word hints and
+leverage (``bibi.systems.span_outputs``); the cells are keyed by ``item_digest(sentence,
+question)``.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
@@ -32,8 +38,9 @@ from bibi.evaluation.models import CellChunk, ScoringRun
 from bibi.evaluation.services import scoring_run_advance, scoring_run_score
 from bibi.sharedtasks.models import Example
 from bibi.systems.errors import ValidationFailed
-from bibi.systems.models import Prediction, SystemVersion, text_digest
-from bibi.systems.runner import input_digests, model_call, version_system
+from bibi.systems.models import Prediction, SystemVersion, item_digest
+from bibi.systems.runner import input_digests, model_call, version_span_system, version_system
+from bibi.systems.span_outputs import SpanOutput, span_outputs
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +52,10 @@ CELL_FIELDS = [
     "text",
     "label",
     "probabilities",
+    "question",
+    "answer_start",
+    "answer_end",
+    "answer_text",
     "lambda_max",
     "hints",
     "leverage",
@@ -66,49 +77,71 @@ class Output:
     input_sha256: str
 
 
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+
+def _by_halves(
+    run: Callable[[list[Item]], Sequence[Result]], items: list[Item]
+) -> list[Result | str]:
+    """``run(items)``, or per item the reason the model failed on it: one bad item must not
+    sink its neighbours, so a failing batch is split in halves until the failing items are
+    found."""
+    try:
+        return list(run(items))
+    except ValidationFailed as failure:
+        if len(items) == 1:
+            return [failure.detail]
+        middle = len(items) // 2
+        return _by_halves(run, items[:middle]) + _by_halves(run, items[middle:])
+
+
 def _run(system: fim_engine.System, texts: list[str], *, fisher: bool) -> list[Output | str]:
     """The model's output for each text, or the reason it failed on that text."""
-    try:
-        digests = model_call(input_digests, system, texts)
-        if fisher:
-            results = model_call(system.fisher, texts, hints=True)
-            outputs: list[Output | str] = [
-                Output(
-                    r.label,
-                    [float(p) for p in r.probabilities],
-                    r.lambda_max,
-                    [[word, score] for word, score in r.hints],
-                    [[word, score] for word, score in r.leverage],
-                    r.truncated,
-                    digest,
-                )
-                for r, digest in zip(results, digests, strict=True)
-            ]
-        else:
-            batch = model_call(system.predict, texts)
-            outputs = [
-                Output(label, [float(p) for p in row], None, None, None, truncated, digest)
-                for label, row, truncated, digest in zip(
-                    batch.labels, batch.probabilities, batch.truncated, digests, strict=True
-                )
-            ]
-    except ValidationFailed as failure:
-        if len(texts) == 1:
-            return [failure.detail]
-        # One bad text must not sink its neighbours: find it by halves.
-        middle = len(texts) // 2
-        return _run(system, texts[:middle], fisher=fisher) + _run(
-            system, texts[middle:], fisher=fisher
+    return _by_halves(lambda part: _outputs_of(system, part, fisher=fisher), texts)
+
+
+def _outputs_of(system: fim_engine.System, texts: list[str], *, fisher: bool) -> list[Output]:
+    """The model's output for each text; raises ``ValidationFailed`` when it fails."""
+    digests = model_call(input_digests, system, texts)
+    if fisher:
+        results = model_call(system.fisher, texts, hints=True)
+        return [
+            Output(
+                r.label,
+                [float(p) for p in r.probabilities],
+                r.lambda_max,
+                [[word, score] for word, score in r.hints],
+                [[word, score] for word, score in r.leverage],
+                r.truncated,
+                digest,
+            )
+            for r, digest in zip(results, digests, strict=True)
+        ]
+    batch = model_call(system.predict, texts)
+    return [
+        Output(label, [float(p) for p in row], None, None, None, truncated, digest)
+        for label, row, truncated, digest in zip(
+            batch.labels, batch.probabilities, batch.truncated, digests, strict=True
         )
-    return outputs
+    ]
 
 
-def _entries(chunk: CellChunk) -> list[tuple[Example | None, str]]:
-    """(example, text) for each item of the chunk: pair texts, or starter/blind-dev examples."""
+def _entries(chunk: CellChunk) -> list[tuple[Example | None, str, str]]:
+    """(example, text, question) for each item of the chunk: pair texts (a span task's pair
+    items are ``[sentence, question]``), or starter/blind-dev examples; the question is ''
+    in a label task."""
     if chunk.source == Source.PAIRS:
-        return [(None, text) for text in chunk.items]
+        return [
+            (None, item, "") if isinstance(item, str) else (None, item[0], item[1])
+            for item in chunk.items
+        ]
     examples = Example.objects.in_bulk(chunk.items)
-    return [(examples[item], examples[item].text) for item in chunk.items if item in examples]
+    return [
+        (examples[item], examples[item].text, examples[item].question)
+        for item in chunk.items
+        if item in examples
+    ]
 
 
 def _already_there(version: SystemVersion, source: str, digests: list[str]) -> set[str]:
@@ -139,8 +172,11 @@ def cell_chunk_compute(*, chunk_id: int) -> int:
     CellChunk.objects.filter(id=chunk.id).update(started_at=timezone.now())
     version = chunk.system_version
     todo = _todo(chunk)
-    outputs, model_labels = _outputs(chunk, [text for _, text, _ in todo])
-    rows, failures = _cells(chunk, todo, outputs, model_labels)
+    if chunk.shared_task.is_span:
+        rows, failures = _span_cells(chunk, todo)
+    else:
+        outputs, model_labels = _outputs(chunk, [text for _, text, _, _ in todo])
+        rows, failures = _cells(chunk, todo, outputs, model_labels)
     with transaction.atomic():
         chunk = (
             CellChunk.objects.select_for_update().select_related("system_version").get(id=chunk.id)
@@ -165,19 +201,35 @@ def cell_chunk_compute(*, chunk_id: int) -> int:
     return len(rows)
 
 
-Todo = list[tuple[Example | None, str, str]]
+# (example, text, question, cell key) of each item of a chunk.
+Todo = list[tuple[Example | None, str, str, str]]
 
 
 def _todo(chunk: CellChunk) -> Todo:
-    """(example, text, digest) of each of the chunk's texts that has no cell yet."""
+    """(example, text, question, digest) of each of the chunk's items that has no cell yet."""
     entries = _entries(chunk)
-    digests = [text_digest(text) for _, text in entries]
+    digests = [item_digest(text, question) for _, text, question in entries]
     present = _already_there(chunk.system_version, chunk.source, digests)
     return [
-        (example, text, digest)
-        for (example, text), digest in zip(entries, digests, strict=True)
+        (example, text, question, digest)
+        for (example, text, question), digest in zip(entries, digests, strict=True)
         if digest not in present
     ]
+
+
+def _unless_unrunnable(count: int, compute: Callable[[], list[Result | str]]) -> list[Result | str]:
+    """``compute()``, or for all ``count`` items the reason when the model cannot be loaded
+    or runs out of time."""
+    try:
+        return compute()
+    except ValidationFailed as failure:
+        reason = f"The model could not be loaded: {failure.detail}"
+    except fim_engine.ModelFormatError as error:
+        reason = f"The model could not be loaded: {error}"
+    except SoftTimeLimitExceeded:
+        limit = settings.EVALUATION_CHUNK_SOFT_TIME_LIMIT
+        reason = f"The model took longer than {limit} seconds on a batch of {count} texts."
+    return [reason] * count
 
 
 def _outputs(chunk: CellChunk, texts: list[str]) -> tuple[list[Output | str], list[str]]:
@@ -185,17 +237,50 @@ def _outputs(chunk: CellChunk, texts: list[str]) -> tuple[list[Output | str], li
     model cannot be loaded or runs out of time), and the model's label names."""
     if not texts:
         return [], []
-    try:
+    labels: list[str] = []
+
+    def compute() -> list[Output | str]:
         system = version_system(chunk.system_version)
-        return _run(system, texts, fisher=chunk.source != Source.BLIND_DEV), system.labels
-    except ValidationFailed as failure:
-        reason = f"The model could not be loaded: {failure.detail}"
-    except fim_engine.ModelFormatError as error:
-        reason = f"The model could not be loaded: {error}"
-    except SoftTimeLimitExceeded:
-        limit = settings.EVALUATION_CHUNK_SOFT_TIME_LIMIT
-        reason = f"The model took longer than {limit} seconds on a batch of {len(texts)} texts."
-    return [reason] * len(texts), []
+        labels.extend(system.labels)
+        return _run(system, texts, fisher=chunk.source != Source.BLIND_DEV)
+
+    return _unless_unrunnable(len(texts), compute), labels
+
+
+def _span_cells(chunk: CellChunk, todo: Todo) -> tuple[list[Prediction], list[FailedCell]]:
+    """A span task's cells: the answer span of each (sentence, question) item, with span λmax,
+    hints and leverage for starter and pair items; and the items the model failed on."""
+    items = [(text, question) for _, text, question, _ in todo]
+    fisher = chunk.source != Source.BLIND_DEV
+
+    def compute() -> list[SpanOutput | str]:
+        if not items:
+            return []
+        system = version_span_system(chunk.system_version)
+        return _by_halves(
+            lambda part: span_outputs(
+                system, [t for t, _ in part], [q for _, q in part], fisher=fisher
+            ),
+            items,
+        )
+
+    outputs = _unless_unrunnable(len(items), compute)
+    rows: list[Prediction] = []
+    failures: list[FailedCell] = []
+    for (example, text, question, digest), output in zip(todo, outputs, strict=True):
+        if isinstance(output, str):
+            failures.append(FailedCell(text=text, text_sha256=digest, reason=output))
+            continue
+        rows.append(
+            output.prediction(
+                version=chunk.system_version,
+                source=chunk.source,
+                sentence=text,
+                question=question,
+                example=example,
+            )
+        )
+    return rows, failures
 
 
 def _cells(
@@ -207,7 +292,7 @@ def _cells(
     names = [mapping[name] for name in model_labels]
     rows: list[Prediction] = []
     failures: list[FailedCell] = []
-    for (example, text, digest), output in zip(todo, outputs, strict=True):
+    for (example, text, _, digest), output in zip(todo, outputs, strict=True):
         if isinstance(output, str):
             failures.append(FailedCell(text=text, text_sha256=digest, reason=output))
             continue

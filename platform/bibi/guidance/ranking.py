@@ -99,8 +99,8 @@ class SystemView:
     system_name: str  # its name to the organizers and its team, else "system <id>"
     team_name: str  # the team's display name (an anonymous team's alias unless the viewer may)
     version_id: int
-    label: str
-    confidence: float  # the largest probability
+    label: str  # span tasks: the system's answer text
+    confidence: float  # the largest probability (NaN in span tasks: no probabilities)
     lambda_max: float
     percentile: float  # λmax percentile rank in [0, 1] within the starter set
 
@@ -348,16 +348,18 @@ def _starter_cells(systems: list[System], *, leverage: bool = True) -> dict[int,
         "system_version_id",
         "example_id",
         "label",
+        "answer_text",
         "probabilities",
         "lambda_max",
         "leverage" if leverage else "lambda_max",
     )
-    for version_id, example_id, label, probabilities, lambda_max, words in rows.iterator(
+    for version_id, example_id, label, answer, probabilities, lambda_max, words in rows.iterator(
         chunk_size=2000
     ):
         confidence = max(probabilities.values()) if probabilities else math.nan
+        # A span cell has no label: its answer is what systems agree or disagree on.
         cells[by_version[version_id]][example_id] = _Cell(
-            label, float(confidence), float(lambda_max), words if leverage else None
+            label or answer, float(confidence), float(lambda_max), words if leverage else None
         )
     return cells
 

@@ -3,14 +3,15 @@
 Worker-only (it imports ``fim_engine`` and so torch): imported by ``validation`` and by the
 evaluation app's worker code, never by a module the web process loads.
 
-- ``model_load`` checks and loads a model directory; everything wrong with its content is an
+- ``model_load`` (``span_model_load`` for the ``*ForQuestionAnswering`` directories of span
+  tasks) checks and loads a model directory; everything wrong with its content is an
   ``invalid_model`` (or ``label_mismatch``) with fim_engine's message, which names the file
   or field.
 - ``model_call`` runs anything that executes the builder's model, turns the model's own
   failures into a ``ValidationFailed`` with a reason the builder can act on, and refuses
   NaN or infinite outputs (they would reach the database otherwise).
-- ``version_system`` is how every gpu task gets a builder's model: validation from the
-  archive it unpacked, every other task (cells, guidance, the baseline breaker) a ready
+- ``version_system`` (``version_span_system`` in span tasks) is how every gpu task gets a
+  builder's model: validation from the archive it unpacked, every other task (cells, guidance, the baseline breaker) a ready
   version's model from the model store, of which it keeps the ``SYSTEM_MODEL_CACHE_SIZE``
   most recently used loaded in this worker process, so a worker running many chunks of one
   system loads it once.
@@ -29,7 +30,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from celery.exceptions import SoftTimeLimitExceeded
@@ -58,9 +59,23 @@ def model_load(path: Path, **options: Any) -> tuple[fim_engine.ModelFormat, fim_
     ``invalid_model`` for anything else wrong with the directory's content, ``out_of_memory``
     when loading it does not fit.
     """
-    try:
+    with _loading_refusals():
         model_format = fim_engine.check_model_dir(path)
         return model_format, fim_engine.load_system(path, **options)
+
+
+def span_model_load(path: Path, **options: Any) -> fim_engine.SpanSystem:
+    """Check and load the extractive QA directory ``path`` (``options`` go to
+    ``load_span_system``); refusals as for ``model_load``."""
+    with _loading_refusals():
+        return fim_engine.load_span_system(path, **options)
+
+
+@contextmanager
+def _loading_refusals() -> Iterator[None]:
+    """What goes wrong while a model directory is checked and loaded, as a reason."""
+    try:
+        yield
     except (SoftTimeLimitExceeded, ImportError):
         # An import failing is the worker's environment (a library missing or not mappable),
         # never the builder's files: the platform's failure, retried and never counted.
@@ -105,7 +120,9 @@ def model_call(call: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 def require_finite_outputs(result: Any) -> None:
-    """Refuse NaN or infinite numbers in a ``PredictionBatch`` or a list of ``FisherResult``."""
+    """Refuse NaN or infinite numbers in a ``PredictionBatch``, a list of ``FisherResult`` or
+    ``SpanFisherResult``, or a list of ``SpanPrediction`` (whose score is -inf only for an
+    empty sentence, which has no span to give)."""
     if isinstance(result, fim_engine.PredictionBatch):
         rows = [np.asarray(result.probabilities, dtype=np.float64)]
     elif isinstance(result, list) and all(isinstance(r, fim_engine.FisherResult) for r in result):
@@ -116,6 +133,18 @@ def require_finite_outputs(result: Any) -> None:
             )
             for r in result
         ]
+    elif isinstance(result, list) and all(
+        isinstance(r, fim_engine.SpanFisherResult) for r in result
+    ):
+        rows = [
+            np.asarray(
+                [r.lambda_max, *(score for _, score in (*r.hints, *r.leverage))], dtype=np.float64
+            )
+            for r in result
+        ]
+    elif isinstance(result, list) and all(isinstance(r, fim_engine.SpanPrediction) for r in result):
+        scores = np.asarray([r.score for r in result], dtype=np.float64)
+        rows = [np.where(np.isneginf(scores), 0.0, scores)]
     else:
         return
     bad = sum(1 for row in rows if row.size and not np.isfinite(row).all())
@@ -127,8 +156,10 @@ def require_finite_outputs(result: Any) -> None:
         )
 
 
-# version uuid -> loaded system, most recently used last.
-_LOADED: OrderedDict[str, fim_engine.System] = OrderedDict()
+# version uuid -> loaded system (a System, or a SpanSystem in span tasks), most recently used last.
+_LOADED: OrderedDict[str, Any] = OrderedDict()
+
+Loaded = TypeVar("Loaded")
 
 
 def version_system(version: SystemVersion, *, unpacked: Path | None = None) -> fim_engine.System:
@@ -143,20 +174,40 @@ def version_system(version: SystemVersion, *, unpacked: Path | None = None) -> f
 
     Raises ``ValidationFailed`` when the model cannot be loaded (see ``model_load``).
     """
-    options = {
-        "batch_size": settings.SYSTEM_BATCH_SIZE,
-        "max_length": settings.SYSTEM_MAX_SEQUENCE_LENGTH,
-    }
+    options = _load_options()
     if unpacked is not None:
         labels = version.system.shared_task.labels
         _, system = model_load(unpacked, expected_num_labels=len(labels), **options)
         return system
+    return _cached(version, lambda path: model_load(path, **options)[1])
+
+
+def version_span_system(
+    version: SystemVersion, *, unpacked: Path | None = None
+) -> fim_engine.SpanSystem:
+    """``version_system`` for span tasks: the version's extractive QA model, from ``unpacked``
+    (validation, never cached) or from the model store (cached with the others)."""
+    options = _load_options()
+    if unpacked is not None:
+        return span_model_load(unpacked, **options)
+    return _cached(version, lambda path: span_model_load(path, **options))
+
+
+def _load_options() -> dict[str, int]:
+    return {
+        "batch_size": settings.SYSTEM_BATCH_SIZE,
+        "max_length": settings.SYSTEM_MAX_SEQUENCE_LENGTH,
+    }
+
+
+def _cached(version: SystemVersion, load: Callable[[Path], Loaded]) -> Loaded:
+    """The ready ``version``'s model from this process's cache, else ``load``-ed from the store."""
     key = str(version.uuid)
     system = _LOADED.get(key)
     if system is not None:
         _LOADED.move_to_end(key)
         return system
-    _, system = model_load(Path(settings.MODEL_STORE) / version.model_dir, **options)
+    system = load(Path(settings.MODEL_STORE) / version.model_dir)
     _LOADED[key] = system
     while len(_LOADED) > max(settings.SYSTEM_MODEL_CACHE_SIZE, 1):
         _LOADED.popitem(last=False)
@@ -243,7 +294,20 @@ def input_digests(system: fim_engine.System, texts: Sequence[str]) -> list[str]:
     """
     if not texts:
         return []
-    batch = system.encode(texts)
+    return _batch_digests(system.encode(texts))
+
+
+def span_input_digests(
+    system: fim_engine.SpanSystem, questions: Sequence[str], sentences: Sequence[str]
+) -> list[str]:
+    """``input_digests`` of (question, sentence) pairs: what each pair looked like to a span
+    model after the sentence was cut to fit."""
+    if not sentences:
+        return []
+    return _batch_digests(system.encode(questions, sentences))
+
+
+def _batch_digests(batch: Any) -> list[str]:
     lengths = batch.attention_mask.sum(dim=1).tolist()
     return [
         hashlib.sha256(",".join(map(str, ids[: int(length)])).encode()).hexdigest()

@@ -3,7 +3,10 @@
 Only the worker imports this module (through ``bibi.systems.tasks``), so the web process
 never loads torch. ``system_version_validate`` unpacks the archive, checks and loads the
 model, runs it on the blind dev set (accuracy, macro-F1) and computes λmax and word hints on
-every starter original; the outcome is recorded by ``outcomes.version_finish`` alone.
+every starter original; the outcome is recorded by ``outcomes.version_finish`` alone. A span
+task's version (an extractive QA model) is run by ``span_outputs.span_version_rows``: answer
+accuracy under the task's answer mode and mean token F1 on the blind dev set, span λmax on
+every starter item.
 
 An attempt first claims the version (``running``, with this process as its ``worker``) and
 writes a heartbeat while it runs. A message for a version that another live attempt holds, or
@@ -41,6 +44,7 @@ from bibi.systems.runner import (
     version_system,
 )
 from bibi.systems.selectors import dataset_examples, dev_scores
+from bibi.systems.span_outputs import span_version_rows
 
 logger = logging.getLogger(__name__)
 
@@ -117,6 +121,8 @@ class _Outcome:
     scores: tuple[float | None, float | None, int]
     partial: Path
     root: Path
+    # Span tasks: the mean token F1 on the blind dev set (``scores`` has no macro-F1 then).
+    token_f1: float | None = None
 
 
 def _unpack(version: SystemVersion) -> tuple[Path, Path]:
@@ -168,6 +174,17 @@ def _starter_rows(
 def _run_validation(version: SystemVersion) -> _Outcome:
     shared_task = version.system.shared_task
     partial, root = _unpack(version)
+    if shared_task.is_span:
+        rows, (accuracy, token_f1, count) = span_version_rows(version, root)
+        return _Outcome(
+            rows=rows,
+            model_format="transformers",
+            mapping={},
+            scores=(accuracy, None, count),
+            partial=partial,
+            root=root,
+            token_f1=token_f1,
+        )
     loaded = version_system(version, unpacked=root)
     mapping = _label_mapping(loaded.labels, list(shared_task.labels), version.label_mapping)
 
@@ -216,6 +233,7 @@ def _record(version: SystemVersion, outcome: _Outcome) -> None:
         version.model_format = outcome.model_format
         version.label_mapping = outcome.mapping
         version.dev_accuracy, version.dev_macro_f1, version.dev_count = outcome.scores
+        version.dev_token_f1 = outcome.token_f1
         version.truncated_count = sum(row.truncated for row in outcome.rows)
         version.save()
     outcome.partial.rename(final)

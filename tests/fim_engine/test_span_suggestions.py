@@ -1,0 +1,115 @@
+"""Span suggestions: edits outside the answer keep it (moved to its new offsets) and are
+verified by every system's forward pass; edits meant to move it stay unverified."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+
+import pandas as pd
+import pytest
+import torch
+
+from fim_engine.perturbations import Edit, keyboard_typos, negation_edits
+from fim_engine.span_model import SpanSystem, load_span_system
+from fim_engine.span_suggestions import answers_after, span_suggest, word_spans
+from scoring.answers import answer_scores
+
+SENTENCE = "the film is fun and witty , and the cast was charming ."
+QUESTION = "what is fun ?"
+ANSWER = {"start": 0, "end": 8, "text": "the film"}
+
+
+@pytest.fixture(scope="module")
+def systems(tmp_path_factory: pytest.TempPathFactory, builders: ModuleType) -> dict:
+    from transformers import BertForQuestionAnswering
+
+    loaded: dict[str, SpanSystem] = {}
+    for seed in (5, 6):
+        torch.manual_seed(seed)
+        out: Path = tmp_path_factory.mktemp(f"tiny-qa-{seed}")
+        BertForQuestionAnswering(builders.tiny_bert_config(2)).save_pretrained(out)
+        builders.tiny_tokenizer().save_pretrained(out)
+        loaded[f"qa{seed}"] = load_span_system(out, device="cpu", max_answer_tokens=4)
+    return loaded
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (Edit(9, 11, "is", "was"), [(0, 8)]),  # after the answer: it stays
+        (Edit(0, 3, "the", "a"), None),  # inside it: it moves
+        (Edit(8, 8, "", " itself"), [(0, 8)]),  # inserted at its end: outside
+        (Edit(4, 4, "", "new "), None),  # inserted strictly inside
+    ],
+)
+def test_answers_after_an_edit(edit, expected):
+    moved = answers_after(edit, [ANSWER])
+    assert (None if moved is None else [(a["start"], a["end"]) for a in moved]) == expected
+
+
+def test_an_answer_after_the_edit_moves_by_its_change_of_length():
+    answer = {"start": 36, "end": 40, "text": "cast"}
+    edit = Edit(12, 15, "fun", "enjoyable")
+    (moved,) = answers_after(edit, [answer])
+    assert edit.apply(SENTENCE)[moved["start"] : moved["end"]] == "cast"
+
+
+def test_word_spans_follow_the_sentence():
+    assert word_spans("a b a", ["a", "b", "a"]) == [(0, 1), (2, 3), (4, 5)]
+
+
+def test_suggestions_keep_the_answer_outside_it_and_are_verified_by_a_forward_pass(systems):
+    candidates = keyboard_typos(SENTENCE) + negation_edits(SENTENCE)
+    suggestions = span_suggest(systems, QUESTION, SENTENCE, [ANSWER], candidates, top_k=4)
+    keeping = [s for s in suggestions if s.keeps_answer]
+    moving = [s for s in suggestions if not s.keeps_answer]
+    assert len(keeping) == 4 and len(moving) == 4
+    assert suggestions == keeping + moving
+    for group in (keeping, moving):
+        assert [s.leverage for s in group] == sorted((s.leverage for s in group), reverse=True)
+
+    for suggestion in keeping:
+        (answer,) = suggestion.answers
+        assert suggestion.text[answer["start"] : answer["end"]] == "the film"
+        assert suggestion.edit.start >= ANSWER["end"] or suggestion.edit.end <= ANSWER["start"]
+        for outcome in suggestion.outcomes:
+            system = systems[outcome.system]
+            variant = system.predict([QUESTION], [suggestion.text])[0]
+            assert (outcome.variant.start, outcome.variant.end) == (variant.start, variant.end)
+            expected = answer_scores(
+                pd.DataFrame({"system": ["s"], "item": [0], "text": [variant.text]}),
+                pd.DataFrame({"item": [0], "text": ["the film"]}),
+            )["correct"].iloc[0]
+            assert outcome.right_after == bool(expected)
+        assert set(suggestion.breaks) == {
+            o.system for o in suggestion.outcomes if o.right_before and not o.right_after
+        }
+
+    for suggestion in moving:
+        # Unverified: the variant's answer is for a person to give.
+        assert suggestion.answers == () and suggestion.breaks == ()
+        assert all(outcome.right_after is None for outcome in suggestion.outcomes)
+        touches = answers_after(suggestion.edit, [ANSWER]) is None
+        assert touches or suggestion.source == "negation"
+
+
+def test_the_guide_leverage_ranks_the_edits(systems):
+    guide = systems["qa5"]
+    fisher = guide.fisher([QUESTION], [SENTENCE])[0]
+    spans = word_spans(SENTENCE, [w for w, _ in fisher.leverage])
+    suggestions = span_suggest(systems, QUESTION, SENTENCE, [ANSWER], keyboard_typos(SENTENCE))
+    top = suggestions[0]
+    edited = [
+        kl
+        for (a, b), (_, kl) in zip(spans, fisher.leverage, strict=True)
+        if a < top.edit.end and top.edit.start < b
+    ]
+    assert top.leverage == pytest.approx(sum(edited))
+    # keyboard_typos edits the words of three letters or more.
+    outside = [
+        kl
+        for (a, _), (word, kl) in zip(spans, fisher.leverage, strict=True)
+        if a >= ANSWER["end"] and len(word) >= 3
+    ]
+    assert top.leverage == pytest.approx(max(outside))
