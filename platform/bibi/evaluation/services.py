@@ -33,7 +33,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Max, Q, Sum
+from django.db.models import Count, Max, Q, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -225,6 +225,7 @@ def scoring_run_score(*, run_id: int, send: bool = True) -> ScoringRun:
                 "break_rate_mode": shared_task.break_rate_mode,
                 "labels": list(shared_task.labels),
                 "max_sequence_length": settings.SYSTEM_MAX_SEQUENCE_LENGTH,
+                "precisions": cell_precisions(matrix),
             },
             pair_set_ids=sorted({pair["pair_set_id"] for pair in matrix.pairs}),
             systems=_systems_scored(matrix, tables),
@@ -240,6 +241,22 @@ def scoring_run_score(*, run_id: int, send: bool = True) -> ScoringRun:
         run.finished_at = timezone.now()
         run.save(update_fields=["status", "finished_at"])
     return run
+
+
+def cell_precisions(matrix: PairMatrix) -> dict[str, int]:
+    """How many of the hosted cells a run scores were computed in each numeric precision
+    (``SYSTEM_PRECISION`` of the worker that computed them): {"fp32": 120, "bf16": 4}."""
+    counts = (
+        Prediction.objects.filter(
+            system_version_id__in=[version.version_id for version in matrix.hosted],
+            source__in=[Prediction.Source.PAIRS, Prediction.Source.STARTER],
+            text_sha256__in=list(matrix.texts),
+        )
+        .exclude(precision="")
+        .values("precision")
+        .annotate(cells=Count("id"))
+    )
+    return {row["precision"]: row["cells"] for row in counts.order_by("precision")}
 
 
 def _run_wait_again(run: ScoringRun, *, send: bool) -> ScoringRun:
