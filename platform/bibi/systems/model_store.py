@@ -119,6 +119,7 @@ def archive_fetch(version: SystemVersion, destination: Path) -> str:
             tried.append(f"{name}: {exc}")
             continue
         if digest.hexdigest() == version.archive_sha256:
+            logger.info("archive of version %s fetched from the %s", version.uuid, name)
             return name
         tried.append(f"{name}: the bytes have digest {digest.hexdigest()}")
     destination.unlink(missing_ok=True)
@@ -146,7 +147,7 @@ def _fetch_and_unpack(version: SystemVersion, store: Path) -> None:
     scratch = store / f".fetch-{version.uuid}-{uuid.uuid4().hex[:8]}"
     archive = scratch.with_suffix(".archive")
     try:
-        source = archive_fetch(version, archive)
+        archive_fetch(version, archive)
         try:
             unpack_archive(archive, scratch, limits=archive_limits())
         except ArchiveRejected as exc:
@@ -154,7 +155,6 @@ def _fetch_and_unpack(version: SystemVersion, store: Path) -> None:
             # holds another file under this digest. Either way the operators must look.
             raise ArchiveUnavailable(f"The stored archive is refused now: {exc}") from None
         scratch.rename(store / str(version.uuid))
-        logger.info("model of version %s fetched from the %s", version.uuid, source)
     finally:
         archive.unlink(missing_ok=True)
         shutil.rmtree(scratch, ignore_errors=True)
