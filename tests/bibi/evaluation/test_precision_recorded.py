@@ -45,3 +45,27 @@ def test_the_results_page_shows_the_precisions(db, settings):
     assert page.status_code == 200
     fp32 = run.snapshot.settings_used["precisions"]["fp32"]
     assert f"fp32 ({fp32} cells)" in page.content.decode()
+
+
+def test_a_chunk_whose_archive_cannot_be_fetched_is_retried_not_failed(db, settings, tmp_path):
+    """A worker that cannot get a model's archive (the platform away) blames no model: the
+    task raises a transient error (Celery retries it) and the chunk stays owed."""
+    from bibi.evaluation import compute, services, tasks
+    from bibi.evaluation.models import CellChunk, CellFailure
+    from bibi.systems.model_store import ArchiveUnavailable
+
+    task = build_scored_task()
+    settings.MODEL_STORE = tmp_path / "models"  # a worker elsewhere, with no model yet
+    settings.UPLOAD_ROOT = tmp_path / "uploads"
+    settings.WORKER_PLATFORM_URL = "http://127.0.0.1:9"  # nothing listens there
+    run = services.scoring_run_request(
+        shared_task=task.shared_task, trigger="organizer", send=False
+    )
+    run = services.scoring_run_advance(run_id=run.id, send=False)
+    chunk = CellChunk.objects.filter(run=run).first()
+
+    with pytest.raises(ArchiveUnavailable, match="platform: <urlopen error"):
+        compute.cell_chunk_compute(chunk_id=chunk.id)
+    assert ArchiveUnavailable in tasks.cells_compute_task.autoretry_for
+    chunk.refresh_from_db()
+    assert chunk.done_at is None and not CellFailure.objects.exists()
