@@ -88,7 +88,9 @@ def test_two_gpu_workers_without_a_shared_path_finish_a_run_one_of_them_killed(
             for word in WORDS
         ],
     )  # fmt: skip
-    # Every archive the workers hold came over the platform's endpoint, checked by digest.
+    # The gpu workers validated both hosted versions, from archives that came over the
+    # platform's endpoint, checked by digest.
+    assert sum(worker.received("gpu.system_validate") for worker in gpus) >= 2
     assert sum(worker.log().count(FETCHED) for worker in gpus) >= 2
     upload_self_reported_pairs(task)  # asks for the run
 
