@@ -87,6 +87,17 @@ def _from_bucket(version: SystemVersion) -> IO[bytes] | None:
     return bucket.open(key, "rb") if bucket.exists(key) else None  # type: ignore[return-value]
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """Redirects are refused (they surface as the HTTP error they are): following one would
+    send the worker credential wherever the redirect points."""
+
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects)
+
+
 def _from_platform(version: SystemVersion) -> IO[bytes] | None:
     base = settings.WORKER_PLATFORM_URL.rstrip("/")
     if not base:
@@ -95,7 +106,7 @@ def _from_platform(version: SystemVersion) -> IO[bytes] | None:
         f"{base}/api/v1/worker/archives/{version.archive_sha256}/",
         headers={"Authorization": f"Worker {settings.WORKER_TOKEN}"},
     )
-    return urllib.request.urlopen(request, timeout=settings.WORKER_FETCH_TIMEOUT)  # type: ignore[no-any-return]
+    return _OPENER.open(request, timeout=settings.WORKER_FETCH_TIMEOUT)  # type: ignore[no-any-return]
 
 
 SOURCES = (("upload", _from_upload), ("bucket", _from_bucket), ("platform", _from_platform))
@@ -115,6 +126,8 @@ def archive_fetch(version: SystemVersion, destination: Path) -> str:
                 while chunk := handle.read(COPY_CHUNK):
                     digest.update(chunk)
                     sink.write(chunk)
+                    if sink.tell() > settings.SYSTEM_UPLOAD_MAX_BYTES:
+                        raise OSError("it sends more bytes than any upload may have")
         except (OSError, urllib.error.URLError) as exc:
             tried.append(f"{name}: {exc}")
             continue

@@ -182,3 +182,41 @@ def test_a_worker_on_another_machine_fetches_from_the_platform(
     loaded = runner.version_system(version)
     assert loaded.labels == ["negative", "positive"]
     assert (store / version.model_dir / "config.json").is_file()
+
+
+def test_a_redirect_is_refused_so_the_credential_goes_nowhere_else(ready, settings, tmp_path):
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    seen: list[str | None] = []
+
+    class Redirecting(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (the name http.server calls)
+            seen.append(self.headers.get("Authorization"))
+            self.send_response(302)
+            self.send_header("Location", f"http://127.0.0.1:{self.server.server_port}/elsewhere")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Redirecting)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        elsewhere(settings, tmp_path)
+        settings.WORKER_TOKEN = TOKEN
+        settings.WORKER_PLATFORM_URL = f"http://127.0.0.1:{server.server_port}"
+        with pytest.raises(ArchiveUnavailable, match="platform: HTTP Error 302"):
+            runner.version_system(ready)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert seen == [f"Worker {TOKEN}"]  # asked once, never followed
+
+
+def test_a_source_that_sends_more_than_any_upload_is_cut_off(ready, settings):
+    shutil.rmtree(Path(settings.MODEL_STORE) / str(ready.uuid))
+    settings.SYSTEM_UPLOAD_MAX_BYTES = 100
+    with pytest.raises(ArchiveUnavailable, match="more bytes than any upload may have"):
+        runner.version_system(ready)
+    assert not list(Path(settings.MODEL_STORE).glob(".fetch-*"))
