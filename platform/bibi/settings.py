@@ -377,8 +377,50 @@ SYSTEM_BATCH_SIZE = env_int("SYSTEM_BATCH_SIZE", 32)
 PAIR_PREDICTIONS_WINDOW_HOURS = env_int("PAIR_PREDICTIONS_WINDOW_HOURS", 48)
 # Minutes a pair handed to a validator stays theirs; past that it goes back to the queue.
 VALIDATION_ASSIGNMENT_MINUTES = env_int("VALIDATION_ASSIGNMENT_MINUTES", 120)
-# Models a worker process keeps loaded (least recently used dropped first).
-SYSTEM_MODEL_CACHE_SIZE = env_int("SYSTEM_MODEL_CACHE_SIZE", 2)
+# Models a worker process keeps loaded (least recently used dropped first). 0: as many as fit
+# in SYSTEM_MODEL_MEMORY_PERCENT of the worker's memory (the GPU's when it runs on one).
+SYSTEM_MODEL_CACHE_SIZE = env_int("SYSTEM_MODEL_CACHE_SIZE", 0)
+SYSTEM_MODEL_MEMORY_PERCENT = env_int("SYSTEM_MODEL_MEMORY_PERCENT", 40)
+if not 1 <= SYSTEM_MODEL_MEMORY_PERCENT <= 100:
+    raise ImproperlyConfigured(
+        f"SYSTEM_MODEL_MEMORY_PERCENT={SYSTEM_MODEL_MEMORY_PERCENT} must be between 1 and 100."
+    )
+# Bytes of unpacked models a worker machine keeps in MODEL_STORE (least recently used out).
+SYSTEM_MODEL_STORE_MAX_BYTES = env_int("SYSTEM_MODEL_STORE_MAX_BYTES", 50 * 1024**3)
+# The numeric precision of the workers' model passes: fp32 (exact), tf32 or bf16 (faster on
+# a GPU, approximate: see fim_engine/README.md). Each cell records the precision it was made in.
+SYSTEM_PRECISION = env_str("SYSTEM_PRECISION", "fp32")
+SYSTEM_PRECISIONS = ("fp32", "tf32", "bf16")  # fim_engine.PRECISIONS, without importing torch
+if SYSTEM_PRECISION not in SYSTEM_PRECISIONS:
+    raise ImproperlyConfigured(
+        f"SYSTEM_PRECISION={SYSTEM_PRECISION!r}: use one of {', '.join(SYSTEM_PRECISIONS)}."
+    )
+
+# Workers on machines of their own (no volume shared with the web process) fetch model
+# archives by digest: from the bucket when SYSTEM_ARCHIVE_BUCKET is set, else from the platform.
+# The worker credential: the platform serves archives to it alone (unset: the endpoint is off).
+WORKER_TOKEN = env_str("WORKER_TOKEN")
+# The platform's address as a worker reaches it (https://bibi.example.org); unset on the web side.
+WORKER_PLATFORM_URL = env_str("WORKER_PLATFORM_URL")
+WORKER_FETCH_TIMEOUT = env_int("WORKER_FETCH_TIMEOUT", 60)
+# An S3-compatible bucket for archives (django-storages, `pip install bibi[s3]`): uploads are
+# copied there by digest and workers read them from it. Credentials: AWS_ACCESS_KEY_ID and
+# AWS_SECRET_ACCESS_KEY in the environment, as boto3 reads them.
+SYSTEM_ARCHIVE_BUCKET = env_str("SYSTEM_ARCHIVE_BUCKET")
+STORAGES = {  # Django's defaults, and the archives' bucket when one is set
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+if SYSTEM_ARCHIVE_BUCKET:
+    STORAGES["archives"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": SYSTEM_ARCHIVE_BUCKET,
+            "endpoint_url": env_str("SYSTEM_ARCHIVE_BUCKET_ENDPOINT") or None,
+            "region_name": env_str("SYSTEM_ARCHIVE_BUCKET_REGION") or None,
+            "file_overwrite": False,
+        },
+    }
 
 # Evaluation: the prediction matrix of the pairs, filled in chunks on the gpu queue.
 # Missing cells of one version per gpu task.

@@ -83,3 +83,33 @@ def test_every_variable_read_is_listed_in_env_example():
     listed = set(re.findall(r"^([A-Z_]+)=", (root / "deploy" / "env.example").read_text(), re.M))
     assert read, "the settings module reads no variable?"
     assert read - listed == set()
+
+
+def test_it_refuses_an_unknown_model_precision_and_names_the_choices(tmp_path):
+    env = {"DEBUG": "1", "VAR_DIR": str(tmp_path), "SYSTEM_PRECISION": "fp16"}
+    result = _settings_in_subprocess(env, "s.SYSTEM_PRECISION")
+    assert result.returncode != 0
+    assert "SYSTEM_PRECISION='fp16': use one of fp32, tf32, bf16" in result.stderr
+
+
+def test_the_platforms_precisions_are_fim_engines():
+    from bibi.settings import SYSTEM_PRECISIONS
+    from fim_engine.precision import PRECISIONS
+
+    assert SYSTEM_PRECISIONS == PRECISIONS
+
+
+def test_it_refuses_a_model_memory_share_outside_1_to_100(tmp_path):
+    env = {"DEBUG": "1", "VAR_DIR": str(tmp_path), "SYSTEM_MODEL_MEMORY_PERCENT": "0"}
+    result = _settings_in_subprocess(env, "s.SYSTEM_MODEL_MEMORY_PERCENT")
+    assert result.returncode != 0
+    assert "SYSTEM_MODEL_MEMORY_PERCENT=0 must be between 1 and 100" in result.stderr
+
+
+def test_a_bucket_adds_the_archives_storage(tmp_path):
+    env = {"DEBUG": "1", "VAR_DIR": str(tmp_path), "SYSTEM_ARCHIVE_BUCKET": "bibi-archives"}
+    result = _settings_in_subprocess(env, "s.STORAGES['archives']['OPTIONS']['bucket_name']")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "bibi-archives"
+    result = _settings_in_subprocess({"DEBUG": "1", "VAR_DIR": str(tmp_path)}, "sorted(s.STORAGES)")
+    assert result.stdout.strip() == "['default', 'staticfiles']"

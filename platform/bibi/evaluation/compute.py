@@ -61,6 +61,7 @@ CELL_FIELDS = [
     "leverage",
     "truncated",
     "input_sha256",
+    "precision",
 ]
 
 
@@ -310,6 +311,7 @@ def _cells(
                 leverage=output.leverage,
                 truncated=output.truncated,
                 input_sha256=output.input_sha256,
+                precision=settings.SYSTEM_PRECISION,
             )
         )
     return rows, failures

@@ -33,7 +33,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Max, Q, Sum
+from django.db.models import Count, Max, Q, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -237,7 +237,11 @@ def scoring_run_score(*, run_id: int, send: bool = True) -> ScoringRun:
             run=run,
             shared_task=shared_task,
             code_version=code_version(),
-            settings_used={**_settings_used(shared_task), "validation": validation_used},
+            settings_used={
+                **_settings_used(shared_task),
+                "validation": validation_used,
+                "precisions": cell_precisions(matrix),
+            },
             pair_set_ids=sorted({pair["pair_set_id"] for pair in matrix.pairs}),
             systems=_systems_scored(matrix, tables),
             excluded_systems=matrix.excluded,
@@ -273,6 +277,22 @@ def _settings_used(shared_task: SharedTask) -> dict[str, Any]:
         used["answer_mode"] = shared_task.answer_mode
         used["answer_f1_threshold"] = shared_task.answer_f1_threshold
     return used
+
+
+def cell_precisions(matrix: PairMatrix) -> dict[str, int]:
+    """How many of the hosted cells a run scores were computed in each numeric precision
+    (``SYSTEM_PRECISION`` of the worker that computed them): {"fp32": 120, "bf16": 4}."""
+    counts = (
+        Prediction.objects.filter(
+            system_version_id__in=[version.version_id for version in matrix.hosted],
+            source__in=[Prediction.Source.PAIRS, Prediction.Source.STARTER],
+            text_sha256__in=list(matrix.texts),
+        )
+        .exclude(precision="")
+        .values("precision")
+        .annotate(cells=Count("id"))
+    )
+    return {row["precision"]: row["cells"] for row in counts.order_by("precision")}
 
 
 def _run_wait_again(run: ScoringRun, *, send: bool) -> ScoringRun:

@@ -1,7 +1,7 @@
 """Celery tasks of the evaluation app: take ids, load, call a service.
 
 Every task is safe to run twice (the database says what is still owed) and retries with
-exponential back-off when the database or the broker is briefly away. Results are not
+exponential back-off when the database, the broker or a model's archive is briefly away. Results are not
 stored (the database is where a run's outcome is read).
 """
 
@@ -15,8 +15,17 @@ from kombu.exceptions import OperationalError as BrokerUnavailable
 from redis.exceptions import ConnectionError as RedisUnavailable
 
 from bibi.evaluation import services
+from bibi.systems.model_store import ArchiveUnavailable
 
-TRANSIENT = (DatabaseUnavailable, InterfaceError, BrokerUnavailable, RedisUnavailable)
+# ArchiveUnavailable: a worker could not fetch a model's archive (the platform or the bucket
+# briefly away); the chunk is tried again, and never failed against the model.
+TRANSIENT = (
+    DatabaseUnavailable,
+    InterfaceError,
+    BrokerUnavailable,
+    RedisUnavailable,
+    ArchiveUnavailable,
+)
 RETRIES = {
     "autoretry_for": TRANSIENT,
     "retry_backoff": 2,

@@ -114,7 +114,9 @@ class SystemVersion(models.Model):
     archive_sha256 = models.CharField(max_length=64, blank=True)
     archive_bytes = models.BigIntegerField(null=True, blank=True)
     model_dir = models.CharField(
-        max_length=500, blank=True, help_text="The unpacked model, under MODEL_STORE."
+        max_length=500,
+        blank=True,
+        help_text="The unpacked model, under MODEL_STORE (each worker machine's own cache).",
     )
     model_format = models.CharField(max_length=40, blank=True)
     label_mapping = models.JSONField(
@@ -220,6 +222,12 @@ class Prediction(models.Model):
         blank=True,
         help_text="SHA-256 of the token ids the model saw (hosted systems): two texts that "
         "truncation cut to the same input make a pair the system did not see.",
+    )
+    precision = models.CharField(
+        max_length=8,
+        blank=True,
+        help_text="The numeric precision the worker ran the model in (fp32, tf32, bf16; "
+        "SYSTEM_PRECISION); empty for self-reported predictions.",
     )
 
     class Meta:

@@ -11,9 +11,10 @@ evaluation app's worker code, never by a module the web process loads.
   failures into a ``ValidationFailed`` with a reason the builder can act on, and refuses
   NaN or infinite outputs (they would reach the database otherwise).
 - ``version_system`` (``version_span_system`` in span tasks) is how every gpu task gets a
-  builder's model: validation from the archive it unpacked, every other task (cells, guidance, the baseline breaker) a ready
-  version's model from the model store, of which it keeps the ``SYSTEM_MODEL_CACHE_SIZE``
-  most recently used loaded in this worker process, so a worker running many chunks of one
+  builder's model: validation from the archive it unpacked, every other task (cells,
+  guidance, the baseline breaker) a ready version's model from this machine's model store
+  (fetched by digest when missing), of which it keeps the most recently used loaded in this
+  worker process, as many as its memory allows, so a worker running many chunks of one
   system loads it once.
 - ``soft_time_limit_in_process`` and ``heartbeat`` give in-process runs what a worker pool
   gives a task: a time limit, and a sign of life others can watch.
@@ -25,6 +26,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import logging
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
@@ -39,6 +41,7 @@ from django.db import connections
 
 import fim_engine
 from bibi.systems.errors import ValidationFailed
+from bibi.systems.model_store import model_files
 from bibi.systems.models import SystemVersion
 
 logger = logging.getLogger(__name__)
@@ -162,24 +165,34 @@ _LOADED: OrderedDict[str, Any] = OrderedDict()
 Loaded = TypeVar("Loaded")
 
 
+def system_options() -> dict[str, Any]:
+    """What every gpu task loads a builder's model with (batch, length, precision)."""
+    return {
+        "batch_size": settings.SYSTEM_BATCH_SIZE,
+        "max_length": settings.SYSTEM_MAX_SEQUENCE_LENGTH,
+        "precision": settings.SYSTEM_PRECISION,
+    }
+
+
 def version_system(version: SystemVersion, *, unpacked: Path | None = None) -> fim_engine.System:
     """The loaded model of ``version``: the one way every gpu task (validation, prediction
     cells, guidance, the baseline breaker) gets a builder's model.
 
-    A ready hosted version's model comes from the model store (``version.model_dir``), and
-    this process keeps the ``SYSTEM_MODEL_CACHE_SIZE`` most recently used ones loaded, so a
-    worker running many chunks of one system loads it once. Validation passes ``unpacked``,
-    the directory its archive was just unpacked into: that model is checked against the
-    task's label count and never cached (the version is not ready, and may never be).
+    A ready hosted version's model comes from this machine's model store, fetched by its
+    archive's digest when missing (``model_store.model_files``), and this process keeps the
+    most recently used ones loaded (``model_cache_full``), so a worker running many chunks of
+    one system loads it once. Validation passes ``unpacked``, the directory its archive was
+    just unpacked into: that model is checked against the task's label count and never cached
+    (the version is not ready, and may never be).
 
-    Raises ``ValidationFailed`` when the model cannot be loaded (see ``model_load``).
+    Raises ``ValidationFailed`` when the model cannot be loaded (see ``model_load``), and
+    ``ArchiveUnavailable`` when its files cannot be fetched (the platform's failure).
     """
-    options = _load_options()
     if unpacked is not None:
         labels = version.system.shared_task.labels
-        _, system = model_load(unpacked, expected_num_labels=len(labels), **options)
+        _, system = model_load(unpacked, expected_num_labels=len(labels), **system_options())
         return system
-    return _cached(version, lambda path: model_load(path, **options)[1])
+    return _cached(version, lambda path: model_load(path, **system_options())[1])
 
 
 def version_span_system(
@@ -187,17 +200,11 @@ def version_span_system(
 ) -> fim_engine.SpanSystem:
     """``version_system`` for span tasks: the version's extractive QA model, from ``unpacked``
     (validation, never cached) or from the model store (cached with the others)."""
-    options = _load_options()
+    # Span models run in fp32 whatever SYSTEM_PRECISION says (their cells record it).
+    options = {key: value for key, value in system_options().items() if key != "precision"}
     if unpacked is not None:
         return span_model_load(unpacked, **options)
     return _cached(version, lambda path: span_model_load(path, **options))
-
-
-def _load_options() -> dict[str, int]:
-    return {
-        "batch_size": settings.SYSTEM_BATCH_SIZE,
-        "max_length": settings.SYSTEM_MAX_SEQUENCE_LENGTH,
-    }
 
 
 def _cached(version: SystemVersion, load: Callable[[Path], Loaded]) -> Loaded:
@@ -207,11 +214,47 @@ def _cached(version: SystemVersion, load: Callable[[Path], Loaded]) -> Loaded:
     if system is not None:
         _LOADED.move_to_end(key)
         return system
-    system = load(Path(settings.MODEL_STORE) / version.model_dir)
+    with model_files(version) as path:
+        system = load(path)
     _LOADED[key] = system
-    while len(_LOADED) > max(settings.SYSTEM_MODEL_CACHE_SIZE, 1):
+    while len(_LOADED) > 1 and model_cache_full():
         _LOADED.popitem(last=False)
     return system
+
+
+def model_bytes(system: fim_engine.System) -> int:
+    """The memory a loaded model's parameters and buffers take."""
+    module = system.backend.module
+    tensors = [*module.parameters(), *module.buffers()]
+    return sum(tensor.numel() * tensor.element_size() for tensor in tensors)
+
+
+def memory_bytes(device: Any) -> int:
+    """The memory of ``device``: a GPU's own, else this machine's (its cgroup's when lower)."""
+    import torch
+
+    if getattr(device, "type", "cpu") == "cuda":
+        return int(torch.cuda.get_device_properties(device).total_memory)
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+    except OSError:
+        return total
+    return min(total, int(limit)) if limit.isdigit() else total
+
+
+def model_cache_full() -> bool:
+    """True when the loaded models exceed what this process may keep.
+
+    ``SYSTEM_MODEL_CACHE_SIZE`` models when set; by default (0) as many as fit in
+    ``SYSTEM_MODEL_MEMORY_PERCENT`` of the memory of the device they run on, so a worker on a
+    large card keeps every system of a guidance-heavy task loaded and a small one only a few.
+    """
+    if settings.SYSTEM_MODEL_CACHE_SIZE > 0:
+        return len(_LOADED) > settings.SYSTEM_MODEL_CACHE_SIZE
+    loaded = list(_LOADED.values())
+    budget = memory_bytes(loaded[-1].device) * settings.SYSTEM_MODEL_MEMORY_PERCENT / 100
+    return sum(model_bytes(system) for system in loaded) > budget
 
 
 def loaded_versions() -> list[str]:

@@ -22,6 +22,8 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
+from django.core.files import File
+from django.core.files.storage import storages
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.db.models import Max
@@ -31,6 +33,7 @@ from bibi.evaluation import triggers as evaluation_triggers
 from bibi.queue import enqueue_on_commit
 from bibi.sharedtasks import services as sharedtask_services
 from bibi.sharedtasks.models import Phase, SharedTask, Team
+from bibi.systems import model_store
 from bibi.systems.models import System, SystemVersion
 from bibi.systems.tasks import system_validate_task
 from bibi.texts import name_clash_text, name_lookalike, name_normalize, name_problems
@@ -141,6 +144,19 @@ def _store_upload(upload: UploadedFile, destination: Path) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
+def archive_to_bucket(path: Path, *, sha256: str) -> None:
+    """Copy a stored archive to the ``archives`` bucket by its digest, when one is configured,
+    before its validation is sent: workers on other machines read it there. An archive
+    already there (the same bytes uploaded before) is not sent again."""
+    if not model_store.bucket_configured():
+        return
+    bucket = storages[model_store.ARCHIVE_STORAGE]
+    key = model_store.archive_key(sha256)
+    if not bucket.exists(key):
+        with path.open("rb") as handle:
+            bucket.save(key, File(handle))
+
+
 def system_version_upload_require(*, system: System, actor: AbstractBaseUser) -> None:
     """Raise unless ``actor`` may upload a model archive to ``system`` now.
 
@@ -171,6 +187,7 @@ def system_version_upload(
     stored = Path(settings.UPLOAD_ROOT) / relative
     sha256, size = _store_upload(archive, stored)
     try:
+        archive_to_bucket(stored, sha256=sha256)
         with transaction.atomic():
             System.objects.select_for_update().get(id=system.id)
             require_upload_quota(system)

@@ -68,6 +68,8 @@ class SpanOutput:
             leverage=self.leverage,
             truncated=self.truncated,
             input_sha256=self.input_sha256,
+            # Span models always run in fp32 (runner.version_span_system).
+            precision="fp32",
         )
 
 

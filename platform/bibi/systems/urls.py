@@ -2,12 +2,17 @@ from __future__ import annotations
 
 from django.urls import path
 
-from bibi.systems import apis
+from bibi.systems import apis, worker_apis
 
 system = "shared-tasks/<slug:slug>/systems/<int:system_id>/"
 version = f"{system}versions/<int:number>/"
 
 urlpatterns = [
+    path(
+        "worker/archives/<str:sha256>/",
+        worker_apis.worker_archive_download,
+        name="worker-archive-download",
+    ),
     path("shared-tasks/<slug:slug>/systems/", apis.SystemListApi.as_view(), name="system-list"),
     path("shared-tasks/<slug:slug>/pair-texts/", apis.PairTextsApi.as_view(), name="pair-texts"),
     path(system, apis.SystemDetailApi.as_view(), name="system-detail"),

@@ -32,8 +32,9 @@ from django.utils import timezone
 
 import fim_engine
 from bibi.sharedtasks.models import Dataset
-from bibi.systems.archives import ArchiveLimits, ArchiveRejected, unpack_archive
+from bibi.systems.archives import ArchiveRejected, unpack_archive
 from bibi.systems.errors import ValidationFailed
+from bibi.systems.model_store import archive_fetch, archive_limits, store_evict, store_lock
 from bibi.systems.models import Prediction, System, SystemVersion, text_digest
 from bibi.systems.outcomes import version_fail_if_lost_too_often, version_finish
 from bibi.systems.runner import (
@@ -106,6 +107,7 @@ def _predictions(
             label=mapping[label],
             probabilities=dict(zip(names, map(float, row), strict=True)),
             truncated=truncated,
+            precision=settings.SYSTEM_PRECISION,
         )
         for example, (label, row, truncated) in zip(examples, outputs, strict=True)
     ]
@@ -126,23 +128,22 @@ class _Outcome:
 
 
 def _unpack(version: SystemVersion) -> tuple[Path, Path]:
-    """Unpack the version's archive into ``MODEL_STORE/.partial-<uuid>``, within the limits;
-    returns that directory and the model directory inside it."""
+    """Fetch the version's archive by its digest (``model_store.archive_fetch``: the worker may
+    share no disk with the web process) and unpack it into ``MODEL_STORE/.partial-<uuid>``,
+    within the limits; returns that directory and the model directory inside it."""
     store = Path(settings.MODEL_STORE)
+    store.mkdir(parents=True, exist_ok=True)
     partial = store / f".partial-{version.uuid}"
     shutil.rmtree(partial, ignore_errors=True)
     shutil.rmtree(store / str(version.uuid), ignore_errors=True)
-    limits = ArchiveLimits(
-        max_files=settings.SYSTEM_ARCHIVE_MAX_FILES,
-        max_bytes=settings.SYSTEM_ARCHIVE_MAX_UNPACKED_BYTES,
-        max_ratio=settings.SYSTEM_ARCHIVE_MAX_RATIO,
-    )
+    archive = store / f".fetch-{version.uuid}-validation.archive"
     try:
-        root = unpack_archive(
-            Path(settings.UPLOAD_ROOT) / version.archive_path, partial, limits=limits
-        )
+        archive_fetch(version, archive)
+        root = unpack_archive(archive, partial, limits=archive_limits())
     except ArchiveRejected as exc:
         raise ValidationFailed(Reason.INVALID_ARCHIVE, str(exc)) from None
+    finally:
+        archive.unlink(missing_ok=True)
     return partial, root
 
 
@@ -236,7 +237,9 @@ def _record(version: SystemVersion, outcome: _Outcome) -> None:
         version.dev_token_f1 = outcome.token_f1
         version.truncated_count = sum(row.truncated for row in outcome.rows)
         version.save()
-    outcome.partial.rename(final)
+    with store_lock(exclusive=True):
+        outcome.partial.rename(final)
+        store_evict(store, keep={final.name})
     with transaction.atomic():
         version_finish(version, Status.READY)
         System.objects.filter(id=version.system_id).update(active_version=version)

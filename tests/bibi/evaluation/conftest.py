@@ -368,7 +368,10 @@ class Stack:
         self.env = env
         self.workers: list[Worker] = []
 
-    def start(self, name: str, queue: str, *, beat: bool = False) -> Worker:
+    def start(
+        self, name: str, queue: str, *, beat: bool = False, own: dict[str, str] | None = None
+    ) -> Worker:
+        """Start a worker; ``own`` adds settings for this one alone (its own VAR_DIR)."""
         import os
         import subprocess
         import sys
@@ -393,6 +396,7 @@ class Stack:
             VAR_DIR=str(settings.VAR_DIR),
             **self.env,
         )
+        env.update(own or {})
         command = [
             sys.executable, "-m", "celery", "-A", "bibi", "worker", "-Q", queue,
             "--concurrency", "1", "--pool", "prefork", "--hostname", hostname,

@@ -89,6 +89,8 @@ def test_the_snapshot_says_what_was_scored_with_what(ready_task):
             "agreement": "majority",
             "quota_per_validator": 0,
         },
+        # Every hosted cell (2 versions x every distinct text) in the default precision.
+        "precisions": {"fp32": 2 * snapshot.counts["texts"]},
     }
     assert len(snapshot.pair_set_ids) == 2
     versions = {entry["system_id"]: entry for entry in snapshot.systems}

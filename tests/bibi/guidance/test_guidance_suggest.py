@@ -226,7 +226,11 @@ def test_a_model_that_cannot_be_loaded_answers_503_with_the_reason(db, tmp_path,
 
     task = build_geometry_task(tmp_path)
     version = task.strawman_bow.active_version
-    shutil.rmtree(Path(settings.MODEL_STORE) / version.model_dir)
+    # Damaged on this machine (a missing model would be fetched again from its archive).
+    model = Path(settings.MODEL_STORE) / version.model_dir
+    shutil.rmtree(model)
+    model.mkdir()
+    (model / "config.json").write_text("{not json")
 
     response = task.cast.client("breaker").post(
         SUGGEST, {"original_id": "on", "variant_text": "the film is bad"}, format="json"

@@ -1,8 +1,10 @@
-"""A process keeps the last few loaded models (``SYSTEM_MODEL_CACHE_SIZE``), least recently
-used out first, so a worker computing chunk after chunk of one version loads it once."""
+"""A process keeps the last few loaded models (``SYSTEM_MODEL_CACHE_SIZE``, or as many as its
+memory allows), least recently used out first, so a worker computing chunk after chunk of one
+version loads it once."""
 
 from __future__ import annotations
 
+import shutil
 import uuid
 from pathlib import Path
 
@@ -17,8 +19,8 @@ TINY = Path(__file__).resolve().parents[3] / "fixtures" / "fim_engine" / "models
 
 
 @pytest.fixture
-def loads(settings, monkeypatch):
-    settings.MODEL_STORE = TINY
+def loads(settings, monkeypatch, tmp_path):
+    settings.MODEL_STORE = tmp_path
     settings.SYSTEM_MODEL_CACHE_SIZE = 2
     monkeypatch.setattr(runner, "_LOADED", type(runner._LOADED)())
     calls: list[str] = []
@@ -33,7 +35,12 @@ def loads(settings, monkeypatch):
 
 
 def version(model: str) -> SystemVersion:
-    return SystemVersion(uuid=uuid.uuid4(), model_dir=model)
+    """A ready version whose model this machine's store already holds."""
+    from django.conf import settings
+
+    key = uuid.uuid4()
+    shutil.copytree(TINY / model, Path(settings.MODEL_STORE) / str(key) / model)
+    return SystemVersion(uuid=key, model_dir=f"{key}/{model}")
 
 
 def test_a_model_is_loaded_once_while_it_stays_in_the_cache(loads):
@@ -56,11 +63,32 @@ def test_the_least_recently_used_model_leaves_first(loads):
     assert runner.loaded_versions() == [str(bert.uuid), str(cnn.uuid)]
 
 
-def test_a_cache_size_below_one_still_keeps_the_model_in_use(loads, settings):
+def test_by_default_the_cache_keeps_what_fits_in_the_workers_memory(loads, settings, monkeypatch):
     settings.SYSTEM_MODEL_CACHE_SIZE = 0
+    settings.SYSTEM_MODEL_MEMORY_PERCENT = 50
+    bow, cnn, bert = version("tiny-bow"), version("tiny-cnn"), version("tiny-bert")
+    sizes = [runner.model_bytes(runner.version_system(v)) for v in (bow, cnn)]
+    assert runner.loaded_versions() == [str(bow.uuid), str(cnn.uuid)]
+    # Room for cnn and bert only (at 50%): loading bert drops the least recently used, bow.
+    tiny_bert = runner.model_load(TINY / "tiny-bert")[1]
+    room = 2 * (sizes[1] + runner.model_bytes(tiny_bert))
+    monkeypatch.setattr(runner, "memory_bytes", lambda device: room)
+    runner.version_system(bert)
+    assert runner.loaded_versions() == [str(cnn.uuid), str(bert.uuid)]
+
+
+def test_a_model_larger_than_the_memory_budget_still_stays_while_in_use(loads, monkeypatch):
+    monkeypatch.setattr(runner, "memory_bytes", lambda device: 1)
     bow = version("tiny-bow")
     assert runner.version_system(bow) is runner.version_system(bow)
     assert runner.loaded_versions() == [str(bow.uuid)]
+
+
+def test_the_memory_is_the_machines_or_its_cgroups(loads):
+    import os
+
+    physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    assert 0 < runner.memory_bytes(runner.version_system(version("tiny-bow")).device) <= physical
 
 
 def unpacked_version(labels: list[str]) -> SystemVersion:

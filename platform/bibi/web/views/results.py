@@ -123,6 +123,10 @@ def _settings_used(snapshot: Snapshot) -> dict[str, str]:
         "break_rate": SharedTask.BreakRateMode(rate).label
         if rate in SharedTask.BreakRateMode.values
         else rate,
+        # Snapshots from before precisions were recorded say nothing: every cell was fp32 then.
+        "precisions": ", ".join(
+            f"{name} ({count} cells)" for name, count in used.get("precisions", {}).items()
+        ),
     }
 
 
