@@ -222,9 +222,9 @@ def _cached(version: SystemVersion, load: Callable[[Path], Loaded]) -> Loaded:
     return system
 
 
-def model_bytes(system: fim_engine.System) -> int:
-    """The memory a loaded model's parameters and buffers take."""
-    module = system.backend.module
+def model_bytes(system: fim_engine.System | fim_engine.SpanSystem) -> int:
+    """The memory a loaded model's parameters and buffers take (a label or a span model)."""
+    module = system.module if isinstance(system, fim_engine.SpanSystem) else system.backend.module
     tensors = [*module.parameters(), *module.buffers()]
     return sum(tensor.numel() * tensor.element_size() for tensor in tensors)
 
