@@ -251,3 +251,7 @@ def test_an_organizer_imports_the_shared_qasrl_dev_set_into_a_span_task(cast):
     assert response["Location"] == "/tasks/qasrl-page/organize/datasets/"
     page = client.get(response["Location"]).content.decode()
     assert "Imported 2180 examples into the blind_dev dataset from wiki1.dev.qa (qa, utf-8)" in page
+    examples = client.get("/tasks/qasrl-page/data/blind_dev/").content.decode()
+    assert '<th scope="col">Question</th>' in examples
+    assert "what might be oxygenated?" in examples
+    assert "<mark>areas of the Baltic that have experienced eutrophication</mark>" in examples
