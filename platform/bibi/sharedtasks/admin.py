@@ -31,6 +31,7 @@ from bibi.sharedtasks.models import (
     TaskInvitation,
     Team,
 )
+from bibi.sharedtasks.span_import import SPAN_FORMATS
 from bibi.uploads import SizeLimitedUpload, UploadTooLarge
 
 
@@ -155,12 +156,21 @@ class ExamplesImportForm(forms.Form):
     split = forms.ChoiceField(choices=Dataset.Split.choices)
     file = forms.FileField(
         help_text="CSV or TSV with a header row, JSON Lines, or SST 'LABEL sentence' lines; "
-        "UTF-8, cp1252 or Mac Roman."
+        "span tasks: QA-SRL .qa or 2017 TSV files, or CSV / JSON Lines items. UTF-8, cp1252 "
+        "or Mac Roman."
     )
     file_format = forms.ChoiceField(
         label="Format",
-        choices=[("", "From the file name"), *((name, name) for name in FORMATS)],
+        choices=[
+            ("", "From the file name"),
+            *((name, name) for name in dict.fromkeys([*FORMATS, *SPAN_FORMATS])),
+        ],
         required=False,
+    )
+    drop_unmatched = forms.BooleanField(
+        required=False,
+        help_text="Span tasks: leave out (and report) answers that are not spans of their "
+        "sentence, and items left without one, instead of refusing the file.",
     )
     label_map = forms.CharField(
         required=False,
@@ -192,6 +202,7 @@ class ExamplesImportForm(forms.Form):
             id_column=data["id_column"],
             text_column=data["text_column"],
             label_column=data["label_column"],
+            drop_unmatched=data["drop_unmatched"],
         )
 
 

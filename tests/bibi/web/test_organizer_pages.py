@@ -230,3 +230,28 @@ def _settings_values(task: SharedTask) -> dict[str, str]:
         elif value is not None:
             values[name] = str(value)
     return values
+
+
+def test_an_organizer_imports_the_shared_qasrl_dev_set_into_a_span_task(cast):
+    client = page_client(cast, "outsider")
+    client.post(
+        "/tasks/new/",
+        {"name": "QA-SRL page", "slug": "qasrl-page", "task_type": "span_extraction"},
+    )
+    path = REPO_ROOT.parent / "shared" / "data" / "qasrl" / "wiki1.dev.qa"
+    refused = import_file(client, path, split="blind_dev", slug="qasrl-page")
+    assert refused.status_code == 400
+    assert "is not a span of the sentence" in refused.content.decode()
+    response = client.post(
+        "/tasks/qasrl-page/organize/datasets/import/",
+        {"split": "blind_dev", "file": SimpleUploadedFile(path.name, path.read_bytes()),
+         "file_format": "", "label_map": "", "id_column": "id", "text_column": "text",
+         "label_column": "label", "drop_unmatched": "on"},
+    )  # fmt: skip
+    assert response["Location"] == "/tasks/qasrl-page/organize/datasets/"
+    page = client.get(response["Location"]).content.decode()
+    assert "Imported 2180 examples into the blind_dev dataset from wiki1.dev.qa (qa, utf-8)" in page
+    examples = client.get("/tasks/qasrl-page/data/blind_dev/").content.decode()
+    assert '<th scope="col">Question</th>' in examples
+    assert "what might be oxygenated?" in examples
+    assert "<mark>areas of the Baltic that have experienced eutrophication</mark>" in examples
