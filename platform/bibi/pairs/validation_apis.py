@@ -15,7 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
 from django.http import Http404
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_view, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -26,6 +26,7 @@ from bibi.api import paginated
 from bibi.pairs import agreement, selectors, services, validation
 from bibi.pairs.models import LabelValidation
 from bibi.sharedtasks.apis.common import require_organizer, shared_task_for
+from bibi.sharedtasks.models import SharedTask
 
 
 class ValidationItemOutput(serializers.ModelSerializer):
@@ -176,47 +177,55 @@ class ValidationSkipApi(APIView):
         return Response(_item(request, item, item.pair.pair_set.shared_task.labels))
 
 
-class ValidationPairListApi(APIView):
+class _OrganizerReadApi(APIView):
+    """A read for the task's organizers only: ``rows(request, shared_task)`` answers."""
+
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(
-        description="Organizers: every entry pair's validation state, votes, flags and "
-        "agreement, by team then row.",
-        responses=inline_serializer("ValidationPairRow", {"pair_id": serializers.IntegerField()}),
-    )
+    def rows(self, request: Request, shared_task: SharedTask) -> Any:
+        raise NotImplementedError
+
     def get(self, request: Request, slug: str) -> Response:
         shared_task = shared_task_for(request, slug)
         require_organizer(request, shared_task)
+        return Response(self.rows(request, shared_task))
+
+
+@extend_schema_view(
+    get=extend_schema(
+        description="Organizers: every entry pair's validation state, votes, flags and "
+        "agreement, by team then row (``?state=`` keeps one state).",
+        responses=inline_serializer("ValidationPairRows", {"rows": serializers.ListField()}),
+    )
+)
+class ValidationPairListApi(_OrganizerReadApi):
+    def rows(self, request: Request, shared_task: SharedTask) -> Any:
         rows = selectors.validation_pair_rows(shared_task=shared_task)
         state = request.query_params.get("state")
         if state:
             rows = [row for row in rows if row["state"] == state]
-        return Response({"rows": rows, "states": validation.STATES})
+        return {"rows": rows, "states": validation.STATES}
 
 
-class ValidationValidatorListApi(APIView):
-    permission_classes = [IsAuthenticated]
-
-    @extend_schema(
+@extend_schema_view(
+    get=extend_schema(
         description="Organizers: each validator's votes and agreement with the majority, "
         "least agreeing first.",
-        responses=inline_serializer("ValidatorAgreement", {"username": serializers.CharField()}),
+        responses=inline_serializer("ValidatorAgreementRows", {"rows": serializers.ListField()}),
     )
-    def get(self, request: Request, slug: str) -> Response:
-        shared_task = shared_task_for(request, slug)
-        require_organizer(request, shared_task)
-        return Response({"rows": agreement.validator_agreement_list(shared_task=shared_task)})
+)
+class ValidationValidatorListApi(_OrganizerReadApi):
+    def rows(self, request: Request, shared_task: SharedTask) -> Any:
+        return {"rows": agreement.validator_agreement_list(shared_task=shared_task)}
 
 
-class ValidationSummaryApi(APIView):
-    permission_classes = [IsAuthenticated]
-
-    @extend_schema(
+@extend_schema_view(
+    get=extend_schema(
         description="Organizers: the settings, counts by state (in all and per team) and "
         "Krippendorff's alpha per task and per team.",
         responses=inline_serializer("ValidationSummary", {"alpha": serializers.FloatField()}),
     )
-    def get(self, request: Request, slug: str) -> Response:
-        shared_task = shared_task_for(request, slug)
-        require_organizer(request, shared_task)
-        return Response(agreement.validation_summary(shared_task=shared_task))
+)
+class ValidationSummaryApi(_OrganizerReadApi):
+    def rows(self, request: Request, shared_task: SharedTask) -> Any:
+        return agreement.validation_summary(shared_task=shared_task)

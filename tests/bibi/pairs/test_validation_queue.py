@@ -17,6 +17,7 @@ from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import SharedTask
 
 from ..conftest import ROLES, build_cast
+from ..evaluation.test_run_requests import at_once
 from .conftest import GOOD_PAIRS, start_contests, start_phase_now, submit
 from .test_validation import invited_validator, validation_on, votes_on
 
@@ -33,28 +34,6 @@ def entries(cast, rival):
     return ours, theirs
 
 
-def at_once(work, count: int) -> list:
-    """``work(index)`` in ``count`` threads released together, each on its own connection."""
-    start = threading.Barrier(count)
-    results: list = [None] * count
-
-    def run(index: int) -> None:
-        try:
-            start.wait()
-            results[index] = work(index)
-        except Exception as error:  # noqa: BLE001 - handed back to the test
-            results[index] = error
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(index,)) for index in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
-
-
 @pytest.mark.django_db(transaction=True)
 def test_eight_validators_asking_at_once_never_get_a_pair_more_often_than_it_needs():
     if connection.vendor != "postgresql":
@@ -66,9 +45,14 @@ def test_eight_validators_asking_at_once_never_get_a_pair_more_often_than_it_nee
     people = [invited_validator(cast, f"val{index}") for index in range(8)]
     shared_task = SharedTask.objects.get(pk=cast.shared_task.pk)
 
-    handed = at_once(
-        lambda index: services.validation_next(shared_task=shared_task, user=people[index]), 8
-    )
+    queue, lock = iter(people), threading.Lock()
+
+    def ask():
+        with lock:
+            user = next(queue)
+        return services.validation_next(shared_task=shared_task, user=user)
+
+    handed = at_once(ask, 8)
 
     assert not [item for item in handed if isinstance(item, Exception)], handed
     pairs = [item.pair_id for item in handed if item is not None]
