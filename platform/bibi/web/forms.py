@@ -137,6 +137,11 @@ class TaskInvitationForm(forms.Form):
         help_text="Empty: any number, until it expires or is revoked.",
     )
     expires_at = utc_datetime_field("Expires", required=False, help_text="Empty: in 14 days.")
+    grants_validator = forms.BooleanField(
+        required=False,
+        label="For validators",
+        help_text="Whoever accepts it labels pairs blind as a validator, in no team.",
+    )
 
 
 # --- Teams ---------------------------------------------------------------------------------

@@ -55,6 +55,24 @@ SETTING_GROUPS: dict[str, list[tuple[str, str]]] = {
             "Breaks counted per pair, or per sentence (half the per-pair rate; the 2017 tables).",
         ),
     ],
+    "Label validation": [
+        (
+            "validation_mode",
+            "Which entry pairs other people label again, blind (without the claimed label or the "
+            "team); machine-made pairs marked label unverified are validated in every mode but "
+            "off, and left out of the scores when it is off.",
+        ),
+        (
+            "validation_sample_fraction",
+            "In the sampled mode: the share (0 to 1] of pairs validated.",
+        ),
+        ("validations_per_pair", "Votes a pair needs before its outcome is decided."),
+        ("validation_agreement", "When the votes on a pair agree on a label."),
+        (
+            "validation_quota_per_validator",
+            "The most pairs one validator labels in this task; 0 for no limit.",
+        ),
+    ],
     "Guidance for breakers": [
         ("guidance_visibility", "Who sees the λmax guidance on the starter originals."),
         (
@@ -78,6 +96,11 @@ LABELS = {
     "pair_max_edit_ratio": "Token edits as a share of the original",
     "pair_require_rationale": "Rationale required",
     "pair_max_text_chars": "Longest variant (characters)",
+    "validation_mode": "Pairs validated",
+    "validation_sample_fraction": "Share of pairs sampled",
+    "validations_per_pair": "Votes per pair",
+    "validation_agreement": "Agreement rule",
+    "validation_quota_per_validator": "Pairs per validator",
 }
 
 

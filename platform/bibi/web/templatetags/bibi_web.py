@@ -7,6 +7,7 @@ from datetime import datetime
 from django import template
 
 from bibi.guidance.visibility import sight_of
+from bibi.pairs.validation import validator_role
 from bibi.sharedtasks.models import Dataset, SharedTask, Team
 from bibi.sharedtasks.selectors import Viewer
 from bibi.systems.models import System, SystemVersion
@@ -50,6 +51,36 @@ def sees_guidance(viewer: Viewer, shared_task: SharedTask) -> bool:
     """``{% if viewer|sees_guidance:shared_task %}``: the task's guidance is open to the viewer
     (``bibi.guidance.visibility.sight_of``; no query)."""
     return sight_of(viewer, shared_task).allowed
+
+
+@register.filter
+def validates(viewer: Viewer, shared_task: SharedTask) -> bool:
+    """``{% if viewer|validates:shared_task %}``: the viewer may label pairs in the task's
+    validation (``bibi.pairs.validation.validator_role``; no query while validation is off)."""
+    return validator_role(user=viewer.user, shared_task=shared_task) is not None
+
+
+# Pair states of label validation (``bibi.pairs.validation.STATES``) and vote flags, in words.
+VALIDATION_WORDS = {
+    "not_validated": "not validated",
+    "pending": "waiting for votes",
+    "validated": "validated",
+    "relabelled": "relabelled by the majority",
+    "disputed": "disputed",
+    "invalid": "invalid",
+    "unverified": "label unverified, waiting for votes",
+    "adjudicated": "decided by the organizers",
+    "excluded": "excluded by the organizers",
+    "not_minimal": "not minimal",
+    "not_fluent": "not fluent",
+    "original_mislabelled": "original mislabelled",
+    "unclear": "unclear",
+}
+
+
+@register.filter
+def validation_state(key: str) -> str:
+    return VALIDATION_WORDS.get(key, key.replace("_", " "))
 
 
 @register.filter
