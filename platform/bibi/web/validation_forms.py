@@ -12,10 +12,10 @@ from bibi.sharedtasks.models import SharedTask
 
 class ValidationVoteForm(forms.Form):
     label = forms.ChoiceField(
-        required=False,
         widget=forms.RadioSelect,
         label="The variant's label",
-        help_text="As you read the variant yourself. Leave it empty only if you mark it unclear.",
+        help_text="As you read the variant yourself; none if you mark it unclear.",
+        error_messages={"required": "Give the variant a label, or mark it unclear."},
     )
     not_minimal = forms.BooleanField(
         required=False,
@@ -48,3 +48,11 @@ class ValidationVoteForm(forms.Form):
     def __init__(self, *args: Any, shared_task: SharedTask, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["label"].choices = [(label, label) for label in shared_task.labels]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        # An unclear variant has no label: the missing one is no error then.
+        if cleaned.get("unclear") and "label" in self.errors and not self.data.get("label"):
+            del self.errors["label"]
+            cleaned["label"] = ""
+        return cleaned

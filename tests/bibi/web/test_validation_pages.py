@@ -149,7 +149,18 @@ def test_a_vote_without_a_label_is_refused_beside_the_field(scene):
     response = client.post(f"{QUEUE}{item.id}/", {"not_fluent": "on"})
     assert response.status_code == 400
     page = response.content.decode()
-    assert "Give one of negative, positive, or mark it unclear." in page
+    assert "Give the variant a label, or mark it unclear." in page
+    item.refresh_from_db()
+    assert item.status == LabelValidation.Status.ASSIGNED
+
+
+def test_an_unclear_variant_takes_no_label(scene):
+    client = signed_in(scene.val)
+    client.post(f"{QUEUE}next/")
+    item = handed(scene.val)
+    response = client.post(f"{QUEUE}{item.id}/", {"unclear": "on", "label": "positive"})
+    assert response.status_code == 400
+    assert "An unclear variant gets no label: leave it empty." in response.content.decode()
     item.refresh_from_db()
     assert item.status == LabelValidation.Status.ASSIGNED
 
