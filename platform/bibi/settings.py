@@ -375,6 +375,8 @@ SYSTEM_BATCH_SIZE = env_int("SYSTEM_BATCH_SIZE", 32)
 # Hours after the break phase during which self-reported systems predict the pair texts;
 # builder teams see variant labels only after it (never past the start of the results).
 PAIR_PREDICTIONS_WINDOW_HOURS = env_int("PAIR_PREDICTIONS_WINDOW_HOURS", 48)
+# Minutes a pair handed to a validator stays theirs; past that it goes back to the queue.
+VALIDATION_ASSIGNMENT_MINUTES = env_int("VALIDATION_ASSIGNMENT_MINUTES", 120)
 # Models a worker process keeps loaded (least recently used dropped first).
 SYSTEM_MODEL_CACHE_SIZE = env_int("SYSTEM_MODEL_CACHE_SIZE", 2)
 

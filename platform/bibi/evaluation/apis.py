@@ -73,6 +73,11 @@ class SnapshotOutput(serializers.Serializer):
     settings = serializers.DictField()
     pair_set_ids = serializers.ListField(child=serializers.IntegerField())
     counts = serializers.DictField(child=serializers.IntegerField())
+    validation = serializers.DictField(
+        allow_null=True,
+        help_text="Label validation: counts by state (in all and per team) and Krippendorff's "
+        "alpha per task and per team; null for a snapshot from before it.",
+    )
     systems = serializers.ListField(child=serializers.DictField())
     excluded_systems = serializers.ListField(child=serializers.DictField())
     tables = serializers.ListField(child=serializers.CharField())
@@ -99,6 +104,8 @@ class SnapshotItemOutput(serializers.Serializer):
     flipped = serializers.BooleanField()
     broken = serializers.IntegerField()
     unseen = serializers.IntegerField()
+    validation_state = serializers.CharField(help_text="Label validation; '' before it existed.")
+    validation = serializers.DictField(help_text="Votes, flags and agreement of the pair.")
     predictions = SnapshotPrediction(many=True)
 
     def to_representation(self, item: SnapshotItem) -> dict[str, Any]:

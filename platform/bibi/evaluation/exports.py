@@ -39,6 +39,8 @@ from bibi.evaluation.table_rows import (
     named_rows,
     rates_grid,
     rates_json,
+    validation_grid,
+    validation_json,
 )
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -119,8 +121,9 @@ TABLES = {
             "on); both_wrong; outside_label_set (sentences answered outside the label set); "
             "dev_accuracy (blind dev set); weight (its weight in the breaker score under "
             "dev_accuracy); weight_source (blind_dev, or originals: its accuracy on the "
-            "originals, for a system without blind-dev predictions); broken_pct by each "
-            "breaker team.",
+            "originals, for a system without blind-dev predictions); unvalidated_broken_pct "
+            "(the same with label validation left out: empty when validation is off); "
+            "broken_pct by each breaker team.",
             builders_grid,
             builders_json,
         ),
@@ -128,7 +131,10 @@ TABLES = {
             "breakers",
             "The breaker leaderboard, best score first.",
             "rank; team; pairs; score (100 × the mean over systems of weight × break rate); "
-            "broken_pct of each system.",
+            "unvalidated_score (the score with label validation left out: empty when "
+            "validation is off); validated, relabelled (by the validators' majority), left_out "
+            "(invalid, disputed, label unverified, or excluded by the organizers) and pending "
+            "(waiting for votes): counts of the team's entry pairs; broken_pct of each system.",
             breakers_grid,
             breakers_json,
         ),
@@ -219,8 +225,23 @@ TABLES = {
             "unseen (systems that did not see it); then per system its prediction on the "
             "original and on the variant and the outcome: broken, held (right on both), "
             "both_wrong, unseen (truncation made both items the same input) or failed (the "
-            "model failed on one of its texts).",
+            "model failed on one of its texts); validation_state (see validation.csv), "
+            "claimed_label (the team's), votes, vote_labels, agreement (share of the votes "
+            "giving the label scored).",
             items_grid,
+            restricted="items",
+        ),
+        Table(
+            "validation",
+            "Label validation: every entry pair's state, votes and agreement, scored or left out.",
+            "pair_id; team; state (not_validated, pending, validated, relabelled, disputed, "
+            "invalid, unverified, adjudicated, excluded); claimed_label (the team's); "
+            "scored_label (empty: left out); label_unverified (a machine-made label change); "
+            "votes; vote_labels; not_minimal, not_fluent, original_mislabelled, unclear (votes "
+            "raising each flag); agreement (share of the labelled votes giving the label "
+            "scored); invalid_reason (the flag most votes raised).",
+            validation_grid,
+            validation_json,
             restricted="items",
         ),
         Table(
@@ -254,9 +275,20 @@ def snapshot_summary(snapshot: Snapshot, names: Names) -> dict[str, Any]:
         "settings": snapshot.settings_used,
         "pair_set_ids": snapshot.pair_set_ids,
         "counts": snapshot.counts,
+        "validation": _validation_named(snapshot, names),
         "systems": [_named_entry(entry, names) for entry in snapshot.systems],
         "excluded_systems": [_named_entry(entry, names) for entry in snapshot.excluded_systems],
     }
+
+
+def _validation_named(snapshot: Snapshot, names: Names) -> dict[str, Any] | None:
+    """Label validation's counts and agreement (``evaluation.validated``), teams named; None
+    for a snapshot from before label validation."""
+    summary = snapshot.tables.get("validation_summary")
+    if summary is None:
+        return None
+    teams = [{**team, "team": names.team(team["team_id"])} for team in summary["teams"]]
+    return {**summary, "teams": teams}
 
 
 def _named_entry(entry: dict[str, Any], names: Names) -> dict[str, Any]:

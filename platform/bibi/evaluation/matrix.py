@@ -12,7 +12,8 @@ variants), one cell:
 - a **self-reported** version brings its own cells: its uploaded pair predictions. Without
   a prediction for every pair text it is left out of the run, with the reason.
 
-Texts are those of ``bibi.pairs.selectors.pairs_effective``, as stored on the pairs. The
+Texts are those of the pairs scored (``bibi.pairs.validation.pairs_scored``: with validated
+labels, and as if validation were off, for comparison), as stored on the pairs. The
 database is the only record of what is missing, so any process can ask again at any time.
 """
 
@@ -25,7 +26,7 @@ from typing import Any
 from django.db.models import Q, QuerySet
 
 from bibi.evaluation.models import CellFailure
-from bibi.pairs.selectors import pairs_effective
+from bibi.pairs.validation import ScoredPairs, pairs_scored
 from bibi.sharedtasks.models import Dataset, SharedTask
 from bibi.systems.models import Prediction, System, SystemVersion, text_digest
 
@@ -72,6 +73,9 @@ class PairMatrix:
     texts: dict[str, str]  # digest -> text
     versions: list[ScoredVersion]
     excluded: list[dict[str, Any]]
+    # The pairs as if validation were off, and every entry pair's validation (None: not read).
+    unvalidated: list[dict[str, Any]] = field(default_factory=list)
+    validation: ScoredPairs | None = None
     cells: dict[int, dict[str, Cell]] = field(default_factory=dict)  # version id -> digest ->
     failures: dict[int, dict[str, str]] = field(default_factory=dict)  # version id -> digest ->
     missing: dict[int, list[str]] = field(default_factory=dict)  # version id -> texts
@@ -119,14 +123,23 @@ def active_versions(*, shared_task: SharedTask) -> list[ScoredVersion]:
 def pair_matrix(*, shared_task: SharedTask, with_cells: bool = True) -> PairMatrix:
     """The pairs, the versions to score, and every cell they need: present, failed, missing.
 
-    Four queries whatever the size: pairs, versions, then the cells and the failures of
-    the scored versions. ``with_cells=False`` reads only which cells exist (enough to know
+    A fixed number of queries whatever the size: the pairs and their validation, versions,
+    then the cells and the failures of the scored versions. ``with_cells=False`` reads only which cells exist (enough to know
     what is missing), not what they say.
     """
-    pairs = pairs_effective(shared_task=shared_task)
-    texts = pair_texts_by_digest(pairs)
+    scored = pairs_scored(shared_task=shared_task)
+    pairs = scored.validated
+    # Labels are not in cells: both views need the texts of either, and nothing more.
+    texts = pair_texts_by_digest([*pairs, *scored.unvalidated])
     candidates = active_versions(shared_task=shared_task)
-    matrix = PairMatrix(pairs=pairs, texts=texts, versions=[], excluded=[])
+    matrix = PairMatrix(
+        pairs=pairs,
+        texts=texts,
+        versions=[],
+        excluded=[],
+        unvalidated=scored.unvalidated,
+        validation=scored,
+    )
     if not candidates:
         return matrix
     hosted = [version.version_id for version in candidates if version.hosted]

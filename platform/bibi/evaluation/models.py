@@ -37,6 +37,7 @@ class ScoringRun(models.Model):
         BREAK_CLOSED = "break_closed", "The break phase closed"
         ORGANIZER = "organizer", "An organizer asked"
         ADJUDICATION = "adjudication", "A contest was adjudicated"
+        VALIDATION = "validation", "Label validation decided pairs"
         VERSION_READY = "version_ready", "A system version became ready"
         COMMAND = "command", "manage.py score"
 
@@ -218,6 +219,16 @@ class SnapshotItem(models.Model):
     predictions = models.JSONField(
         help_text="Per system: original label, variant label, outcome, as codes "
         "(see bibi.evaluation.reports.report_items)."
+    )
+    validation_state = models.CharField(
+        max_length=20,
+        blank=True,
+        help_text="The pair's label-validation state (bibi.pairs.validation.STATES).",
+    )
+    validation = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The pair's validation: votes, flags, agreement (PairValidation.as_row).",
     )
 
     class Meta:

@@ -185,6 +185,7 @@ class ItemFilter:
     tag: str | None = None
     broken: bool | None = None
     flipped: bool | None = None
+    validation_state: str | None = None  # one of bibi.pairs.validation.STATES
 
 
 _BROKEN = OUTCOMES.index("broken")
@@ -198,6 +199,8 @@ def snapshot_items_filtered(*, snapshot: Snapshot, filters: ItemFilter) -> Query
         items = items.filter(team_id=filters.team_id)
     if filters.flipped is not None:
         items = items.filter(flipped=filters.flipped)
+    if filters.validation_state:
+        items = items.filter(validation_state=filters.validation_state)
     if filters.tag:
         if connection.features.supports_json_field_contains:
             items = items.filter(tags__contains=[filters.tag])

@@ -43,6 +43,13 @@ from bibi.evaluation.chunks import chunks_create, message_send, shared_task_lock
 from bibi.evaluation.matrix import PairMatrix, pair_matrix
 from bibi.evaluation.models import CellChunk, ScoringRun, Snapshot, SnapshotItem
 from bibi.evaluation.reports import report_items, report_tables, score_inputs, scoring_inputs
+from bibi.evaluation.validated import (
+    item_validation,
+    no_pairs_reason,
+    unvalidated_scores,
+    validation_record,
+    validation_tables_add,
+)
 from bibi.queue import waiting
 from bibi.sharedtasks.models import Phase, SharedTask
 from bibi.sharedtasks.services import audit_record, organizer_require
@@ -60,7 +67,7 @@ Source = Prediction.Source
 
 # Triggers that report a change to the scored data: only a run that has yet to read the data
 # (a waiting one) serves them. Any other request is also served by a run that is scoring.
-CHANGE_TRIGGERS = (Trigger.ADJUDICATION, Trigger.VERSION_READY)
+CHANGE_TRIGGERS = (Trigger.ADJUDICATION, Trigger.VALIDATION, Trigger.VERSION_READY)
 
 
 def scoring_run_request(
@@ -197,7 +204,7 @@ def scoring_run_score(*, run_id: int, send: bool = True) -> ScoringRun:
     if matrix.cells_missing:
         return _run_wait_again(run, send=send)
     if not matrix.pairs:
-        return _run_fail(run, "There are no pairs to score: no breaker team has an entry.")
+        return _run_fail(run, f"There are no pairs to score: {no_pairs_reason(matrix)}.")
     if not matrix.versions:
         return _run_fail(run, "There is no system to score: no system has a ready version.")
     try:
@@ -211,7 +218,9 @@ def scoring_run_score(*, run_id: int, send: bool = True) -> ScoringRun:
     except scoring.ScoringInputError as error:
         return _run_fail(run, f"Scoring refused the inputs: {error}")
     tables = report_tables(report, inputs, matrix.versions)
-    items = report_items(report, inputs)
+    validation_tables_add(tables, matrix, unvalidated_scores(matrix, shared_task))
+    validation_used, tables["validation_summary"] = validation_record(shared_task, matrix)
+    items = [{**item, **item_validation(item, matrix)} for item in report_items(report, inputs)]
     with transaction.atomic():
         run = ScoringRun.objects.select_for_update().get(id=run.id)
         if run.status != Status.SCORING:
@@ -225,6 +234,7 @@ def scoring_run_score(*, run_id: int, send: bool = True) -> ScoringRun:
                 "break_rate_mode": shared_task.break_rate_mode,
                 "labels": list(shared_task.labels),
                 "max_sequence_length": settings.SYSTEM_MAX_SEQUENCE_LENGTH,
+                "validation": validation_used,
             },
             pair_set_ids=sorted({pair["pair_set_id"] for pair in matrix.pairs}),
             systems=_systems_scored(matrix, tables),

@@ -52,7 +52,8 @@ def builders_grid(snapshot: Snapshot, names: Names) -> Grid:
     rows = []
     for row in builders_json(snapshot, names):
         by_team = {cell["team_id"]: cell["broken_pct"] for cell in row["by_team"]}
-        rows.append([*(row[c] for c in BUILDER_COLUMNS), *(by_team.get(t) for t in teams)])
+        # Snapshots from before label validation lack its columns: empty cells.
+        rows.append([*(row.get(c) for c in BUILDER_COLUMNS), *(by_team.get(t) for t in teams)])
     return header, rows
 
 
@@ -69,14 +70,33 @@ def breakers_json(snapshot: Snapshot, names: Names) -> list[dict[str, Any]]:
     ]
 
 
+BREAKER_VALIDATION_COLUMNS = [
+    "unvalidated_score", "validated", "relabelled", "left_out", "pending",
+]  # fmt: skip
+
+
 def breakers_grid(snapshot: Snapshot, names: Names) -> Grid:
     ids, labels = _system_columns(snapshot, names)
-    header = ["rank", "team", "pairs", "score", *(f"broken_pct of {label}" for label in labels)]
+    header = [
+        "rank",
+        "team",
+        "pairs",
+        "score",
+        *BREAKER_VALIDATION_COLUMNS,
+        *(f"broken_pct of {label}" for label in labels),
+    ]
     rows = []
     for row in breakers_json(snapshot, names):
         by_system = {cell["system_id"]: cell["broken_pct"] for cell in row["by_system"]}
         rows.append(
-            [row["rank"], row["team"], row["pairs"], row["score"], *(by_system.get(i) for i in ids)]
+            [
+                row["rank"],
+                row["team"],
+                row["pairs"],
+                row["score"],
+                *(row.get(column) for column in BREAKER_VALIDATION_COLUMNS),
+                *(by_system.get(i) for i in ids),
+            ]
         )
     return header, rows
 
@@ -218,6 +238,8 @@ def item_json(
         "flipped": item.flipped,
         "broken": item.broken,
         "unseen": item.unseen,
+        "validation_state": item.validation_state,
+        "validation": item.validation,
         "predictions": [
             {"system_id": system_id, "system": names.system(system_id), **cell}
             for system_id, cell in item_cells(item, vocabulary, systems).items()
@@ -227,7 +249,8 @@ def item_json(
 
 ITEM_COLUMNS = [
     "pair_id", "team", "original_id", "original_text", "original_label", "variant_text",
-    "variant_label", "tags", "flipped", "broken", "unseen",
+    "variant_label", "tags", "flipped", "broken", "unseen", "validation_state", "claimed_label",
+    "votes", "vote_labels", "agreement",
 ]  # fmt: skip
 
 
@@ -252,6 +275,8 @@ def items_grid(snapshot: Snapshot, names: Names) -> Grid:
             item.flipped,
             item.broken,
             item.unseen,
+            item.validation_state,
+            *_vote_cells(item.validation),
         ]
         for system_id in ids:
             cell = cells.get(system_id, {})
@@ -268,3 +293,32 @@ def failures_grid(snapshot: Snapshot, names: Names) -> Grid:
     return ["system", "text", "reason"], [
         [row["system"], row["text"], row["reason"]] for row in failures_json(snapshot, names)
     ]
+
+
+def _vote_cells(row: dict[str, Any]) -> list[Any]:
+    """claimed_label, votes, vote_labels, agreement of a pair's validation row."""
+    if not row:
+        return [None, None, None, None]
+    return [row["claimed_label"], row["votes"], ";".join(row["vote_labels"]), row["agreement"]]
+
+
+VALIDATION_COLUMNS = [
+    "pair_id", "team", "state", "claimed_label", "scored_label", "label_unverified", "votes",
+    "vote_labels", "not_minimal", "not_fluent", "original_mislabelled", "unclear", "agreement",
+    "invalid_reason",
+]  # fmt: skip
+
+
+def validation_json(snapshot: Snapshot, names: Names) -> list[dict[str, Any]]:
+    # Snapshots from before label validation have no such table.
+    return [
+        {**row, "team": names.team(row["team_id"])} for row in snapshot.tables.get("validation", [])
+    ]
+
+
+def validation_grid(snapshot: Snapshot, names: Names) -> Grid:
+    rows = []
+    for row in validation_json(snapshot, names):
+        flat = {**row, **row["flags"], "vote_labels": ";".join(row["vote_labels"])}
+        rows.append([flat[column] for column in VALIDATION_COLUMNS])
+    return list(VALIDATION_COLUMNS), rows

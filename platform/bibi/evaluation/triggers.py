@@ -41,6 +41,18 @@ def scoring_run_after_decision(
         scoring_run_request(shared_task=shared_task, trigger=Trigger.ADJUDICATION, actor=actor)
 
 
+def scoring_run_after_validation(*, shared_task: SharedTask, actor: AbstractBaseUser) -> None:
+    """Label validation decided the last pair still waiting for votes (or changed the outcome
+    of a pair once none waited): score again, with the validated labels. The cells hold
+    predictions per text, never labels, so this run sends nothing to the ``gpu`` queue when
+    every text's cell is known.
+
+    Called inside the vote's transaction; the run is sent once it commits.
+    """
+    if _break_phase_over(shared_task):
+        scoring_run_request(shared_task=shared_task, trigger=Trigger.VALIDATION, actor=actor)
+
+
 def scoring_run_after_version(*, version: SystemVersion) -> None:
     """A version that becomes ready, is made active or brings its pair predictions after the
     break phase changes the leaderboard: score again."""

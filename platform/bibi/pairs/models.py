@@ -22,6 +22,12 @@ Choices made here, and why:
   state, set by the contest named in ``Pair.decision``; every other decided contest of that
   pair is *superseded* (``Contest.decision_state``), so no contest claims a state the pair
   is not in.
+- A contest is filed by a team, or opened by label validation (``origin``) when the votes on
+  a pair do not agree (a *disputed* pair): it then has no team, and the organizers decide it
+  like any other.
+- A ``LabelValidation`` is one validator's blind vote on one pair's variant: handed out by
+  the queue (``assigned``), then submitted (``done``). A validator votes on a pair once.
+  What the votes decide is ``bibi.pairs.validation`` (rule in ``scoring.agreement``).
 """
 
 from __future__ import annotations
@@ -152,9 +158,19 @@ class Contest(models.Model):
         RELABEL = "relabel", "Relabel"
         EXCLUDE = "exclude", "Exclude the pair"
 
+    class Origin(models.TextChoices):
+        TEAM = "team", "Filed by a team"
+        VALIDATION = "validation", "Opened by label validation (the votes disagreed)"
+
     pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="contests")
+    origin = models.CharField(max_length=20, choices=Origin.choices, default=Origin.TEAM)
     team = models.ForeignKey(
-        Team, on_delete=models.CASCADE, related_name="contests", help_text="The contesting team."
+        Team,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="contests",
+        help_text="The contesting team; empty for a contest opened by label validation.",
     )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
@@ -172,7 +188,17 @@ class Contest(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         constraints = [
-            models.UniqueConstraint(fields=["pair", "team"], name="one_contest_per_pair_per_team")
+            models.UniqueConstraint(fields=["pair", "team"], name="one_contest_per_pair_per_team"),
+            models.UniqueConstraint(
+                fields=["pair"],
+                condition=Q(origin="validation"),
+                name="one_validation_contest_per_pair",
+            ),
+            models.CheckConstraint(
+                condition=Q(origin="team", team__isnull=False)
+                | Q(origin="validation", team__isnull=True),
+                name="contest_team_iff_filed_by_a_team",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -185,3 +211,52 @@ class Contest(models.Model):
         if self.status == self.Status.OPEN:
             return "open"
         return "current" if self.pair.decision_id == self.id else "superseded"
+
+
+class LabelValidation(models.Model):
+    """One validator's blind vote on one pair: the label they give the variant and flags."""
+
+    class Status(models.TextChoices):
+        ASSIGNED = "assigned", "Handed out, not yet answered"
+        SKIPPED = "skipped", "Handed back unanswered (never handed to them again)"
+        DONE = "done", "Answered"
+
+    class Role(models.TextChoices):
+        BREAKER = "breaker", "Member of another breaker team"
+        VALIDATOR = "validator", "Invited validator"
+        ORGANIZER = "organizer", "Organizer"
+
+    pair = models.ForeignKey(Pair, on_delete=models.CASCADE, related_name="validations")
+    validator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="label_validations"
+    )
+    role = models.CharField(max_length=20, choices=Role.choices)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ASSIGNED)
+    label = models.CharField(
+        max_length=100, blank=True, help_text="The variant's label as the validator reads it."
+    )
+    not_minimal = models.BooleanField(default=False)
+    not_fluent = models.BooleanField(default=False, help_text="Not fluent or ungrammatical.")
+    original_mislabelled = models.BooleanField(default=False)
+    unclear = models.BooleanField(default=False, help_text="No label can be given.")
+    note = models.TextField(blank=True)
+    assigned_at = models.DateTimeField(auto_now_add=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["pair", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["pair", "validator"], name="one_validation_per_pair_per_validator"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["assigned", "skipped"], submitted_at__isnull=True, label="")
+                | Q(status="done", submitted_at__isnull=False, unclear=True, label="")
+                | (Q(status="done", submitted_at__isnull=False, unclear=False) & ~Q(label="")),
+                name="validation_done_with_a_label_or_unclear",
+            ),
+        ]
+        indexes = [models.Index(fields=["validator", "status"], name="validation_by_validator")]
+
+    def __str__(self) -> str:
+        return f"validation {self.id} of pair {self.pair_id} ({self.status})"

@@ -33,53 +33,18 @@ from django.conf import settings
 from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
-from bibi.pairs.models import Contest, Pair, PairSet
+from bibi.pairs import validation
+
+# The entries are read in their own module (label validation reads them too); re-exported.
+from bibi.pairs.entries import entry_pair_sets as entry_pair_sets
+from bibi.pairs.entries import entry_pairs as entry_pairs
+from bibi.pairs.entries import pair_set_entry as pair_set_entry
+from bibi.pairs.models import Contest, LabelValidation, Pair, PairSet
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import Phase, SharedTask, Team
 
 User = task_selectors.User
-
-EFFECTIVE_PAIR_KEYS = (
-    "pair_id",
-    "pair_set_id",
-    "team_id",
-    "original_id",
-    "original_external_id",
-    "original_text",
-    "original_label",
-    "variant_text",
-    "variant_label",
-    "tags",
-)
-
-
-def _break_deadline(shared_task: SharedTask) -> datetime | None:
-    phase = shared_task.phases.filter(kind=Phase.Kind.BREAK).first()
-    return phase.ends_at if phase else None
-
-
-def entry_pair_sets(*, shared_task: SharedTask) -> dict[int, PairSet]:
-    """Each breaker team's entry, by team id. Teams without one are left out."""
-    deadline = _break_deadline(shared_task)
-    if deadline is None:
-        return {}
-    candidates = PairSet.objects.filter(
-        shared_task=shared_task, status=PairSet.Status.SUBMITTED, submitted_at__lt=deadline
-    ).order_by("team_id", "-is_final", "-submitted_at", "-id")
-    entries: dict[int, PairSet] = {}
-    for pair_set in candidates:
-        entries.setdefault(pair_set.team_id, pair_set)
-    return entries
-
-
-def pair_set_entry(*, team: Team) -> PairSet | None:
-    return entry_pair_sets(shared_task=team.shared_task).get(team.id)
-
-
-def entry_pairs(*, shared_task: SharedTask) -> QuerySet[Pair]:
-    """Every pair of every team's entry, excluded ones included."""
-    entry_ids = [pair_set.id for pair_set in entry_pair_sets(shared_task=shared_task).values()]
-    return Pair.objects.filter(pair_set_id__in=entry_ids)
+EFFECTIVE_PAIR_KEYS = validation.EFFECTIVE_PAIR_KEYS
 
 
 def pair_texts(*, shared_task: SharedTask) -> list[str]:
@@ -92,32 +57,18 @@ def pair_texts(*, shared_task: SharedTask) -> list[str]:
     return sorted(set(texts))
 
 
-def pairs_effective(*, shared_task: SharedTask) -> list[dict[str, Any]]:
+def pairs_effective(*, shared_task: SharedTask, validated: bool = True) -> list[dict[str, Any]]:
     """What scoring uses: the entry pairs of every breaker team, with decisions applied.
 
-    One dict per pair that is not excluded, ordered by team then row, with the keys
+    One dict per scored pair, ordered by team then row, with the keys
     ``pair_id, pair_set_id, team_id, original_id`` (the starter example's database id),
     ``original_external_id, original_text, original_label, variant_text, variant_label``
-    (the effective label: relabelled if an organizer said so) and ``tags`` (a list).
+    (the label scored: relabelled if an organizer, or a validators' majority, said so) and
+    ``tags`` (a list). Label validation (``bibi.pairs.validation``) decides which pairs are
+    left out; ``validated=False`` gives the task as if validation were off.
     """
-    rows = (
-        entry_pairs(shared_task=shared_task)
-        .filter(is_excluded=False)
-        .order_by("pair_set__team_id", "row")
-        .values_list(
-            "id",
-            "pair_set_id",
-            "pair_set__team_id",
-            "original_id",
-            "original__external_id",
-            "original_text",
-            "original_label",
-            "variant_text",
-            "effective_label",
-            "tags",
-        )
-    )
-    return [dict(zip(EFFECTIVE_PAIR_KEYS, row, strict=True)) for row in rows]
+    scored = validation.pairs_scored(shared_task=shared_task)
+    return scored.validated if validated else scored.unvalidated
 
 
 def team_of(*, user: User, shared_task: SharedTask) -> Team | None:
@@ -291,3 +242,69 @@ def contest_open_count(*, shared_task: SharedTask) -> int:
 def contested_pair_ids(*, team: Team) -> set[int]:
     """The pairs ``team`` has contested."""
     return set(Contest.objects.filter(team=team).values_list("pair_id", flat=True))
+
+
+# --- Label validation: what the pages show --------------------------------------------
+
+
+def validation_queue_state(*, shared_task: SharedTask, user: User) -> dict[str, Any]:
+    """What a validator's page says: ``role`` (None: not a validator), ``closed_reason`` (None
+    while validation is open), ``quota`` (0: none), ``done`` (votes given), ``assigned`` (the
+    id of the pair handed to them and not answered, or None) and ``available`` (pairs the
+    queue could still hand them)."""
+    role = validation.validator_role(user=user, shared_task=shared_task)
+    state: dict[str, Any] = {
+        "role": role,
+        "closed_reason": validation.validation_closed_reason(shared_task=shared_task),
+        "quota": shared_task.validation_quota_per_validator,
+        "done": 0,
+        "assigned": None,
+        "available": 0,
+    }
+    if role is None:
+        return state
+    mine = LabelValidation.objects.filter(validator=user, pair__pair_set__shared_task=shared_task)
+    state["done"] = mine.filter(status=LabelValidation.Status.DONE).count()
+    state["assigned"] = (
+        mine.filter(status=LabelValidation.Status.ASSIGNED).values_list("id", flat=True).first()
+    )
+    membership = task_selectors.membership_get(user=user, shared_task=shared_task)
+    seen = set(mine.values_list("pair_id", flat=True))
+    state["available"] = sum(
+        pair_id not in seen
+        for pair_id, _ in validation.validation_candidates(
+            shared_task=shared_task, exclude_team_id=membership.team_id if membership else None
+        )
+    )
+    return state
+
+
+def validator_history(*, shared_task: SharedTask, user: User) -> QuerySet[LabelValidation]:
+    """The votes ``user`` gave in the task, newest first (with their pairs' texts)."""
+    if not user.is_authenticated:
+        return LabelValidation.objects.none()
+    return (
+        LabelValidation.objects.filter(
+            validator=user,
+            pair__pair_set__shared_task=shared_task,
+            status=LabelValidation.Status.DONE,
+        )
+        .select_related("pair")
+        .order_by("-submitted_at", "-id")
+    )
+
+
+def validation_pair_rows(*, shared_task: SharedTask) -> list[dict[str, Any]]:
+    """Organizers: every entry pair's validation (``PairValidation.as_row``) with its texts,
+    by team then row."""
+    states = validation.pair_validations(shared_task=shared_task)
+    texts = {
+        pair_id: (original, variant)
+        for pair_id, original, variant in entry_pairs(shared_task=shared_task).values_list(
+            "id", "original_text", "variant_text"
+        )
+    }
+    return [
+        {**state.as_row(), "original_text": texts[pair_id][0], "variant_text": texts[pair_id][1]}
+        for pair_id, state in states.items()
+    ]

@@ -248,6 +248,7 @@ class ContestOutput(serializers.ModelSerializer):
             "id",
             "pair",
             "author_team",
+            "origin",
             "team",
             "created_by",
             "reason",
@@ -269,12 +270,15 @@ class ContestOutput(serializers.ModelSerializer):
     def get_author_team(self, contest: Contest) -> dict[str, Any]:
         return team_ref(self.context, contest.pair.pair_set.team)
 
-    @extend_schema_field(TeamRefOutput)
-    def get_team(self, contest: Contest) -> dict[str, Any]:
-        return team_ref(self.context, contest.team)
+    @extend_schema_field(TeamRefOutput(allow_null=True))
+    def get_team(self, contest: Contest) -> dict[str, Any] | None:
+        # A contest opened by label validation has no team.
+        return team_ref(self.context, contest.team) if contest.team is not None else None
 
     def get_created_by(self, contest: Contest) -> str | None:
-        if contest.created_by is None or not sees_private(self.context, contest.team_id):
+        if contest.created_by is None or contest.team_id is None:
+            return None
+        if not sees_private(self.context, contest.team_id):
             return None
         return contest.created_by.get_username()
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from bibi.pairs import apis
+from bibi.pairs import apis, validation_apis
 
 task = "shared-tasks/<slug:slug>/"
 
@@ -24,5 +24,39 @@ urlpatterns = [
         "contests/<int:pk>/adjudicate/",
         apis.ContestAdjudicateApi.as_view(),
         name="contest-adjudicate",
+    ),
+    path(f"{task}validation/", validation_apis.ValidationStateApi.as_view(), name="validation"),
+    path(
+        f"{task}validation/next/",
+        validation_apis.ValidationNextApi.as_view(),
+        name="validation-next",
+    ),
+    path(
+        f"{task}validation/mine/",
+        validation_apis.ValidationMineApi.as_view(),
+        name="validation-mine",
+    ),
+    path(
+        f"{task}validation/pairs/",
+        validation_apis.ValidationPairListApi.as_view(),
+        name="validation-pairs",
+    ),
+    path(
+        f"{task}validation/validators/",
+        validation_apis.ValidationValidatorListApi.as_view(),
+        name="validation-validators",
+    ),
+    path(
+        f"{task}validation/summary/",
+        validation_apis.ValidationSummaryApi.as_view(),
+        name="validation-summary",
+    ),
+    path(
+        "validations/<int:pk>/", validation_apis.ValidationVoteApi.as_view(), name="validation-vote"
+    ),
+    path(
+        "validations/<int:pk>/skip/",
+        validation_apis.ValidationSkipApi.as_view(),
+        name="validation-skip",
     ),
 ]

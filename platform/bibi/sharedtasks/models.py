@@ -36,6 +36,16 @@ class SharedTask(models.Model):
         PAIRS = "pairs", "Breaks per pair"
         SENTENCES = "sentences", "Breaks per sentence"
 
+    class ValidationMode(models.TextChoices):
+        OFF = "off", "Off: scores use the submitted labels"
+        CONTESTED = "contested", "Contested pairs only"
+        SAMPLED = "sampled", "A sampled fraction of the pairs"
+        ALL = "all", "All pairs"
+
+    class ValidationAgreement(models.TextChoices):
+        MAJORITY = "majority", "Majority: more than half of the votes give one label"
+        UNANIMOUS = "unanimous", "Unanimous: every vote gives the same label"
+
     class GuidanceVisibility(models.TextChoices):
         ORGANIZERS = "organizers", "Organizers only"
         BREAKERS = "breakers", "Organizers and breaker teams"
@@ -72,6 +82,31 @@ class SharedTask(models.Model):
     pair_require_rationale = models.BooleanField(default=False)
     pair_max_text_chars = models.PositiveIntegerField(default=1000)
     strategy_tags = models.JSONField(default=default_strategy_tags)
+
+    # Label validation (pairs app, ``bibi.pairs.validation``): which pairs are labelled again
+    # blind, by how many validators, and when their votes agree.
+    validation_mode = models.CharField(
+        max_length=20,
+        choices=ValidationMode.choices,
+        default=ValidationMode.OFF,
+        help_text="Which entry pairs validators label again, blind. Machine-made pairs marked "
+        "label unverified are validated in every mode but off (and left out of scoring when off).",
+    )
+    validation_sample_fraction = models.FloatField(
+        default=0.2, help_text="Mode 'sampled': the share of entry pairs validated, in (0, 1]."
+    )
+    validations_per_pair = models.PositiveIntegerField(
+        default=3, help_text="Votes a pair needs before its outcome is decided (k)."
+    )
+    validation_agreement = models.CharField(
+        max_length=20,
+        choices=ValidationAgreement.choices,
+        default=ValidationAgreement.MAJORITY,
+        help_text="When the votes on a pair agree on a label.",
+    )
+    validation_quota_per_validator = models.PositiveIntegerField(
+        default=0, help_text="Most pairs one validator labels in this task; 0 for no limit."
+    )
 
     guidance_visibility = models.CharField(
         max_length=20, choices=GuidanceVisibility.choices, default=GuidanceVisibility.BREAKERS
@@ -113,6 +148,17 @@ class SharedTask(models.Model):
             raise ValidationError({"pair_min_shared_token_ratio": "Must be in (0, 1]."})
         if not 0 < self.pair_max_edit_ratio <= 1:
             raise ValidationError({"pair_max_edit_ratio": "Must be in (0, 1]."})
+        if not 0 < self.validation_sample_fraction <= 1:
+            raise ValidationError({"validation_sample_fraction": "Must be in (0, 1]."})
+        if self.validations_per_pair < 1:
+            raise ValidationError({"validations_per_pair": "A pair needs at least one vote."})
+        if (
+            self.validation_mode != self.ValidationMode.OFF
+            and self.task_type != self.TaskType.TEXT_CLASSIFICATION
+        ):
+            raise ValidationError(
+                {"validation_mode": "Label validation is for text classification tasks."}
+            )
         tags = self.strategy_tags
         if (
             not isinstance(tags, list)
@@ -349,6 +395,10 @@ class TaskInvitation(models.Model):
     max_uses = models.PositiveIntegerField(
         null=True, blank=True, help_text="How many people may accept it; empty for no limit."
     )
+    grants_validator = models.BooleanField(
+        default=False,
+        help_text="Whoever accepts it becomes a validator: they label pairs blind, in no team.",
+    )
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -367,6 +417,9 @@ class TaskAccess(models.Model):
     )
     invitation = models.ForeignKey(
         TaskInvitation, on_delete=models.SET_NULL, null=True, related_name="accesses"
+    )
+    is_validator = models.BooleanField(
+        default=False, help_text="Let in as a validator (by a link that grants it)."
     )
     granted_at = models.DateTimeField(auto_now_add=True)
 

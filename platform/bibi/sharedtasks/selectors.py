@@ -47,6 +47,13 @@ def has_access(*, user: User, shared_task: SharedTask) -> bool:
     return TaskAccess.objects.filter(shared_task=shared_task, user=user).exists()
 
 
+def is_invited_validator(*, user: User, shared_task: SharedTask) -> bool:
+    """Was ``user`` let into the task by a link that grants the validator role?"""
+    if not user.is_authenticated:
+        return False
+    return TaskAccess.objects.filter(shared_task=shared_task, user=user, is_validator=True).exists()
+
+
 def shared_task_list(*, user: User) -> QuerySet[SharedTask]:
     """Public tasks for everyone; private ones for their organizers, their team members and
     the people a task invitation let in."""

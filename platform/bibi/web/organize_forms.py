@@ -58,19 +58,28 @@ SETTING_GROUPS: dict[str, list[tuple[str, str]]] = {
     "Label validation": [
         (
             "validation_mode",
-            "Which entry pairs other people label again, blind (without the claimed label or the "
-            "team); machine-made pairs marked label unverified are validated in every mode but "
-            "off, and left out of the scores when it is off.",
+            "Which entry pairs other people label again, blind (without the claimed label or "
+            "the team): none, contested pairs only, a sampled share, or all. In every mode but "
+            "off, machine-made pairs marked 'label unverified' are validated too; with "
+            "validation off they are left out of the scores. Scores then use the validated "
+            "labels and leave out invalid and disputed pairs; the unvalidated score is shown "
+            "beside them.",
         ),
         (
             "validation_sample_fraction",
-            "In the sampled mode: the share (0 to 1] of pairs validated.",
+            "With 'sampled': the share (0 to 1) of entry pairs validated, a fixed sample.",
         ),
         ("validations_per_pair", "Votes a pair needs before its outcome is decided."),
-        ("validation_agreement", "When the votes on a pair agree on a label."),
+        (
+            "validation_agreement",
+            "When the votes agree on a label: more than half of them, or all. Agreeing on the "
+            "claimed label validates the pair, on another relabels it; no agreement disputes it "
+            "(a contest for the organizers); more than half flagging one defect (not minimal, "
+            "not fluent, original mislabelled, unclear) makes it invalid.",
+        ),
         (
             "validation_quota_per_validator",
-            "The most pairs one validator labels in this task; 0 for no limit.",
+            "The most pairs one validator labels (0: no limit).",
         ),
     ],
     "Guidance for breakers": [
@@ -96,11 +105,11 @@ LABELS = {
     "pair_max_edit_ratio": "Token edits as a share of the original",
     "pair_require_rationale": "Rationale required",
     "pair_max_text_chars": "Longest variant (characters)",
-    "validation_mode": "Pairs validated",
-    "validation_sample_fraction": "Share of pairs sampled",
+    "validation_mode": "Validate labels",
+    "validation_sample_fraction": "Sampled share",
     "validations_per_pair": "Votes per pair",
     "validation_agreement": "Agreement rule",
-    "validation_quota_per_validator": "Pairs per validator",
+    "validation_quota_per_validator": "Quota per validator",
 }
 
 

@@ -82,12 +82,22 @@ def test_the_snapshot_says_what_was_scored_with_what(ready_task):
         "break_rate_mode": "pairs",
         "labels": ["negative", "positive"],
         "max_sequence_length": 128,
+        "validation": {
+            "mode": "off",
+            "sample_fraction": 0.2,
+            "validations_per_pair": 3,
+            "agreement": "majority",
+            "quota_per_validator": 0,
+        },
     }
     assert len(snapshot.pair_set_ids) == 2
     versions = {entry["system_id"]: entry for entry in snapshot.systems}
     assert set(versions) == {ready_task.cnn.id, ready_task.bow.id, ready_task.by_hand.id}
     assert versions[ready_task.cnn.id]["version_id"] == ready_task.cnn.active_version_id
     assert versions[ready_task.by_hand.id]["weight_source"] == "blind_dev"
+    validation = snapshot.tables["validation_summary"]
+    assert validation["counts"]["entry_pairs"] == validation["counts"]["not_validated"] == 7
+    assert validation["alpha"] is None and validation["votes"] == 0
     assert snapshot.counts == {
         "pairs": 7,
         "teams": 2,

@@ -13,6 +13,9 @@ which entry it replaced or which set marked final stays the entry, and warnings 
 stop the set (an edit systems may not see, a row repeated in a 2017 file). A *dry run* goes
 through every check and answers the same, and stores nothing.
 
+Label validation (``validation``): the queue hands a validator a pair, the validator votes
+or hands it back; a disputed pair opens a contest.
+
 Submissions of one team are serialized by locking the team's row, so two uploads at once
 cannot both slip under the quota or leave two drafts.
 """
@@ -38,6 +41,12 @@ from bibi.pairs.services.pair_sets import (
     pair_set_submit_require,
     pair_set_upload,
 )
+from bibi.pairs.services.validation import (
+    ValidationVote,
+    validation_next,
+    validation_skip,
+    validation_submit,
+)
 
 __all__ = [
     "PAIR_SET_FILE",
@@ -55,4 +64,8 @@ __all__ = [
     "pair_set_submit",
     "pair_set_submit_require",
     "pair_set_upload",
+    "ValidationVote",
+    "validation_next",
+    "validation_skip",
+    "validation_submit",
 ]

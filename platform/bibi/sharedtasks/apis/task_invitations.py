@@ -32,6 +32,11 @@ class TaskInvitationInput(serializers.Serializer):
         required=False, allow_null=True, min_value=1, help_text="Default: no limit."
     )
     note = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    grants_validator = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Whoever accepts the link becomes a validator of pair labels.",
+    )
 
 
 class TaskInvitationOutput(serializers.ModelSerializer):
@@ -49,6 +54,7 @@ class TaskInvitationOutput(serializers.ModelSerializer):
             "created_at",
             "expires_at",
             "max_uses",
+            "grants_validator",
             "uses",
             "revoked_at",
         ]
@@ -65,7 +71,7 @@ class TaskAccessOutput(serializers.ModelSerializer):
 
     class Meta:
         model = TaskAccess
-        fields = ["shared_task", "username", "granted_at"]
+        fields = ["shared_task", "username", "is_validator", "granted_at"]
 
 
 class TaskInvitationListApi(APIView):

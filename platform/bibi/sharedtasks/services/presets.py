@@ -13,10 +13,14 @@ same refusals apply and the audit entry lists each field's old and new value, wi
   so the preset keeps only what it states (a real edit of a starter sentence that keeps
   some of its words) and lifts the edit-size limits as far as the fields allow: the
   default rules refuse real 2017 pairs (tokenised, lowercased variants count as many
-  edits). Scoring: ``original_f1`` weights and ``sentences`` break rate.
+  edits). Scoring: ``original_f1`` weights and ``sentences`` break rate, on the labels as
+  submitted (label validation off: 2017 had none, and its tables scored submitted labels).
 - ``strict-minimal-pairs``: small, explained edits: at most 2 token edits (or a fifth of
   the original's tokens on long sentences), at least 80% of the variant's tokens from the
   original, and a rationale with every pair. Scoring is left as it is.
+- ``validated-labels``: every entry pair labelled again, blind, by three validators, a
+  majority deciding (as Dynabench validates fooling examples; the 2017 overview's lesson
+  that breakers' labels need an outside check). Scores use the validated labels.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ PRESETS: dict[str, Preset] = {
                 "pair_require_rationale": False,
                 "weight_mode": SharedTask.WeightMode.ORIGINAL_F1,
                 "break_rate_mode": SharedTask.BreakRateMode.SENTENCES,
+                "validation_mode": SharedTask.ValidationMode.OFF,
             },
         ),
         Preset(
@@ -73,6 +78,21 @@ PRESETS: dict[str, Preset] = {
                 "pair_max_edit_distance": 2,
                 "pair_max_edit_ratio": 0.2,
                 "pair_require_rationale": True,
+            },
+        ),
+        Preset(
+            key="validated-labels",
+            name="Validated labels",
+            about=(
+                "Every entry pair is labelled again, blind, by three validators (members of "
+                "other breaker teams, invited validators, organizers); a majority decides. "
+                "Scores use the validated labels, leave out invalid and disputed pairs, and "
+                "show the unvalidated score beside them."
+            ),
+            values={
+                "validation_mode": SharedTask.ValidationMode.ALL,
+                "validations_per_pair": 3,
+                "validation_agreement": SharedTask.ValidationAgreement.MAJORITY,
             },
         ),
     )

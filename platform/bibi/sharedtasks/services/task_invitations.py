@@ -29,9 +29,11 @@ def task_invitation_create(
     expires_at: datetime | None = None,
     max_uses: int | None = None,
     note: str = "",
+    grants_validator: bool = False,
 ) -> TaskInvitation:
     """An organizer's link into the task: valid until ``expires_at`` (default: in 14 days),
-    for ``max_uses`` people (None: any number), until revoked."""
+    for ``max_uses`` people (None: any number), until revoked. ``grants_validator``: whoever
+    accepts it becomes a validator of the task's pair labels (``bibi.pairs.validation``)."""
     organizer_require(user=actor, shared_task=shared_task, doing="that")
     now = timezone.now()
     expires_at = expires_at or now + INVITATION_LIFETIME
@@ -47,13 +49,19 @@ def task_invitation_create(
         expires_at=expires_at,
         max_uses=max_uses,
         note=note.strip(),
+        grants_validator=grants_validator,
     )
     audit_record(
         shared_task=shared_task,
         actor=actor,
         action="task_invitation.create",
         target=f"task_invitation:{invitation.id}",
-        details={"expires_at": expires_at.isoformat(), "max_uses": max_uses, "note": note},
+        details={
+            "expires_at": expires_at.isoformat(),
+            "max_uses": max_uses,
+            "note": note,
+            "grants_validator": grants_validator,
+        },
     )
     return invitation
 
@@ -79,7 +87,8 @@ def task_invitation_revoke(
 @transaction.atomic
 def task_invitation_accept(*, token: str, user: AbstractBaseUser) -> tuple[TaskAccess, bool]:
     """Let ``user`` into the task the link is for. Returns the access and whether it is new:
-    someone already let in keeps their access and uses up nothing."""
+    someone already let in keeps their access and uses up nothing, but a link that grants the
+    validator role gives it to them (``TaskAccess.is_validator``)."""
     # Locked so that two people cannot both take the last use of a link.
     invitation = (
         TaskInvitation.objects.select_for_update()
@@ -95,7 +104,7 @@ def task_invitation_accept(*, token: str, user: AbstractBaseUser) -> tuple[TaskA
     if selectors.is_organizer(user=user, shared_task=shared_task):
         raise ValidationError("You organize this shared task: you see it already.")
     existing = TaskAccess.objects.filter(shared_task=shared_task, user=user).first()
-    if existing is not None:
+    if existing is not None and (existing.is_validator or not invitation.grants_validator):
         return existing, False
     if invitation.revoked_at is not None:
         raise ValidationError({"token": "This invitation was revoked by the organizers."})
@@ -107,10 +116,15 @@ def task_invitation_accept(*, token: str, user: AbstractBaseUser) -> tuple[TaskA
         raise ValidationError(
             {"token": "This invitation has been used as often as it may be. Ask the organizers."}
         )
+    if existing is not None:
+        return _validator_grant(existing, invitation), False
     try:
         with transaction.atomic():
             access = TaskAccess.objects.create(
-                shared_task=shared_task, user=user, invitation=invitation
+                shared_task=shared_task,
+                user=user,
+                invitation=invitation,
+                is_validator=invitation.grants_validator,
             )
     except IntegrityError:
         # Let in a moment ago through another link.
@@ -120,6 +134,23 @@ def task_invitation_accept(*, token: str, user: AbstractBaseUser) -> tuple[TaskA
         actor=user,
         action="task_invitation.accept",
         target=f"task_invitation:{invitation.id}",
-        details={"user": user.get_username()},
+        details={
+            "user": user.get_username(),
+            **({"validator": True} if access.is_validator else {}),
+        },
     )
     return access, True
+
+
+def _validator_grant(access: TaskAccess, invitation: TaskInvitation) -> TaskAccess:
+    """Someone already let in accepts a validator's link: they become a validator."""
+    access.is_validator = True
+    access.save(update_fields=["is_validator"])
+    audit_record(
+        shared_task=invitation.shared_task,
+        actor=access.user,
+        action="task_invitation.accept",
+        target=f"task_invitation:{invitation.id}",
+        details={"user": access.user.get_username(), "validator": True},
+    )
+    return access

@@ -36,6 +36,11 @@ SHARED_TASK_EDITABLE_FIELDS = (
     "max_pair_sets_per_team",
     "max_pairs_per_set",
     "allow_anonymous_teams",
+    "validation_mode",
+    "validation_sample_fraction",
+    "validations_per_pair",
+    "validation_agreement",
+    "validation_quota_per_validator",
 )
 
 

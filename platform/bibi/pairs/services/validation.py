@@ -1,0 +1,222 @@
+"""Label validation, the writes: the queue hands a validator a pair (``validation_next``),
+the validator votes (``validation_submit``) or hands it back (``validation_skip``).
+
+The queue finishes pairs quickly: of the pairs in scope still short of their votes, the one
+with the fewest votes (given or handed out) first, ties broken by a fixed hash of the pair's
+id (``validation.queue_rank``), never a pair of the validator's own team, never a pair they
+have voted on or skipped. Handing out takes the task's row lock, so two validators asking at
+once are served one after the other and a pair is never handed out more often than it
+needs; the database holds one vote per validator and pair. A pair handed out and not
+answered within ``VALIDATION_ASSIGNMENT_MINUTES`` goes back to the queue.
+
+When a vote decides a pair as *disputed*, a contest is opened for the organizers (one per
+pair, ``Contest.Origin.VALIDATION``); their decision is absolute. When a vote changes a
+pair's outcome and no pair in scope is left waiting for votes, the task is scored again.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from bibi.evaluation import triggers as evaluation_triggers
+from bibi.pairs import validation
+from bibi.pairs.models import Contest, LabelValidation, Pair
+from bibi.pairs.services.contests import REASON_MAX_CHARS
+from bibi.sharedtasks import selectors as task_selectors
+from bibi.sharedtasks.models import SharedTask
+from bibi.sharedtasks.services import audit_record
+from scoring import agreement
+
+Status = LabelValidation.Status
+
+
+def _validator_require(*, user: AbstractBaseUser, shared_task: SharedTask) -> str:
+    """The user's validator role; PermissionDenied without one, ValidationError when closed."""
+    role = validation.validator_role(user=user, shared_task=shared_task)
+    if role is None:
+        raise PermissionDenied(
+            "Only organizers, members of breaker teams and invited validators validate labels."
+        )
+    reason = validation.validation_closed_reason(shared_task=shared_task)
+    if reason is not None:
+        raise ValidationError(reason)
+    return role
+
+
+def _expired_release(shared_task: SharedTask) -> None:
+    """Pairs handed out too long ago go back to the queue."""
+    stale = timezone.now() - timedelta(minutes=settings.VALIDATION_ASSIGNMENT_MINUTES)
+    LabelValidation.objects.filter(
+        pair__pair_set__shared_task=shared_task, status=Status.ASSIGNED, assigned_at__lt=stale
+    ).delete()
+
+
+@transaction.atomic
+def validation_next(*, shared_task: SharedTask, user: AbstractBaseUser) -> LabelValidation | None:
+    """The pair ``user`` labels next: the one handed to them and not yet answered, else the
+    next one of the queue (see the module doc); None when the queue has nothing for them.
+
+    Raises PermissionDenied for someone who is not a validator of the task, ValidationError
+    when validation is closed or the validator has reached the task's quota.
+    """
+    role = _validator_require(user=user, shared_task=shared_task)
+    # Serializes handing out for the task: counts read below stay true until commit.
+    SharedTask.objects.select_for_update().filter(pk=shared_task.pk).first()
+    _expired_release(shared_task)
+    mine = LabelValidation.objects.filter(validator=user, pair__pair_set__shared_task=shared_task)
+    current = mine.filter(status=Status.ASSIGNED).select_related("pair").first()
+    if current is not None:
+        return current
+    quota = shared_task.validation_quota_per_validator
+    done = mine.filter(status=Status.DONE).count()
+    if quota and done >= quota:
+        raise ValidationError(f"You have labelled {done} pairs: the quota of this shared task.")
+    membership = task_selectors.membership_get(user=user, shared_task=shared_task)
+    seen = set(mine.values_list("pair_id", flat=True))
+    candidates = validation.validation_candidates(
+        shared_task=shared_task, exclude_team_id=membership.team_id if membership else None
+    )
+    pair_id = next((pair_id for pair_id, _ in candidates if pair_id not in seen), None)
+    if pair_id is None:
+        return None
+    return LabelValidation.objects.select_related("pair").get(
+        pk=LabelValidation.objects.create(pair_id=pair_id, validator=user, role=role).pk
+    )
+
+
+def _assignment_get(*, validation_id: int, user: AbstractBaseUser) -> LabelValidation:
+    found = (
+        LabelValidation.objects.select_related("pair__pair_set__shared_task")
+        .filter(id=validation_id, validator=user)
+        .first()
+    )
+    if found is None:
+        raise LabelValidation.DoesNotExist("No such pair was handed to you.")
+    return found
+
+
+@dataclass(frozen=True)
+class ValidationVote:
+    """A submitted vote and what it did: the pair's outcome before and after it, and the
+    contest it opened (a pair the votes left disputed), if any."""
+
+    validation: LabelValidation
+    before: agreement.Outcome
+    after: agreement.Outcome
+    contest: Contest | None
+
+
+def _vote_clean(
+    *, shared_task: SharedTask, label: str, unclear: bool, note: str
+) -> tuple[str, str]:
+    label, note = label.strip(), note.strip()
+    if unclear and label:
+        raise ValidationError({"label": "An unclear variant gets no label: leave it empty."})
+    if not unclear and label not in shared_task.labels:
+        raise ValidationError(
+            {"label": f"Give one of {', '.join(shared_task.labels)}, or mark it unclear."}
+        )
+    if len(note) > REASON_MAX_CHARS:
+        raise ValidationError({"note": f"At most {REASON_MAX_CHARS} characters, please."})
+    if "\x00" in note:
+        raise ValidationError({"note": "The text has a NUL character."})
+    return label, note
+
+
+def _outcome(pair: Pair, shared_task: SharedTask) -> agreement.Outcome:
+    votes = validation.votes_by_pair([pair.id], shared_task=shared_task).get(pair.id, [])
+    return agreement.pair_outcome(
+        votes,
+        claimed=pair.variant_label,
+        needed=shared_task.validations_per_pair,
+        rule=shared_task.validation_agreement,
+    )
+
+
+@transaction.atomic
+def validation_submit(
+    *,
+    validation_id: int,
+    user: AbstractBaseUser,
+    label: str,
+    not_minimal: bool = False,
+    not_fluent: bool = False,
+    original_mislabelled: bool = False,
+    unclear: bool = False,
+    note: str = "",
+) -> ValidationVote:
+    """``user`` votes on the pair handed to them: the variant's ``label`` (one of the task's
+    labels; empty when ``unclear``) and flags. A vote is final.
+
+    Raises ``LabelValidation.DoesNotExist`` for a pair not handed to ``user`` (or handed
+    back to the queue since), ValidationError for a bad vote or one already given.
+    """
+    found = _assignment_get(validation_id=validation_id, user=user)
+    shared_task = found.pair.pair_set.shared_task
+    _validator_require(user=user, shared_task=shared_task)
+    if found.status != Status.ASSIGNED:
+        raise ValidationError("You have already answered this pair; a vote is final.")
+    label, note = _vote_clean(shared_task=shared_task, label=label, unclear=unclear, note=note)
+    # The pair's row lock: votes on one pair are counted, and disputes opened, one at a time.
+    pair = Pair.objects.select_for_update().get(pk=found.pair_id)
+    before = _outcome(pair, shared_task)
+    found.status = Status.DONE
+    found.label = label
+    found.not_minimal, found.not_fluent = not_minimal, not_fluent
+    found.original_mislabelled, found.unclear = original_mislabelled, unclear
+    found.note = note
+    found.submitted_at = timezone.now()
+    found.save()
+    after = _outcome(pair, shared_task)
+    contest = (
+        _dispute_open(pair, after, shared_task) if after.status == agreement.DISPUTED else None
+    )
+    changed = (before.status, before.label) != (after.status, after.label)
+    if changed and validation.pending_count(shared_task=shared_task) == 0:
+        evaluation_triggers.scoring_run_after_validation(shared_task=shared_task, actor=user)
+    return ValidationVote(validation=found, before=before, after=after, contest=contest)
+
+
+def _dispute_open(
+    pair: Pair, outcome: agreement.Outcome, shared_task: SharedTask
+) -> Contest | None:
+    """Open the organizers' contest of a disputed pair, once."""
+    votes = validation.votes_by_pair([pair.id], shared_task=shared_task).get(pair.id, [])
+    counts = Counter(vote.label or "unclear" for vote in votes)
+    tally = ", ".join(f"{count} {label}" for label, count in sorted(counts.items()))
+    reason = f"Label validation: the {outcome.votes} votes do not agree ({tally})."
+    try:
+        with transaction.atomic():
+            contest = Contest.objects.create(
+                pair=pair, origin=Contest.Origin.VALIDATION, team=None, reason=reason
+            )
+    except IntegrityError:
+        return None
+    audit_record(
+        shared_task=shared_task,
+        actor=None,
+        action="validation.dispute",
+        target=f"pair:{pair.id}",
+        details={"contest": contest.id, "votes": dict(counts)},
+    )
+    return contest
+
+
+@transaction.atomic
+def validation_skip(*, validation_id: int, user: AbstractBaseUser) -> LabelValidation:
+    """``user`` hands back the pair handed to them unanswered; it is never handed to them
+    again, and goes back to the queue for others."""
+    found = _assignment_get(validation_id=validation_id, user=user)
+    if found.status != Status.ASSIGNED:
+        raise ValidationError("Only a pair you have not answered can be handed back.")
+    found.status = Status.SKIPPED
+    found.save(update_fields=["status"])
+    return found
