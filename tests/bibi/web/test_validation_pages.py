@@ -13,11 +13,12 @@ from bibi.pairs.models import Contest, LabelValidation, Pair
 from bibi.sharedtasks.models import SharedTask, TaskAccess
 
 from ..pairs.conftest import start_phase_now
-from .conftest import page_client
+from .conftest import page_client, score_crowd
 from .test_security_headers import assert_policies, refused_in
 from .validation_scene import (
     QUEUE,
     ValidationScene,
+    add_ready_system,
     build_validation_scene,
     handed,
     label_all,
@@ -305,3 +306,53 @@ def test_an_organizer_makes_a_link_for_validators_and_it_makes_a_validator(scene
     assert response.status_code == 302 and response["Location"] == QUEUE
     assert TaskAccess.objects.get(user=newcomer).is_validator
     assert client.get(QUEUE).status_code == 200
+
+
+# --- Results ---------------------------------------------------------------------------------
+
+
+def test_the_results_say_what_validation_did_to_each_team(db):
+    """The majority relabels one of Delft's pairs and validates the rest; the published
+    leaderboards give each team's counts, its unvalidated score and the agreement, and the
+    item explorer finds the relabelled pair by its state."""
+    scene = build_validation_scene(votes_per_pair=2)
+    hate = "I hate this movie!"
+
+    def careful(pair: Pair) -> dict[str, str]:
+        return {"label": "positive" if pair.variant_text == hate else pair.variant_label}
+
+    label_all(signed_in(scene.cast.organizer), scene.cast.organizer, careful)
+    label_all(signed_in(scene.val), scene.val, careful)
+    add_ready_system(scene.cast)
+    score_crowd(scene.cast)
+    page = signed_in(scene.cast.organizer).get("/tasks/sst/results/").content.decode()
+    section = re.search(r'<section aria-labelledby="validation-heading">.*?</section>', page, re.S)
+    assert section, page
+    rows = {
+        cells[0]: cells[1:]
+        for cells in (
+            re.findall(r"<td[^>]*>(.*?)</td>", row)
+            for row in re.findall(r"<tr><td>.*?</tr>", section.group(0))
+        )
+    }
+    # score, unvalidated score, validated, relabelled, left out, waiting, alpha
+    assert rows["Delft"][2:6] == ["2", "1", "0", "0"]
+    assert rows["Utrecht"][2:6] == ["4", "0", "0", "0"]
+    assert "over 14 votes" in section.group(0)
+    items = signed_in(scene.cast.organizer).get(
+        "/tasks/sst/results/items/", {"validation": "relabelled"}
+    )
+    assert "1 pair</h2>" in items.content.decode()
+    assert "hate" in items.content.decode()  # the word the variant changed
+    assert "relabelled by the majority</span> (2 votes, claimed negative)" in (
+        items.content.decode()
+    )
+
+
+def test_the_leaderboards_say_nothing_of_validation_when_it_was_off(db):
+    scene = build_validation_scene()
+    SharedTask.objects.filter(pk=scene.cast.shared_task.pk).update(validation_mode="off")
+    add_ready_system(scene.cast)
+    score_crowd(scene.cast)
+    page = signed_in(scene.cast.organizer).get("/tasks/sst/results/").content.decode()
+    assert "validation-heading" not in page

@@ -11,6 +11,8 @@ from django.test import Client
 from bibi.pairs.models import LabelValidation, Pair, PairSet
 from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Team
+from bibi.systems import services as system_services
+from bibi.systems.models import SystemVersion
 
 from ..conftest import Cast, build_cast
 from ..pairs.conftest import start_phase_now, submit
@@ -70,6 +72,17 @@ def build_validation_scene(*, votes_per_pair: int = 2) -> ValidationScene:
     task_services.task_invitation_accept(token=link.token, user=val)
     cast.shared_task.refresh_from_db()
     return ValidationScene(cast, delft, dora, val, utrecht_entry, delft_entry)
+
+
+def add_ready_system(cast: Cast) -> None:
+    """A builder system with a ready version, so that the task can be scored."""
+    system = system_services.system_create(
+        team=cast.builder_team, actor=cast.builder, name="cnn", kind="hosted"
+    )
+    system.active_version = SystemVersion.objects.create(
+        system=system, number=1, status=SystemVersion.Status.READY, dev_accuracy=0.8
+    )
+    system.save()
 
 
 def signed_in(user) -> Client:

@@ -14,6 +14,7 @@ from bibi.systems.models import System, SystemVersion
 from bibi.systems.selectors import versions_of
 from bibi.texts import moment_text
 from bibi.web.failures import FailureHelp, failure_help
+from bibi.web.validation_results import validation_words
 
 register = template.Library()
 
@@ -60,27 +61,10 @@ def validates(viewer: Viewer, shared_task: SharedTask) -> bool:
     return validator_role(user=viewer.user, shared_task=shared_task) is not None
 
 
-# Pair states of label validation (``bibi.pairs.validation.STATES``) and vote flags, in words.
-VALIDATION_WORDS = {
-    "not_validated": "not validated",
-    "pending": "waiting for votes",
-    "validated": "validated",
-    "relabelled": "relabelled by the majority",
-    "disputed": "disputed",
-    "invalid": "invalid",
-    "unverified": "label unverified, waiting for votes",
-    "adjudicated": "decided by the organizers",
-    "excluded": "excluded by the organizers",
-    "not_minimal": "not minimal",
-    "not_fluent": "not fluent",
-    "original_mislabelled": "original mislabelled",
-    "unclear": "unclear",
-}
-
-
 @register.filter
 def validation_state(key: str) -> str:
-    return VALIDATION_WORDS.get(key, key.replace("_", " "))
+    """A pair's label-validation state (or a vote's flag) in words."""
+    return validation_words(key)
 
 
 @register.filter
