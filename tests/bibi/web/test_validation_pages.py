@@ -280,6 +280,14 @@ def test_a_disputed_pair_is_linked_to_its_adjudication(db):
     assert "Opened by" in adjudication and "label validation" in adjudication
 
 
+def test_the_dashboard_links_to_the_overview_while_validation_is_on(scene):
+    organizer = signed_in(scene.cast.organizer)
+    assert OVERVIEW in organizer.get("/tasks/sst/organize/").content.decode()
+    SharedTask.objects.filter(pk=scene.cast.shared_task.pk).update(validation_mode="off")
+    page = organizer.get("/tasks/sst/organize/").content.decode()
+    assert page.count(OVERVIEW) == 1  # the section's tab only
+
+
 def test_an_unknown_state_filter_shows_every_pair(scene):
     page = signed_in(scene.cast.organizer).get(f"{OVERVIEW}?state=nonsense").content.decode()
     assert "Entry pairs, page 1 of 1" in page
@@ -356,3 +364,22 @@ def test_the_leaderboards_say_nothing_of_validation_when_it_was_off(db):
     score_crowd(scene.cast)
     page = signed_in(scene.cast.organizer).get("/tasks/sst/results/").content.decode()
     assert "validation-heading" not in page
+
+
+# --- Label unverified -------------------------------------------------------------------------
+
+
+def test_pairs_marked_label_unverified_say_so_wherever_they_are_listed(scene):
+    pair = scene.utrecht_entry.pairs.order_by("row").first()
+    Pair.objects.filter(pk=pair.pk).update(label_unverified=True)
+    brian = signed_in(scene.cast.breaker)
+    page = brian.get(f"/tasks/sst/pair-sets/{scene.utrecht_entry.id}/").content.decode()
+    assert page.count(">label unverified</span>") == 2  # the pair, and the note saying what it is
+    assert "counts in the scores only once validators confirm its label" in page
+    organizer = signed_in(scene.cast.organizer)
+    overview = organizer.get(OVERVIEW).content.decode()
+    assert overview.count(">label unverified</span>") == 1
+    # Without the mark, no badge and no note.
+    Pair.objects.filter(pk=pair.pk).update(label_unverified=False)
+    page = brian.get(f"/tasks/sst/pair-sets/{scene.utrecht_entry.id}/").content.decode()
+    assert "label unverified" not in page
