@@ -8,9 +8,13 @@ import re
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AnonymousUser
 
 from bibi.pairs.models import Contest, LabelValidation, Pair
+from bibi.pairs.validation import validator_role
+from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import SharedTask, TaskAccess
+from bibi.web.access import validator_role_of
 
 from ..pairs.conftest import start_phase_now
 from .conftest import page_client, score_crowd
@@ -68,6 +72,18 @@ def test_the_queue_opens_to_organizers_breakers_and_invited_validators(scene, wh
         assert "validators the organizers invite" in response.content.decode()
     if code == 200:
         assert 'aria-current="page">Validate</a>' in response.content.decode()
+
+
+@pytest.mark.parametrize("mode", ["all", "off"])
+def test_the_pages_know_every_role_as_the_pairs_app_does(scene, mode):
+    task = scene.cast.shared_task
+    SharedTask.objects.filter(pk=task.pk).update(validation_mode=mode)
+    task.refresh_from_db()
+    cast = scene.cast
+    people = [cast.organizer, cast.other_organizer, cast.builder, cast.breaker, cast.outsider]
+    for user in [*people, scene.dora, scene.val, AnonymousUser()]:
+        viewer = task_selectors.viewer_get(user=user, shared_task=task)
+        assert validator_role_of(viewer, task) == validator_role(user=user, shared_task=task)
 
 
 def test_the_queue_is_closed_to_everyone_while_validation_is_off(scene):

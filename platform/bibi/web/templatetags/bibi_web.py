@@ -7,12 +7,12 @@ from datetime import datetime
 from django import template
 
 from bibi.guidance.visibility import sight_of
-from bibi.pairs.validation import validator_role
 from bibi.sharedtasks.models import Dataset, SharedTask, Team
 from bibi.sharedtasks.selectors import Viewer
 from bibi.systems.models import System, SystemVersion
 from bibi.systems.selectors import versions_of
 from bibi.texts import moment_text
+from bibi.web.access import validator_role_of
 from bibi.web.failures import FailureHelp, failure_help
 from bibi.web.validation_results import validation_words
 
@@ -57,8 +57,8 @@ def sees_guidance(viewer: Viewer, shared_task: SharedTask) -> bool:
 @register.filter
 def validates(viewer: Viewer, shared_task: SharedTask) -> bool:
     """``{% if viewer|validates:shared_task %}``: the viewer may label pairs in the task's
-    validation (``bibi.pairs.validation.validator_role``; no query while validation is off)."""
-    return validator_role(user=viewer.user, shared_task=shared_task) is not None
+    validation (``bibi.web.access.validator_role_of``)."""
+    return validator_role_of(viewer, shared_task) is not None
 
 
 @register.filter

@@ -24,13 +24,12 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from bibi.pairs import agreement, validation
-from bibi.pairs import selectors as pair_selectors
 from bibi.pairs import services as pair_services
-from bibi.pairs.models import Contest, LabelValidation
+from bibi.pairs.models import Contest, LabelValidation, Pair
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import SharedTask
 from bibi.sharedtasks.selectors import Viewer
-from bibi.web.access import task_and_viewer
+from bibi.web.access import task_and_viewer, validator_role_of
 from bibi.web.forms import add_service_error
 from bibi.web.validation_forms import ValidationVoteForm
 from bibi.web.views.organizers import _organizer_page, _page
@@ -41,13 +40,14 @@ PAIR_ROWS_PER_PAGE = 50
 # CARELESS_MIN_COMPARED pairs, is marked on the overview for the organizers to look at.
 CARELESS_BELOW = 0.6
 CARELESS_MIN_COMPARED = 3
+# States whose pair went through the contest label validation opened.
+DECIDED_BY_CONTEST = ("disputed", "adjudicated", "excluded")
 
 
-def _validator_state(request: HttpRequest, shared_task: SharedTask) -> dict[str, Any]:
-    """The queue's state for the viewer (``validation_queue_state``); 403 for someone who is
-    not a validator of the task, saying who is."""
-    state = pair_selectors.validation_queue_state(shared_task=shared_task, user=request.user)
-    if state["role"] is None:
+def _role(viewer: Viewer, shared_task: SharedTask) -> str:
+    """The viewer's validator role; 403 for someone who has none, saying who has one."""
+    role = validator_role_of(viewer, shared_task)
+    if role is None:
         if shared_task.validation_mode == SharedTask.ValidationMode.OFF:
             raise PermissionDenied("Label validation is off for this shared task.")
         raise PermissionDenied(
@@ -55,32 +55,55 @@ def _validator_state(request: HttpRequest, shared_task: SharedTask) -> dict[str,
             "validators the organizers invite: a link into the task for validators opens "
             "this page."
         )
-    return state
+    return role
 
 
-def _assigned(request: HttpRequest, shared_task: SharedTask) -> LabelValidation | None:
-    """The pair handed to the viewer and not answered yet, with its texts."""
-    return (
+def _queue_state(
+    request: HttpRequest, shared_task: SharedTask, viewer: Viewer, role: str
+) -> dict[str, Any]:
+    """What the queue page says (``pairs.selectors.validation_queue_state``'s answers, with
+    the pair handed out and the history): the validator's own votes in one query, and the
+    queue's candidates only when the page offers the next pair."""
+    mine = list(
         LabelValidation.objects.filter(
-            validator=request.user,
-            pair__pair_set__shared_task=shared_task,
-            status=LabelValidation.Status.ASSIGNED,
+            validator=request.user, pair__pair_set__shared_task=shared_task
         )
         .select_related("pair")
-        .first()
+        .order_by("-submitted_at", "-id")
     )
+    done = [item for item in mine if item.status == LabelValidation.Status.DONE]
+    assigned = next((i for i in mine if i.status == LabelValidation.Status.ASSIGNED), None)
+    quota = shared_task.validation_quota_per_validator
+    state = {
+        "role": role,
+        "closed_reason": validation.validation_closed_reason(shared_task=shared_task),
+        "quota": quota,
+        "quota_reached": bool(quota) and len(done) >= quota,
+        "done": len(done),
+        "history": done[:HISTORY_SHOWN],
+        "assigned": assigned,
+        "available": 0,
+    }
+    if state["closed_reason"] is None and assigned is None and not state["quota_reached"]:
+        seen = {item.pair_id for item in mine}
+        candidates = validation.validation_candidates(
+            shared_task=shared_task, exclude_team_id=viewer.team.id if viewer.team else None
+        )
+        state["available"] = sum(pair_id not in seen for pair_id, _ in candidates)
+    return state
 
 
 def _queue_page(
     request: HttpRequest,
     shared_task: SharedTask,
     viewer: Viewer,
-    state: dict[str, Any],
+    role: str,
     *,
     form: ValidationVoteForm | None = None,
     status: int = 200,
 ) -> HttpResponse:
-    assigned = _assigned(request, shared_task) if state["assigned"] else None
+    state = _queue_state(request, shared_task, viewer, role)
+    assigned = state["assigned"]
     lifetime = timedelta(minutes=settings.VALIDATION_ASSIGNMENT_MINUTES)
     context = {
         "shared_task": shared_task,
@@ -90,12 +113,6 @@ def _queue_page(
         "assigned": assigned,
         "expires_at": assigned.assigned_at + lifetime if assigned else None,
         "form": form or ValidationVoteForm(shared_task=shared_task),
-        "history": list(
-            pair_selectors.validator_history(shared_task=shared_task, user=request.user)[
-                :HISTORY_SHOWN
-            ]
-        ),
-        "quota_reached": bool(state["quota"]) and state["done"] >= state["quota"],
     }
     return render(request, "web/validation/queue.html", context, status=status)
 
@@ -103,7 +120,7 @@ def _queue_page(
 @login_required
 def queue(request: HttpRequest, slug: str) -> HttpResponse:
     shared_task, viewer = task_and_viewer(request, slug)
-    return _queue_page(request, shared_task, viewer, _validator_state(request, shared_task))
+    return _queue_page(request, shared_task, viewer, _role(viewer, shared_task))
 
 
 def _hand_next(request: HttpRequest, shared_task: SharedTask) -> None:
@@ -122,8 +139,8 @@ def _hand_next(request: HttpRequest, shared_task: SharedTask) -> None:
 @login_required
 @require_POST
 def queue_next(request: HttpRequest, slug: str) -> HttpResponse:
-    shared_task, _ = task_and_viewer(request, slug)
-    _validator_state(request, shared_task)
+    shared_task, viewer = task_and_viewer(request, slug)
+    _role(viewer, shared_task)
     _hand_next(request, shared_task)
     return redirect("web:validate", slug=slug)
 
@@ -147,7 +164,7 @@ NOT_HANDED = (
 @require_POST
 def vote(request: HttpRequest, slug: str, validation_id: int) -> HttpResponse:
     shared_task, viewer = task_and_viewer(request, slug)
-    state = _validator_state(request, shared_task)
+    role = _role(viewer, shared_task)
     if not _handed_to_viewer(request, shared_task, validation_id):
         messages.error(request, NOT_HANDED.format(minutes=settings.VALIDATION_ASSIGNMENT_MINUTES))
         return redirect("web:validate", slug=slug)
@@ -168,14 +185,14 @@ def vote(request: HttpRequest, slug: str, validation_id: int) -> HttpResponse:
             messages.success(request, "Your label is saved. A vote is final.")
             _hand_next(request, shared_task)
             return redirect("web:validate", slug=slug)
-    return _queue_page(request, shared_task, viewer, state, form=form, status=400)
+    return _queue_page(request, shared_task, viewer, role, form=form, status=400)
 
 
 @login_required
 @require_POST
 def skip(request: HttpRequest, slug: str, validation_id: int) -> HttpResponse:
-    shared_task, _ = task_and_viewer(request, slug)
-    _validator_state(request, shared_task)
+    shared_task, viewer = task_and_viewer(request, slug)
+    _role(viewer, shared_task)
     if not _handed_to_viewer(request, shared_task, validation_id):
         messages.error(request, NOT_HANDED.format(minutes=settings.VALIDATION_ASSIGNMENT_MINUTES))
         return redirect("web:validate", slug=slug)
@@ -195,12 +212,32 @@ def _progress(counts: dict[str, int]) -> dict[str, int]:
     return {"in_scope": in_scope, "waiting": waiting, "decided": in_scope - waiting}
 
 
-def _disputes(request: HttpRequest, shared_task: SharedTask) -> dict[int, Contest]:
-    """The contests label validation opened, by pair: each disputed pair's adjudication."""
-    contests = pair_selectors.contest_list(user=request.user, shared_task=shared_task).filter(
-        origin=Contest.Origin.VALIDATION
+def _page_rows(page_rows: list[dict[str, Any]], teams: dict[int, str]) -> None:
+    """Complete the rows of one page of the overview's pairs: their texts, their team's name
+    and the contest label validation opened for each disputed one (two queries a page,
+    whatever the number of pairs)."""
+    ids = [row["pair_id"] for row in page_rows]
+    texts = {
+        pair_id: (original, variant)
+        for pair_id, original, variant in Pair.objects.filter(id__in=ids).values_list(
+            "id", "original_text", "variant_text"
+        )
+    }
+    disputed = [row["pair_id"] for row in page_rows if row["state"] in DECIDED_BY_CONTEST]
+    contests = (
+        {
+            contest.pair_id: contest
+            for contest in Contest.objects.filter(
+                pair_id__in=disputed, origin=Contest.Origin.VALIDATION
+            )
+        }
+        if disputed
+        else {}
     )
-    return {contest.pair_id: contest for contest in contests}
+    for row in page_rows:
+        row["original_text"], row["variant_text"] = texts[row["pair_id"]]
+        row["team"] = teams.get(row["team_id"], "")
+        row["contest"] = contests.get(row["pair_id"])
 
 
 @login_required
@@ -210,16 +247,11 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
     summary = agreement.validation_summary(shared_task=shared_task, states=states)
     teams = {team.id: team.name for team in task_selectors.team_list(shared_task=shared_task)}
     state = request.GET.get("state", "")
-    rows = pair_selectors.validation_pair_rows(shared_task=shared_task)
-    if state in validation.STATES:
-        rows = [row for row in rows if row["state"] == state]
-    else:
+    if state not in validation.STATES:
         state = ""
+    rows = [each.as_row() for each in states.values() if not state or each.state == state]
     page = Paginator(rows, PAIR_ROWS_PER_PAGE).get_page(request.GET.get("page"))
-    disputes = _disputes(request, shared_task)
-    for row in page.object_list:
-        row["team"] = teams.get(row["team_id"], "")
-        row["contest"] = disputes.get(row["pair_id"])
+    _page_rows(page.object_list, teams)
     validators = agreement.validator_agreement_list(shared_task=shared_task)
     for row in validators:
         row["careless"] = (
@@ -245,5 +277,6 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
         state_query=f"state={state}" if state else "",
         states=validation.STATES,
         closed_reason=validation.validation_closed_reason(shared_task=shared_task),
-        open_disputes=sum(contest.status == Contest.Status.OPEN for contest in disputes.values()),
+        # A disputed pair is one whose contest waits for the organizers' decision.
+        open_disputes=summary["counts"]["disputed"],
     )
