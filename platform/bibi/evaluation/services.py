@@ -47,6 +47,7 @@ from bibi.evaluation.validated import (
     item_validation,
     no_pairs_reason,
     unvalidated_scores,
+    validation_counts,
     validation_record,
     validation_tables_add,
 )
@@ -304,6 +305,7 @@ def _counts(matrix: PairMatrix, run: ScoringRun) -> dict[str, int]:
             total=Coalesce(Sum("computed"), 0)
         )["total"],
         "failures": sum(len(failed) for failed in matrix.failures.values()),
+        **validation_counts(matrix),
     }
 
 

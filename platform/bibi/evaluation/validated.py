@@ -9,6 +9,8 @@ so neither score asks the ``gpu`` queue for anything a text did not already need
 The snapshot then carries:
 
 - ``settings_used["validation"]``: the task's validation settings;
+- in ``counts``: ``pairs_validated``, ``pairs_relabelled``, ``pairs_left_out`` and
+  ``pairs_pending`` over every entry pair;
 - ``tables["validation_summary"]``: ``bibi.pairs.agreement.validation_summary`` less its
   settings (counts by state in all and per team, Krippendorff's alpha per task and per
   team); ``snapshot.json`` and the snapshot API carry it as ``validation``, teams named;
@@ -125,3 +127,9 @@ def no_pairs_reason(matrix: PairMatrix) -> str:
     if matrix.validation is not None and matrix.validation.states:
         return "label validation left every entry pair out"
     return "no breaker team has an entry"
+
+
+def validation_counts(matrix: PairMatrix) -> dict[str, int]:
+    """The snapshot's counts of entry pairs validated, relabelled, left out and pending."""
+    teams = matrix.validation.counts.values() if matrix.validation else []
+    return {f"pairs_{key}": sum(team[key] for team in teams) for key in TEAM_COUNTS}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from bibi.pairs.models import Contest, Pair, PairSet
+from bibi.pairs.models import Contest, LabelValidation, Pair, PairSet
 from bibi.sharedtasks.admin import OrganizerScopedAdmin
 
 
@@ -43,6 +43,14 @@ class PairAdmin(ReadOnlyAdmin):
 @admin.register(Contest)
 class ContestAdmin(ReadOnlyAdmin):
     shared_task_path = "pair__pair_set__shared_task"
-    list_display = ["id", "pair", "team", "status", "created_at", "decided_at"]
-    list_filter = ["status", "pair__pair_set__shared_task"]
+    list_display = ["id", "pair", "origin", "team", "status", "created_at", "decided_at"]
+    list_filter = ["status", "origin", "pair__pair_set__shared_task"]
     list_select_related = ["pair", "team"]
+
+
+@admin.register(LabelValidation)
+class LabelValidationAdmin(ReadOnlyAdmin):
+    shared_task_path = "pair__pair_set__shared_task"
+    list_display = ["id", "pair", "validator", "role", "status", "label", "unclear", "submitted_at"]
+    list_filter = ["status", "role", "pair__pair_set__shared_task"]
+    list_select_related = ["pair", "validator"]

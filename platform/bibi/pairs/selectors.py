@@ -49,11 +49,17 @@ EFFECTIVE_PAIR_KEYS = validation.EFFECTIVE_PAIR_KEYS
 
 def pair_texts(*, shared_task: SharedTask) -> list[str]:
     """Every distinct text of every pair in the task's entries (originals and variants),
-    sorted: what self-reported systems predict, and what their builders download."""
-    pairs = pairs_effective(shared_task=shared_task)
-    texts: Iterable[str] = (
-        text for pair in pairs for text in (pair["original_text"], pair["variant_text"])
+    sorted: what self-reported systems predict, and what their builders download.
+
+    Pairs excluded by an organizer are left out; pairs label validation may yet leave out
+    or let in (invalid, disputed, label unverified) are not: votes come after the
+    predictions, and a text predicted for nothing costs less than a system left out."""
+    rows = (
+        entry_pairs(shared_task=shared_task)
+        .filter(is_excluded=False)
+        .values_list("original_text", "variant_text")
     )
+    texts: Iterable[str] = (text for pair in rows for text in pair)
     return sorted(set(texts))
 
 

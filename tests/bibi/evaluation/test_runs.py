@@ -106,6 +106,10 @@ def test_the_snapshot_says_what_was_scored_with_what(ready_task):
         "cells": 33,
         "cells_computed": 14,
         "failures": 0,
+        "pairs_validated": 0,
+        "pairs_relabelled": 0,
+        "pairs_left_out": 0,
+        "pairs_pending": 0,
     }
 
 

@@ -9,7 +9,8 @@ from django.contrib.auth import get_user_model
 from bibi.evaluation import compute
 from bibi.evaluation.exports import TABLES, snapshot_summary
 from bibi.evaluation.models import CellChunk, ScoringRun
-from bibi.evaluation.selectors import Viewer, names_for
+from bibi.evaluation.selectors import ItemFilter, Viewer, names_for, snapshot_items_filtered
+from bibi.pairs import selectors as pair_selectors
 from bibi.pairs import services as pair_services
 from bibi.pairs import validation
 from bibi.pairs.models import LabelValidation, Pair
@@ -121,11 +122,17 @@ def test_scores_use_validated_labels_count_what_is_left_out_and_show_the_unvalid
     assert (item.variant_label, item.validation_state) == ("positive", "relabelled")
     assert item.validation["claimed_label"] == "negative"
     assert item.validation["agreement"] == pytest.approx(2 / 3)
+    explored = snapshot_items_filtered(
+        snapshot=snapshot, filters=ItemFilter(validation_state="relabelled")
+    )
+    assert [each.pair_id for each in explored] == [relabelled.id]
     states = {row["pair_id"]: row["state"] for row in snapshot.tables["validation"]}
     assert sorted(states.values()) == sorted(
         ["validated", "relabelled", "invalid", "disputed", "validated", "validated", "validated"]
     )
     assert snapshot.settings_used["validation"]["mode"] == "all"
+    assert (snapshot.counts["pairs_validated"], snapshot.counts["pairs_relabelled"]) == (4, 1)
+    assert (snapshot.counts["pairs_left_out"], snapshot.counts["pairs"]) == (2, 5)
     summary = snapshot.tables["validation_summary"]
     assert summary["votes"] == 21 and summary["alpha"] is not None
     assert {team["team_id"] for team in summary["teams"]} == {utrecht, osu}
@@ -173,6 +180,8 @@ def test_unverified_pairs_are_left_out_and_counted_while_validation_is_off(ready
         None,
         True,
     )
+    # Self-reported systems still predict its texts: validators may let it in later.
+    assert pair.variant_text in pair_selectors.pair_texts(shared_task=task.shared_task)
 
 
 def test_an_unverified_pair_counts_once_validators_confirm_it(ready_task):
