@@ -131,9 +131,7 @@ def _hand_next(request: HttpRequest, shared_task: SharedTask) -> None:
         messages.info(request, " ".join(error.messages))
         return
     if handed is None:
-        messages.info(
-            request, "The queue has no pair left for you: every pair has its votes. Thank you."
-        )
+        messages.info(request, "The queue has no more pairs for you. Thank you.")
 
 
 @login_required
