@@ -23,6 +23,8 @@ from django.shortcuts import redirect
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 from django.views.decorators.http import require_POST
 
+from bibi.pairs.models import LabelValidation
+from bibi.pairs.validation import validator_role
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.apis.common import shared_task_for
 from bibi.sharedtasks.models import SharedTask, Team
@@ -94,3 +96,18 @@ def file_upload(*, limit_setting: str, what: str, back: str) -> Callable[[View],
         return limited
 
     return decorate
+
+
+def validator_role_of(viewer: Viewer, shared_task: SharedTask) -> str | None:
+    """The viewer's role in the task's label validation, as
+    ``bibi.pairs.validation.validator_role`` answers it, without its queries where the viewer
+    already knows them: organizers and breaker team members validate whenever validation is
+    on, builder team members never; anyone else is asked (an invited validator).
+    ``test_validation_pages`` checks both agree for every role."""
+    if shared_task.validation_mode == SharedTask.ValidationMode.OFF:
+        return None
+    if viewer.is_organizer:
+        return LabelValidation.Role.ORGANIZER
+    if viewer.team is not None:
+        return LabelValidation.Role.BREAKER if viewer.team.kind == Team.Kind.BREAKER else None
+    return validator_role(user=viewer.user, shared_task=shared_task)

@@ -20,11 +20,13 @@ from bibi.files import FileRejected
 from bibi.labelmaps import LABEL_MAP_HELP, label_map_parse
 from bibi.pairs.models import Contest
 from bibi.pairs.services import REASON_MAX_CHARS
+from bibi.pairs.validation import STATES
 
 # The admin's import form serves the organizers' page too: one form, one set of fields.
 from bibi.sharedtasks.admin import ExamplesImportForm as ExamplesImportForm
 from bibi.sharedtasks.models import Phase, SharedTask, Team
 from bibi.systems.models import Prediction, System
+from bibi.web.validation_results import validation_words
 
 
 def add_service_error(form: forms.Form, error: ValidationError) -> None:
@@ -165,6 +167,11 @@ class TaskInvitationForm(forms.Form):
         help_text="Empty: any number, until it expires or is revoked.",
     )
     expires_at = utc_datetime_field("Expires", required=False, help_text="Empty: in 14 days.")
+    grants_validator = forms.BooleanField(
+        required=False,
+        label="For validators",
+        help_text="Whoever accepts it labels pairs blind as a validator, in no team.",
+    )
 
 
 # --- Teams ---------------------------------------------------------------------------------
@@ -326,6 +333,12 @@ class ItemFilterForm(forms.Form):
         required=False,
         choices=[("", "Either"), ("kept", "Kept by the variant"), ("changed", "Changed")],
     )
+    validation = forms.ChoiceField(
+        label="Label validation",
+        required=False,
+        choices=[("", "Any state"), *((state, validation_words(state)) for state in STATES)],
+        help_text="The pair's state after the validators' votes.",
+    )
 
     def __init__(
         self, *args: Any, teams: Choices, systems: Choices, tags: list[str], **kwargs: Any
@@ -345,6 +358,7 @@ class ItemFilterForm(forms.Form):
             tag=data.get("tag") or None,
             broken=yes_no.get(data.get("broken", "")),
             flipped={"changed": True, "kept": False}.get(data.get("label", "")),
+            validation_state=data.get("validation") or None,
         )
 
 

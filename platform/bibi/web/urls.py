@@ -13,6 +13,7 @@ from bibi.web.views import (
     public,
     results,
     teams,
+    validation,
 )
 
 app_name = "web"
@@ -111,6 +112,11 @@ urlpatterns = [
     path(f"{task}contests/", breakers.contests, name="contests"),
     path(f"{task}contests/pairs/", breakers.contestable_pairs, name="contestable-pairs"),
     path(f"{task}contests/pairs/<int:pair_id>/", breakers.contest_create, name="contest-create"),
+    # Label validation
+    path(f"{task}validate/", validation.queue, name="validate"),
+    path(f"{task}validate/next/", validation.queue_next, name="validate-next"),
+    path(f"{task}validate/<int:validation_id>/", validation.vote, name="validate-vote"),
+    path(f"{task}validate/<int:validation_id>/skip/", validation.skip, name="validate-skip"),
     # Results
     path(results_, results.leaderboards, name="results"),
     path(f"{results_}matrix/", results.matrix, name="results-matrix"),
@@ -162,6 +168,7 @@ urlpatterns = [
     ),
     path(f"{organize}systems/", organizers.systems, name="organize-systems"),
     path(f"{organize}contests/", organizers.contests, name="organize-contests"),
+    path(f"{organize}validation/", validation.overview, name="organize-validation"),
     path(f"{organize}scoring/", results.scoring, name="organize-scoring"),
     path(f"{organize}scoring/run/", results.scoring_run_create, name="scoring-run-create"),
     path(

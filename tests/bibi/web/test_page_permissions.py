@@ -100,6 +100,8 @@ PAGES = [
     Page("teams", lambda s: f"{TASK}organize/teams/", ORGANIZERS),
     Page("all systems", lambda s: f"{TASK}organize/systems/", ORGANIZERS),
     Page("adjudication", lambda s: f"{TASK}organize/contests/", ORGANIZERS),
+    # The validator's queue: test_validation_pages (validation is off in this scene).
+    Page("label validation", lambda s: f"{TASK}organize/validation/", ORGANIZERS),
     Page("scoring", lambda s: f"{TASK}organize/scoring/", ORGANIZERS),
     # Before anything is published: the results pages say so (test_result_pages: after).
     Page("leaderboards", lambda s: f"{TASK}results/", everyone(200)),

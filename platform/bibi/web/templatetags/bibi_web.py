@@ -12,7 +12,9 @@ from bibi.sharedtasks.selectors import Viewer
 from bibi.systems.models import System, SystemVersion
 from bibi.systems.selectors import versions_of
 from bibi.texts import moment_text
+from bibi.web.access import validator_role_of
 from bibi.web.failures import FailureHelp, failure_help
+from bibi.web.validation_results import validation_words
 
 register = template.Library()
 
@@ -50,6 +52,19 @@ def sees_guidance(viewer: Viewer, shared_task: SharedTask) -> bool:
     """``{% if viewer|sees_guidance:shared_task %}``: the task's guidance is open to the viewer
     (``bibi.guidance.visibility.sight_of``; no query)."""
     return sight_of(viewer, shared_task).allowed
+
+
+@register.filter
+def validates(viewer: Viewer, shared_task: SharedTask) -> bool:
+    """``{% if viewer|validates:shared_task %}``: the viewer may label pairs in the task's
+    validation (``bibi.web.access.validator_role_of``)."""
+    return validator_role_of(viewer, shared_task) is not None
+
+
+@register.filter
+def validation_state(key: str) -> str:
+    """A pair's label-validation state (or a vote's flag) in words."""
+    return validation_words(key)
 
 
 @register.filter

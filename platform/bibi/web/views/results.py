@@ -34,6 +34,7 @@ from bibi.web.access import require_organizer, task_and_viewer
 from bibi.web.diff import word_diff
 from bibi.web.forms import ItemFilterForm, LambdaSystemForm
 from bibi.web.sorting import Column, sort_table
+from bibi.web.validation_results import leaderboard_validation
 
 ITEMS_PER_PAGE = 20
 RECENT_RUNS = 20
@@ -141,6 +142,7 @@ def leaderboards(request: HttpRequest, slug: str) -> HttpResponse:
             builders=sort_table(builders, BUILDER_COLUMNS, request.GET, "builders"),
             breakers=sort_table(breakers, BREAKER_COLUMNS, request.GET, "breakers"),
             excluded=exports.snapshot_summary(snapshot, names)["excluded_systems"],
+            validation=leaderboard_validation(snapshot, names),
             downloads=[
                 table
                 for table in exports.TABLES.values()

@@ -10,6 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from bibi.pairs.validation import validator_role
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Invitation, SharedTask, TaskInvitation
@@ -152,6 +153,18 @@ def task_invitation_accept(request: HttpRequest, token: str) -> HttpResponse:
         except ValidationError as error:
             messages.error(request, " ".join(error.messages))
         else:
+            if access.is_validator:
+                if validator_role(user=request.user, shared_task=access.shared_task) is None:
+                    messages.success(
+                        request,
+                        "You are a validator of this task: its Validate page opens when the "
+                        "organizers turn label validation on.",
+                    )
+                    return redirect("web:task", slug=access.shared_task.slug)
+                messages.success(
+                    request, "You are a validator of this task: label the pairs it hands you."
+                )
+                return redirect("web:validate", slug=access.shared_task.slug)
             messages.success(
                 request, "You may now see this task: create a team, or join one by its link."
             )
