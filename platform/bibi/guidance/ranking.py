@@ -387,7 +387,8 @@ def _disagreements(labels: Iterable[str]) -> int:
 
 def _located(text: str, leverage: list[list[Any]]) -> list[tuple[int, int, float]]:
     """The character spans of a system's leverage words in ``text``, found in order, ignoring
-    case (a word a tokenizer changed beyond case is skipped)."""
+    case (a word a tokenizer changed beyond case is skipped). Punctuation is left out: a bag of
+    words can put most of its deletion leverage on ".", which is no word to edit."""
     lowered = text.lower()
     # Lowercasing keeps offsets but for a few characters (e.g. "İ"); then search the text as is.
     haystack = lowered if len(lowered) == len(text) else text
@@ -395,7 +396,7 @@ def _located(text: str, leverage: list[list[Any]]) -> list[tuple[int, int, float
     cursor = 0
     for word, score in leverage:
         needle = str(word)
-        if not needle:
+        if not any(character.isalnum() for character in needle):
             continue
         start = haystack.find(needle.lower() if haystack is lowered else needle, cursor)
         if start < 0:
