@@ -112,6 +112,9 @@ class PairInput:
     rationale: str = ""
     tags: tuple[str, ...] = ()
     source_id: str = ""
+    # A machine-made label change (the baseline breaker, a suggestion taken as offered in the
+    # pair editor): stored as ``Pair.label_unverified`` when the labels differ.
+    label_unverified: bool = False
 
 
 @dataclass(frozen=True)
@@ -170,6 +173,7 @@ class CheckedPair:
     tags: tuple[str, ...]
     edit_distance: int
     warnings: tuple[str, ...] = ()
+    label_unverified: bool = False
 
 
 def _label(what: str, raw: str, labels: LabelLookup) -> tuple[str | None, str | None]:
@@ -324,6 +328,7 @@ def check_pair(
             tags=tags,
             edit_distance=distance,
             warnings=(out_of_sight,) if out_of_sight else (),
+            label_unverified=pair.label_unverified and label != original.label,
         ),
         [],
     )

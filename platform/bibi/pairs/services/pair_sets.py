@@ -143,6 +143,7 @@ def pair_build(pair_set: PairSet, checked: CheckedPair) -> Pair:
         rationale=checked.rationale,
         tags=list(checked.tags),
         edit_distance=checked.edit_distance,
+        label_unverified=checked.label_unverified,
     )
 
 
