@@ -12,9 +12,11 @@ whose reading stays ambiguous (*steals*: a plural noun or a verb?) gets no subst
    (*loved*: past tense or participle) every tag must give the same form;
 3. the inflected form is common: Zipf frequency ≥ ``ZIPF_FLOOR`` (3.0, about once per million
    words) in ``wordfreq``'s English list (*awheel* is 0, *purloins* 1.6);
-4. the sense that relates the two words is among the replacement's own ``SUBSTITUTE_SENSES``
-   (2) most frequent senses of that part of speech: *film* → *movie* (both first senses), not
-   *film* → *picture* (a picture is first an image).
+4. the sense that relates the two words is the replacement's own most frequent sense of that
+   part of speech (``SUBSTITUTE_SENSES`` = 1): *film* → *movie* (both first senses), not *film*
+   → *picture* (a picture is first an image), not *story* → *narration*;
+5. the word is not part of a WordNet compound with the next word (*special effects*), nor a
+   verb before a particle (*lets up*), nor a quantifier or negation (*nothing* → *zero*).
 
 Proper names get no synonyms (:func:`is_proper_name`): a word capitalised inside a sentence, or
 a noun WordNet knows as a particular person (*john* is a toilet to WordNet, *can* another).
@@ -39,7 +41,7 @@ from wordfreq import zipf_frequency
 # Zipf scale: 3 is a word seen about once per million words of running English.
 ZIPF_FLOOR = 3.0
 # The related sense must be among this many most frequent senses of the replacement.
-SUBSTITUTE_SENSES = 2
+SUBSTITUTE_SENSES = 1
 WORDNET_POS = {"NOUN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}
 BASE_TAG = {"NOUN": "NN", "VERB": "VB", "ADJ": "JJ", "ADV": "RB"}
 
@@ -53,7 +55,8 @@ _DETERMINERS = _set(
     "another such"
 )
 _SUBJECTS = _set("i you he she it we they who")
-_MODALS = _set("to can could will would shall should may might must do does did")
+# Not "to": "from start to finish" is no infinitive.
+_MODALS = _set("can could will would shall should may might must do does did")
 _DEGREE = _set("very so too quite rather really more most less least pretty")
 COPULAS = _set("is are was were am be been being 's 're 'm seems seem seemed")
 # Words that join or start a clause of their own.
@@ -68,6 +71,14 @@ HAVE = _set("has have had")
 DO = _set("do does did")
 BE = _set("is are was were am be been being")
 MODAL_AUXILIARIES = _set("will would can could shall should may might must")
+# Particles that make a phrasal verb of the verb before them ("lets up", "comes off").
+PARTICLES = _set("up down out off in on over away back around through along")
+# Words whose swap changes what is claimed (quantifiers) or is no fluent substitution.
+NO_SUBSTITUTE = _set(
+    "nothing everything something anything nobody everybody somebody anybody none all some "
+    "every any always never sometimes often rarely seldom zero one two three four five six "
+    "seven eight nine ten hundred thousand million first second third last"
+)
 # Adverbs that may stand between an auxiliary and its verb ("has also won").
 _BETWEEN = _set("also really just still already always never ever even truly")
 
@@ -170,8 +181,8 @@ def inflected_replacement(lemma: str, reading: Reading, before: str = "") -> str
         return None
     if zipf_frequency(form, "en") < ZIPF_FLOOR:
         return None
-    if not any(r.pos == reading.pos for r in readings(form)) and reading.pos != "ADJ":
-        return None
+    if not any(r.pos == reading.pos for r in readings(form)):
+        return None  # "iii" for "three": no word of that part of speech to lemminflect
     return form
 
 

@@ -44,6 +44,8 @@ from fim_engine.fluency import (
     DO,
     HAVE,
     MODAL_AUXILIARIES,
+    NO_SUBSTITUTE,
+    PARTICLES,
     ZIPF_FLOOR,
     clause_head,
     inflected_replacement,
@@ -169,8 +171,12 @@ def _wordnet_replacements(
         return []
     wordnet = wordnet or load_wordnet()
     before, after = around
+    if word.lower() in NO_SUBSTITUTE:
+        return []
     reading = reading_in_context(word, before, after, adjective=wordnet.is_adjective(word))
-    if reading is None:
+    if reading is None or (reading.pos == "VERB" and after.lower() in PARTICLES):
+        return []
+    if after.isalpha() and wordnet.is_compound(word, after):
         return []
     person = reading.pos == "NOUN" and wordnet.is_person(word)
     if is_proper_name(word, before, person=person):

@@ -212,6 +212,12 @@ class WordNet:
         ranked.sort(key=lambda item: (item[0], item[1]))
         return [(synset, entry) for _, _, synset, entry in ranked]
 
+    def is_compound(self, word: str, following: str) -> bool:
+        """Whether WordNet has ``word following`` as one lemma (*special effects*)."""
+        with self._lock:
+            joined = f"{word}_{following}".lower()
+            return bool(self._reader.synsets(joined))
+
     def is_adjective(self, word: str) -> bool:
         """Whether WordNet has the form itself as an adjective (*charming*, *moving*)."""
         with self._lock:

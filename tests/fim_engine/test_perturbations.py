@@ -82,6 +82,16 @@ def test_rare_odd_and_misread_substitutes_are_refused():
     assert all(" a a" not in p.text for p in synonym_swaps("John is a funny man ."))
     # film → picture is refused: a picture is first an image, not a film.
     assert "a picture" not in {p.text for p in synonym_swaps("a film")}
+    # Measured on the demo: "start to complete", "three → iii", "Nothing → Zero", "special →
+    # particular effects", "never allows up".
+    for text in (
+        "A real pleasure from start to finish .",
+        "I checked my watch three times .",
+        "Nothing in this film works .",
+        "A thrilling ride that never lets up .",
+    ):
+        assert synonym_swaps(text) == [], text
+    assert all(p.edit.original != "special" for p in synonym_swaps("The special effects work ."))
 
 
 def test_proper_names_get_no_synonyms():
