@@ -77,7 +77,8 @@ PARTICLES = _set("up down out off in on over away back around through along")
 NO_SUBSTITUTE = _set(
     "nothing everything something anything nobody everybody somebody anybody none all some "
     "every any always never sometimes often rarely seldom zero one two three four five six "
-    "seven eight nine ten hundred thousand million first second third last"
+    "seven eight nine ten hundred thousand million first second third last much many more "
+    "most little few less least"
 )
 # Adverbs that may stand between an auxiliary and its verb ("has also won").
 _BETWEEN = _set("also really just still already always never ever even truly")

@@ -65,6 +65,11 @@ def test_antonyms_only_in_one_clause_without_negation_or_lists():
     assert antonym_swaps("It is a weak , boring film .") == []
     # Only adjectives: opposite verbs rarely reverse an opinion (work → idle).
     assert antonym_swaps("It does work .") == []
+    # Degree words are no adjectives to reverse ("much weaker" -> "little weaker").
+    assert antonym_swaps("The second half is much weaker .") == [
+        antonym for antonym in antonym_swaps("The second half is much weaker .")
+        if antonym.edit.original == "weaker"
+    ]  # fmt: skip
 
 
 def test_rare_odd_and_misread_substitutes_are_refused():
