@@ -215,7 +215,28 @@ def single_clause(words: Sequence[str]) -> bool:
     for word, following in zip(body, [*body[1:], ""], strict=True):
         if word in _COORDINATORS and (following in _SUBJECTS or following in _DETERMINERS):
             return False
+    # A subject pronoun after the first word, or "that" before a verb, starts a relative
+    # clause: "every scene she is in", "a film that never takes off".
+    for index, word in enumerate(body[1:], start=1):
+        following = body[index + 1] if index + 1 < len(body) else ""
+        if word in _SUBJECTS - {"it", "you"} or (word == "that" and _verb_like(following)):
+            return False
     return len(verb_groups(lowered)) <= 1
+
+
+def _verb_like(word: str) -> bool:
+    """Whether ``word`` can start a verb phrase (an auxiliary, an adverb like *never*, a verb)."""
+    if word in BE | HAVE | DO | MODAL_AUXILIARIES or word in _BETWEEN:
+        return True
+    return any(r.pos == "VERB" and r.tags != ("VB",) for r in readings(word))
+
+
+def _listed_predicate(rest: Sequence[str]) -> bool:
+    """Whether what follows the head is a list of adjectives ("too long and too loud", "funny,
+    smart and sweet"), where an inserted "not" has no clear scope."""
+    first = next((w for w in rest if w not in _DEGREE), "")
+    adjective = any(r.pos == "ADJ" for r in readings(first))
+    return adjective and any(w in _COORDINATORS for w in rest)
 
 
 def verb_groups(words: Sequence[str]) -> list[int]:
@@ -242,6 +263,12 @@ def clause_head(words: Sequence[str]) -> int | None:
         return None
     index = groups[0]
     head = lowered[index]
+    after = lowered[index + 1] if index + 1 < len(lowered) else ""
+    if (index > 0 and lowered[index - 1] == "to") or after in NO_SUBSTITUTE:
+        # "seems to have lost" has no head of its own; "not much weaker" still says weaker.
+        return None
+    if _listed_predicate(lowered[index + 1 :]):
+        return None
     if head in BE or head in MODAL_AUXILIARIES:
         return index
     following = next((w for w in lowered[index + 1 :] if w not in _BETWEEN), "")

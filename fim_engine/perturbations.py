@@ -87,7 +87,9 @@ AUXILIARIES = _word_set(
 NEGATIONS = frozenset({"not", "n't", "never", "no"})
 # Every word that negates: a text with two has a double negative whose label nobody can set by
 # construction, and antonyms are not made in a text with one.
-NEGATION_WORDS = NEGATIONS | {"neither", "nor", "nothing", "nobody", "none", "cannot", "nowhere"}
+NEGATION_WORDS = NEGATIONS | {
+    "neither", "nor", "nothing", "nobody", "none", "cannot", "nowhere", "without"
+}  # fmt: skip
 # The negations that ``negation_edits`` removes ("no" rarely leaves a sentence behind).
 _REMOVABLE = frozenset({"not", "n't", "never"})
 _LISTING = frozenset({",", "and", "or", "&"})

@@ -157,6 +157,19 @@ def test_keyboard_typos_are_one_slip_inside_a_word_and_repeatable():
         # A double negative, and "no", which rarely leaves a sentence behind.
         ("It is not bad , and never dull .", []),
         ("There is no plot .", []),
+        # Judged on the demo: a relative clause, a head after "to", a listed predicate, a
+        # degree word, "without".
+        ("Sarah Chen steals every scene she is in .", []),
+        ("A fine film that could have been great .", []),
+        ("A dull , plodding film that never takes off .", []),
+        ("The director seems to have lost interest .", []),
+        ("The film is too long and too loud .", []),
+        ("The second half is much weaker than the first .", []),
+        ("The story is told without any spark .", []),
+        (
+            "The film is a charming , funny and moving story .",
+            ["The film is not a charming , funny and moving story ."],
+        ),
     ],
 )
 def test_negation_edits_insert_after_auxiliaries_and_remove_negations(text, expected):
