@@ -351,7 +351,8 @@ def test_the_type_checking_imports_name_every_public_name():
 def test_bench_suggest_trains_once_and_reports_flip_rates_by_lambda_decile(tmp_path):
     data = tmp_path / "sst2"
     data.mkdir()
-    rows = ["1 a good , witty film", "0 a dull , awful mess", "1 great fun", "0 boring and flat"]
+    # Each has a word with a synonym that passes the fluency gate (movie, jokes).
+    rows = ["1 i love this movie", "0 the jokes are stale", "1 a great movie", "0 the movie is dull"]
     for split in ("train", "dev", "test"):
         (data / f"stsa.binary.{split}").write_text("\n".join(rows * 5) + "\n", encoding="utf-8")
     figures_file = tmp_path / "figures.json"
