@@ -352,7 +352,12 @@ def test_bench_suggest_trains_once_and_reports_flip_rates_by_lambda_decile(tmp_p
     data = tmp_path / "sst2"
     data.mkdir()
     # Each has a word with a synonym that passes the fluency gate (movie, jokes).
-    rows = ["1 i love this movie", "0 the jokes are stale", "1 a great movie", "0 the movie is dull"]
+    rows = [
+        "1 i love this movie",
+        "0 the jokes are stale",
+        "1 a great movie",
+        "0 the movie is dull",
+    ]
     for split in ("train", "dev", "test"):
         (data / f"stsa.binary.{split}").write_text("\n".join(rows * 5) + "\n", encoding="utf-8")
     figures_file = tmp_path / "figures.json"
