@@ -12,6 +12,7 @@
 3. **Flip rates.** For each system as the guide, the SST-2 test originals in the top and the
    bottom decile of its λmax get suggestions (:func:`fim_engine.suggest_many`, ``top_k`` per
    kind), verified on every system. Reported per decile: how many label-preserving suggestions
+   (probes, the embedding neighbours, left out)
    there are, the share that flip at least one system and the share that flip the guide; and
    the same two shares for the label-changing ones.
 
@@ -202,7 +203,9 @@ def _flip_rates(
 def _shares(
     reports: list[SuggestionReport], guide: str, *, keeps_label: bool, prefix: str
 ) -> dict[str, Any]:
-    chosen = [s for r in reports for s in r.suggestions if s.keeps_label is keeps_label]
+    chosen = [
+        s for r in reports for s in r.suggestions if s.keeps_label is keeps_label and not s.probe
+    ]
     count = len(chosen)
     return {
         prefix: count,

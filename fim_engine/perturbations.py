@@ -12,10 +12,14 @@ intent by source:
 | ``neighbour`` | a word → a nearest neighbour in a system's input-embedding space (:mod:`fim_engine.suggestions`) | yes |
 | ``name`` | a person's name → another name | yes |
 | ``typo`` | one keyboard slip inside a word | yes |
-| ``negation`` | ``not`` inserted after an auxiliary, or a negation removed | no |
+| ``negation`` | ``not`` inserted after the copula or auxiliary heading a one-clause text, or its one negation removed | no |
 
-"By construction" is the intent, not a guarantee: a WordNet synonym of a rare sense can change
-the meaning; that is what verification (:func:`fim_engine.suggest`) and human review are for.
+"By construction" is the intent, not a guarantee. WordNet substitutions pass the fluency gate of
+:mod:`fim_engine.fluency` (one reading in context, same part of speech re-inflected with
+``lemminflect``, zipf >= 3 in ``wordfreq``, first senses, no proper names); antonyms are direct
+ones of the word's first sense and, like negation, only in a text of one clause. A label-changing
+edit's new label is still a guess: its pairs are marked *label unverified* where they are stored,
+and reach the scores only through validation.
 
 Words are those of :func:`fim_engine.words.split_words`; a replacement takes the case of the
 word it replaces (*Good* → *Superb*). Multiword WordNet lemmas (``not_bad``) are skipped: every
@@ -23,9 +27,10 @@ substitution here replaces one word by one word. This module does not import tor
 
 Example:
     >>> [p.text for p in antonym_swaps("a good film")]
-    ['a bad film', 'a meager film']
-    >>> negation_edits("it is funny")[0].rationale
-    "inserts 'not' after the auxiliary 'is'; meant to change the label"
+    ['a bad film']
+    >>> negation_edits("it is funny")[0].text
+    'it is not funny'
+
 """
 
 from __future__ import annotations
@@ -34,6 +39,20 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from fim_engine.fluency import (
+    BE,
+    DO,
+    HAVE,
+    MODAL_AUXILIARIES,
+    NO_SUBSTITUTE,
+    PARTICLES,
+    ZIPF_FLOOR,
+    clause_head,
+    inflected_replacement,
+    is_proper_name,
+    reading_in_context,
+    single_clause,
+)
 from fim_engine.wordnet import WordNet, load_wordnet
 from fim_engine.words import split_words
 
@@ -66,6 +85,14 @@ AUXILIARIES = _word_set(
     "should may might must"
 )
 NEGATIONS = frozenset({"not", "n't", "never", "no"})
+# Every word that negates: a text with two has a double negative whose label nobody can set by
+# construction, and antonyms are not made in a text with one.
+NEGATION_WORDS = NEGATIONS | {
+    "neither", "nor", "nothing", "nobody", "none", "cannot", "nowhere", "without"
+}  # fmt: skip
+# The negations that ``negation_edits`` removes ("no" rarely leaves a sentence behind).
+_REMOVABLE = frozenset({"not", "n't", "never"})
+_LISTING = frozenset({",", "and", "or", "&"})
 # Closed-class words: WordNet knows "a" as a unit of length and "i" as iodine, which is no
 # substitution a breaker means. Synonym and antonym lookups skip these.
 FUNCTION_WORDS = (
@@ -121,39 +148,76 @@ class Perturbation:
 
 
 def synonym_replacements(
-    word: str, *, wordnet: WordNet | None = None, senses: int = 2
+    word: str, *, wordnet: WordNet | None = None, senses: int = 1, before: str = "", after: str = ""
 ) -> list[Replacement]:
-    """WordNet synonyms and similar words of ``word`` (its ``senses`` most frequent senses),
-    single words only, in the word's case; none for a function word (``FUNCTION_WORDS``)."""
-    return _wordnet_replacements(word, SYNONYM, wordnet, senses)
+    """WordNet synonyms of ``word`` (between the words ``before`` and ``after``) that pass the fluency gate of
+    :mod:`fim_engine.fluency`: its ``senses`` most frequent senses in its one reading, the same
+    part of speech re-inflected, common words, not an odd sense of the replacement. None for a
+    function word (``FUNCTION_WORDS``), a word whose reading is ambiguous, or a proper name."""
+    return _wordnet_replacements(word, SYNONYM, wordnet, senses, (before, after))
 
 
 def antonym_replacements(
-    word: str, *, wordnet: WordNet | None = None, senses: int = 2
+    word: str, *, wordnet: WordNet | None = None, senses: int = 1, before: str = "", after: str = ""
 ) -> list[Replacement]:
-    """WordNet antonyms of ``word`` (direct, and indirect for adjective satellites), single
-    words only, in the word's case; none for a function word (``FUNCTION_WORDS``)."""
-    return _wordnet_replacements(word, ANTONYM, wordnet, senses)
+    """Direct WordNet antonyms of an adjective's first sense (``senses``) through the same gate
+    as :func:`synonym_replacements` (*weak* → *strong*; no verbs or nouns: *work* → *idle*). Whether the text allows a label-changing edit at all is
+    :func:`label_change_allowed`'s question, asked by the callers that have the text."""
+    return _wordnet_replacements(word, ANTONYM, wordnet, senses, (before, after))
 
 
 def _wordnet_replacements(
-    word: str, source: str, wordnet: WordNet | None, senses: int
+    word: str, source: str, wordnet: WordNet | None, senses: int, around: tuple[str, str]
 ) -> list[Replacement]:
     if not is_content_word(word):
         return []
     wordnet = wordnet or load_wordnet()
-    lookup = wordnet.synonyms if source == SYNONYM else wordnet.antonyms
+    before, after = around
+    if word.lower() in NO_SUBSTITUTE:
+        return []
+    reading = reading_in_context(word, before, after, adjective=wordnet.is_adjective(word))
+    if reading is None or (reading.pos == "VERB" and after.lower() in PARTICLES):
+        return []
+    if after.isalpha() and wordnet.is_compound(word, after):
+        return []
+    person = reading.pos == "NOUN" and wordnet.is_person(word)
+    if is_proper_name(word, before, person=person):
+        return []
+    if source == ANTONYM and reading.pos != "ADJ":
+        # Opposite verbs and nouns rarely reverse an opinion (*work* → *idle*).
+        return []
     intent = "keep" if KEEPS_LABEL[source] else "change"
-    return [
-        Replacement(
-            match_case(word, lexical.word),
+    found: dict[str, Replacement] = {}
+    for lexical in wordnet.related(reading.lemma, reading.wordnet_pos, source, senses=senses):
+        form = inflected_replacement(lexical.word, reading, before)
+        if form is None or form.lower() == word.lower() or form.lower() in found:
+            continue
+        found[form.lower()] = Replacement(
+            match_case(word, form),
             source,
             KEEPS_LABEL[source],
-            f"WordNet {source} of {word!r} ({lexical.note}); meant to {intent} the label",
+            f"WordNet {source} of {word!r} ({lexical.note}), as a {reading.pos.lower()} "
+            f"({'/'.join(reading.tags)}), a common word (zipf >= {ZIPF_FLOOR:g}); meant to "
+            f"{intent} the label",
         )
-        for lexical in lookup(word, senses=senses)
-        if _single_word(lexical.word)
-    ]
+    return list(found.values())
+
+
+def neighbours_of(words: Sequence[tuple[str, int, int]], index: int) -> dict[str, str]:
+    """The words ``before`` and ``after`` word ``index`` of ``split_words`` output ("" at the
+    ends): the context the fluency gate reads a word in."""
+    return {
+        "before": words[index - 1][0] if index > 0 else "",
+        "after": words[index + 1][0] if index + 1 < len(words) else "",
+    }
+
+
+def label_change_allowed(text: str) -> bool:
+    """Whether a one-word label-changing edit (an antonym) is believable in ``text``: one
+    clause (:func:`fim_engine.fluency.single_clause`), no negation and no list (a comma, *and*,
+    *or*: "a weak, boring film" → "a strong, boring film" says two things)."""
+    words = [w for w, _, _ in split_words(text)]
+    return single_clause(words) and not any(w in NEGATION_WORDS or w in _LISTING for w in words)
 
 
 def substitution(text: str, start: int, end: int, replacement: Replacement) -> Perturbation:
@@ -169,26 +233,33 @@ def substitution(text: str, start: int, end: int, replacement: Replacement) -> P
 
 
 def synonym_swaps(
-    text: str, *, wordnet: WordNet | None = None, senses: int = 2
+    text: str, *, wordnet: WordNet | None = None, senses: int = 1
 ) -> list[Perturbation]:
     """One perturbation per word of ``text`` and WordNet synonym of it, in text order."""
     return _swaps(text, synonym_replacements, wordnet or load_wordnet(), senses)
 
 
 def antonym_swaps(
-    text: str, *, wordnet: WordNet | None = None, senses: int = 2
+    text: str, *, wordnet: WordNet | None = None, senses: int = 1
 ) -> list[Perturbation]:
-    """One perturbation per word of ``text`` and WordNet antonym of it, in text order."""
+    """One perturbation per word of ``text`` and WordNet antonym of it, in text order; none
+    unless :func:`label_change_allowed`."""
+    if not label_change_allowed(text):
+        return []
     return _swaps(text, antonym_replacements, wordnet or load_wordnet(), senses)
 
 
 def _swaps(
     text: str, replacements: Callable[..., list[Replacement]], wordnet: WordNet, senses: int
 ) -> list[Perturbation]:
+    words = split_words(text, lowercase=False)
     return [
         substitution(text, start, end, replacement)
-        for word, start, end in _content_words(text)
-        for replacement in replacements(word, wordnet=wordnet, senses=senses)
+        for index, (word, start, end) in enumerate(words)
+        if word.isalpha()
+        for replacement in replacements(
+            word, wordnet=wordnet, senses=senses, **neighbours_of(words, index)
+        )
     ]
 
 
@@ -260,25 +331,42 @@ def keyboard_typos(text: str, *, per_word: int = 2, seed: int = 0) -> list[Pertu
 
 
 def negation_edits(text: str) -> list[Perturbation]:
-    """Insert ``not`` after each auxiliary that is not already negated, and remove each
-    negation (``not``, ``n't``, ``never``, ``no``); both are meant to change the label."""
+    """Negate or affirm a text of one clause; both are meant to change the label.
+
+    Into a text without any negation (``NEGATION_WORDS``), ``not`` goes after the copula or
+    auxiliary that heads its only clause (:func:`fim_engine.fluency.clause_head`: *is*, *can*,
+    *has* before a participle, *did* before a verb; never after a main verb: not "It has not its
+    flaws"). From a text with exactly one negation, a ``not``, ``n't`` or ``never`` is removed.
+    A text of several clauses, or with a double negative, gets nothing.
+    """
     words = split_words(text, lowercase=False)
-    perturbations = []
-    for index, (word, _, end) in enumerate(words):
-        lowered = word.lower()
-        following = words[index + 1][0].lower() if index + 1 < len(words) else ""
-        if lowered in AUXILIARIES and following not in NEGATIONS:
-            edit = Edit(end, end, "", " not")
-            rationale = f"inserts 'not' after the auxiliary {word!r}; meant to change the label"
-        elif lowered in NEGATIONS:
-            edit = _negation_removal(text, words, index)
-            rationale = f"removes the negation {word!r}; meant to change the label"
-        else:
-            continue
-        perturbations.append(
-            Perturbation(edit.apply(text), edit, NEGATION, KEEPS_LABEL[NEGATION], rationale)
+    tokens = [w for w, _, _ in words]
+    lowered = [w.lower() for w in tokens]
+    if not single_clause(lowered):
+        return []
+    negations = [i for i, w in enumerate(lowered) if w in NEGATION_WORDS]
+    if not negations:
+        head = clause_head(lowered)
+        if head is None:
+            return []
+        edit = Edit(words[head][2], words[head][2], "", " not")
+        kind = "copula" if lowered[head] in BE else "auxiliary"
+        rationale = (
+            f"inserts 'not' after the {kind} {tokens[head]!r} that heads the text's only clause; "
+            "meant to change the label"
         )
-    return perturbations
+    elif len(negations) == 1 and lowered[negations[0]] in _REMOVABLE:
+        index = negations[0]
+        if lowered[index] != "never" and (
+            index == 0
+            or lowered[index - 1] not in BE | HAVE | DO | MODAL_AUXILIARIES | {"ca", "wo"}
+        ):
+            return []
+        edit = _negation_removal(text, words, index)
+        rationale = f"removes the negation {tokens[index]!r}; meant to change the label"
+    else:
+        return []
+    return [Perturbation(edit.apply(text), edit, NEGATION, KEEPS_LABEL[NEGATION], rationale)]
 
 
 def _negation_removal(text: str, words: list[tuple[str, int, int]], index: int) -> Edit:
@@ -344,10 +432,6 @@ def _keyboard_neighbours(letter: str) -> str:
 
 def _alphabetic_words(text: str) -> list[tuple[str, int, int]]:
     return [(w, s, e) for w, s, e in split_words(text, lowercase=False) if w.isalpha()]
-
-
-def _content_words(text: str) -> list[tuple[str, int, int]]:
-    return [(w, s, e) for w, s, e in _alphabetic_words(text) if is_content_word(w)]
 
 
 def is_content_word(word: str) -> bool:

@@ -44,6 +44,9 @@ class Suggestion:
     ``word`` indexes the guide's words (the order of :attr:`SuggestionReport.leverage`);
     ``projection`` and ``predicted_kl`` are the guide's first-order estimates (module
     docstring); ``outcomes`` maps each system's name to what it predicts on ``text``.
+    ``label_unverified``: a label-changing edit, whose new label nobody has checked (pairs made
+    from it are stored so, and count only once validated). ``probe``: an embedding-neighbour
+    edit, which claims no label at all (it shows what moves the model, not a pair to submit).
     """
 
     text: str
@@ -55,6 +58,8 @@ class Suggestion:
     projection: float
     predicted_kl: float
     outcomes: dict[str, SystemOutcome]
+    label_unverified: bool = False
+    probe: bool = False
 
     @property
     def changed(self) -> list[str]:
@@ -73,6 +78,8 @@ class Suggestion:
             "word": self.word,
             "source": self.source,
             "keeps_label": self.keeps_label,
+            "label_unverified": self.label_unverified,
+            "probe": self.probe,
             "rationale": self.rationale,
             "projection": self.projection,
             "predicted_kl": self.predicted_kl,
@@ -87,8 +94,8 @@ class SuggestionReport:
 
     ``lambda_max``, ``label`` and ``leverage`` (every word of the possibly truncated text,
     ``(word, first-order KL of deleting it)``) are the guide's; ``predictions`` maps every
-    system to its prediction on the original; ``suggestions`` are label-preserving ones first,
-    then label-changing ones, each group by projection, largest first.
+    system to its prediction on the original; ``suggestions`` are label-keeping ones first, then
+    label-changing ones, then probes, each group by projection, largest first.
     """
 
     text: str

@@ -4,21 +4,29 @@
 *guide* (the first unless named), supplies λmax, the top eigenvector v of its Fisher metric and
 the word leverage (:class:`fim_engine.FisherResult`). Then:
 
-1. **Words.** The ``words`` content words (alphabetic, not a function word) with the highest
-   deletion leverage are the places to edit.
-2. **Candidates** at each of them, one word for one word: WordNet synonyms and similar words
-   (label-preserving), WordNet antonyms (label-changing), and the ``neighbours`` nearest
-   vocabulary words of the word in the guide's own input-embedding space by cosine
-   (label-preserving). A word the guide's tokenizer splits into several pieces has no
-   neighbours (its pieces' neighbours are pieces, not words); it still gets WordNet candidates.
-   A replacement found by several sources keeps one: antonym, then synonym, then neighbour.
+1. **Words.** The ``words`` content words (alphabetic, not a function word: never punctuation)
+   with the highest deletion leverage are the places to edit; equal leverage goes to the
+   earlier word.
+2. **Candidates** at each of them, one word for one word: WordNet synonyms (label-keeping) and
+   direct WordNet antonyms of the word's first sense (label-changing, only in a text of one
+   clause without negation or lists: :func:`fim_engine.perturbations.label_change_allowed`),
+   both through the fluency gate of :mod:`fim_engine.fluency` (same part of speech and
+   inflection, zipf >= 3, first senses, no proper names); and the ``neighbours`` nearest
+   vocabulary words of the word in the guide's own input-embedding space by cosine. Neighbours
+   are **probes of the model**: a neighbour is as often the word's opposite or an odd word as a
+   synonym, so they claim no label (``probe``) and are never offered as label-keeping pairs. A
+   word the guide's tokenizer splits into several pieces has no neighbours (its pieces'
+   neighbours are pieces, not words). A replacement found by several sources keeps one:
+   antonym, then synonym, then neighbour.
 3. **Ranking** by the projection of the edit on v: with e′ the guide's input embedding of the
    replacement (the mean of its pieces' embeddings when it has several) and e_t those of the
    word's tokens, projection = Σ_t v_t·(e′ − e_t), oriented so that a positive value moves the
    guide towards its decision boundary (away from its predicted label) to first order, and the
    first-order KL divergence is ½ λmax projection². Candidates are ranked by projection,
-   largest first, and the ``top_k`` best label-preserving and the ``top_k`` best
-   label-changing ones are kept. When the replacement has a different number of pieces than
+   largest first (ties by word position, then text: the output never depends on hash order or
+   ``PYTHONHASHSEED``), and the ``top_k`` best label-keeping, label-changing and probe ones are
+   kept. A label-changing suggestion is ``label_unverified``: its new label is a guess that
+   only validation can confirm. When the replacement has a different number of pieces than
    the word, the first-order estimate ignores the shift of later positions; verification
    does not.
 4. **Verification**: every kept suggestion is run through every system (``System.predict``),
@@ -53,6 +61,7 @@ from fim_engine.perturbations import (
     Replacement,
     antonym_replacements,
     is_content_word,
+    label_change_allowed,
     match_case,
     substitution,
     synonym_replacements,
@@ -72,6 +81,8 @@ from fim_engine.words import split_words
 SUGGESTION_SOURCES = (SYNONYM, ANTONYM, NEIGHBOUR)
 # When two sources offer the same word, the more specific claim about the label wins.
 _SOURCE_PRIORITY = {ANTONYM: 0, SYNONYM: 1, NEIGHBOUR: 2}
+# Sources whose edits claim no label: probes of the guide, never offered as label-keeping pairs.
+PROBE_SOURCES = frozenset({NEIGHBOUR})
 
 
 def suggest(
@@ -82,7 +93,7 @@ def suggest(
     words: int = 3,
     top_k: int = 5,
     neighbours: int = 10,
-    senses: int = 2,
+    senses: int = 1,
     sources: Sequence[str] = SUGGESTION_SOURCES,
     wordnet: WordNet | None = None,
 ) -> SuggestionReport:
@@ -95,7 +106,8 @@ def suggest(
         words: how many of the highest-leverage content words to edit.
         top_k: at most this many label-preserving and this many label-changing suggestions.
         neighbours: embedding neighbours considered per word.
-        senses: WordNet senses per word (the most frequent of its dominant part of speech).
+        senses: WordNet senses per word for synonyms (the most frequent of its reading in the
+            sentence); antonyms use the first sense only.
         sources: any of ``"synonym"``, ``"antonym"``, ``"neighbour"``.
         wordnet: a loaded :class:`fim_engine.wordnet.WordNet` (default: :func:`load_wordnet`).
 
@@ -129,7 +141,7 @@ def suggest_many(
     words: int = 3,
     top_k: int = 5,
     neighbours: int = 10,
-    senses: int = 2,
+    senses: int = 1,
     sources: Sequence[str] = SUGGESTION_SOURCES,
     wordnet: WordNet | None = None,
 ) -> list[SuggestionReport]:
@@ -199,6 +211,8 @@ def _report(
                 word=c.word,
                 source=c.perturbation.source,
                 keeps_label=c.perturbation.keeps_label,
+                label_unverified=_kind(c.perturbation) == "changes",
+                probe=_kind(c.perturbation) == "probe",
                 rationale=c.perturbation.rationale,
                 projection=c.projection,
                 predicted_kl=c.predicted_kl,
@@ -292,15 +306,21 @@ def _candidates(
         # A slow tokenizer gives no character offsets: there is no place to put an edit.
         return []
     editable = [w for w, word in enumerate(context.words) if is_content_word(word)]
-    chosen = sorted(editable, key=lambda w: -context.leverage[w])[:words]
+    # Ties in leverage go to the earlier word: nothing here depends on hash order.
+    chosen = sorted(editable, key=lambda w: (-context.leverage[w], w))[:words]
+    antonyms = ANTONYM in sources and label_change_allowed(context.text)
     candidates = []
     for w in chosen:
         word = context.words[w]
+        around = {
+            "before": context.words[w - 1] if w > 0 else "",
+            "after": context.words[w + 1] if w + 1 < len(context.words) else "",
+        }
         found: list[Replacement] = []
-        if ANTONYM in sources:
-            found += antonym_replacements(word, wordnet=wordnet, senses=senses)
+        if antonyms:
+            found += antonym_replacements(word, wordnet=wordnet, senses=1, **around)
         if SYNONYM in sources:
-            found += synonym_replacements(word, wordnet=wordnet, senses=senses)
+            found += synonym_replacements(word, wordnet=wordnet, senses=senses, **around)
         tokens = context.tokens(w)
         if table is not None and len(tokens) == 1:
             found += table.nearest(tokens[0], word, neighbours, f"system {guide_name!r}")
@@ -315,8 +335,7 @@ def _candidates(
                 best[key] = replacement
         start, end = context.spans[w]
         candidates += [
-            _Candidate(substitution(context.text, start, end, replacement), w)
-            for replacement in best.values()
+            _Candidate(substitution(context.text, start, end, best[key]), w) for key in sorted(best)
         ]
     return candidates
 
@@ -343,10 +362,19 @@ def _rank(
             )
         )
     kept = []
-    for keeps in (True, False):
-        group = [c for c in scored if c.perturbation.keeps_label is keeps]
-        kept += sorted(group, key=lambda c: -c.projection)[:top_k]
+    for kind in ("keeps", "changes", "probe"):
+        group = [c for c in scored if _kind(c.perturbation) == kind]
+        # Equal projections (two replacements the guide embeds alike) in a fixed order.
+        group.sort(key=lambda c: (-c.projection, c.word, c.perturbation.text))
+        kept += group[:top_k]
     return kept
+
+
+def _kind(perturbation: Perturbation) -> str:
+    """``probe`` (claims no label), ``keeps`` or ``changes`` (the label, unverified)."""
+    if perturbation.source in PROBE_SOURCES:
+        return "probe"
+    return "keeps" if perturbation.keeps_label else "changes"
 
 
 def _replacement_embeddings(system: System, replacements: list[str]) -> dict[str, np.ndarray]:
@@ -424,7 +452,7 @@ class _NeighbourTable:
             return []
         query = torch.nn.functional.normalize(self.weight[token], dim=-1)
         cosine = self.unit @ query
-        order = torch.argsort(cosine, descending=True).tolist()
+        order = torch.argsort(cosine, descending=True, stable=True).tolist()  # ties by id
         found: list[Replacement] = []
         lowered = word.lower()
         for index in order:

@@ -155,25 +155,73 @@ class WordNet:
                             found[form] = Lexical(form, kind + _note(synset))
         return list(found.values())
 
-    def antonyms(self, word: str, *, senses: int = 2) -> list[Lexical]:
-        """Antonyms of the word in its ``senses`` most frequent senses: direct antonyms of the
-        word's lemma, and for an adjective satellite (e.g. *terrific*), the antonyms of the head
-        adjective it is similar to, the "indirect antonyms" of WordNet."""
+    def antonyms(self, word: str, *, senses: int = 1) -> list[Lexical]:
+        """Direct antonyms of the word's lemma in its ``senses`` most frequent senses (*good* →
+        *bad*). WordNet's "indirect antonyms" (the antonyms of the head adjective a satellite is
+        similar to: *terrific* → *bad* through *good*, *original* → *last* through *first*) are
+        not given: most of them are wrong in a sentence."""
         found: dict[str, Lexical] = {}
         with self._lock:
             for sense in self._senses(word, senses):
-                pairs = [(antonym, "") for antonym in sense.lemma.antonyms()]
-                if sense.synset.pos() == "s":
-                    pairs += [
-                        (antonym, f"; indirect, through {head.name()!r}")
-                        for similar in sense.synset.similar_tos()
-                        for head in similar.lemmas()
-                        for antonym in head.antonyms()
-                    ]
-                for antonym, how in pairs:
+                for antonym in sense.lemma.antonyms():
                     form = sense.inflect(antonym.name())
-                    found.setdefault(form, Lexical(form, _note(sense.synset) + how))
+                    found.setdefault(form, Lexical(form, _note(sense.synset)))
         return list(found.values())
+
+    def related(
+        self, lemma: str, pos: str, relation: str, *, senses: int = 1, substitute_senses: int = 2
+    ) -> list[Lexical]:
+        """Base-form lemmas related to ``lemma`` in WordNet part of speech ``pos`` (``n``,
+        ``v``, ``a``, ``r``): ``relation`` ``"synonym"`` gives the other lemmas of its ``senses``
+        most frequent senses, ``"antonym"`` their direct antonyms. A related lemma is kept only
+        when the sense that relates it is among its own ``substitute_senses`` most frequent
+        senses of ``pos`` (*film* → *movie*, not *picture*, which is first an image).
+
+        Example:
+            >>> [lexical.word for lexical in wordnet.related("film", "n", "synonym")]
+            ['movie', 'flick']
+        """
+        if relation not in ("synonym", "antonym"):
+            raise ValueError(f"unknown relation {relation!r}: 'synonym' or 'antonym'")
+        found: dict[str, Lexical] = {}
+        with self._lock:
+            for synset, own in self._ranked(lemma, pos)[:senses]:
+                if relation == "synonym":
+                    pairs = [(other, synset) for other in synset.lemmas() if other != own]
+                else:
+                    pairs = [(other, other.synset()) for other in own.antonyms()]
+                for other, sense in pairs:
+                    name = other.name()
+                    if name.lower() == lemma.lower() or name in found:
+                        continue
+                    top = [s for s, _ in self._ranked(name, pos)[:substitute_senses]]
+                    if sense in top:
+                        found[name] = Lexical(name, _note(synset))
+        return list(found.values())
+
+    def _ranked(self, lemma: str, pos: str) -> list[tuple[Any, Any]]:
+        """``(synset, the lemma's entry in it)`` for the senses of ``lemma`` (its base form,
+        exactly) in ``pos``, most frequent first (WordNet's order breaks ties); no instances."""
+        ranked = []
+        wanted = lemma.lower()
+        for order, synset in enumerate(self._reader.synsets(wanted, pos=pos)):
+            entry = next((x for x in synset.lemmas() if x.name().lower() == wanted), None)
+            if entry is None or synset.instance_hypernyms():
+                continue
+            ranked.append((-entry.count(), order, synset, entry))
+        ranked.sort(key=lambda item: (item[0], item[1]))
+        return [(synset, entry) for _, _, synset, entry in ranked]
+
+    def is_compound(self, word: str, following: str) -> bool:
+        """Whether WordNet has ``word following`` as one lemma (*special effects*)."""
+        with self._lock:
+            joined = f"{word}_{following}".lower()
+            return bool(self._reader.synsets(joined))
+
+    def is_adjective(self, word: str) -> bool:
+        """Whether WordNet has the form itself as an adjective (*charming*, *moving*)."""
+        with self._lock:
+            return bool(self._ranked(word, "a"))
 
     def person(self, word: str) -> Lexical | None:
         """The person the word names, when it can only be a name.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -232,8 +233,10 @@ def test_suggest_writes_one_verified_report_per_text(tmp_path):
     systems = {path.name: load_system(path) for path in models}
     for record in records:
         assert record["guide"] == "tiny-bert"
-        kinds = [s["keeps_label"] for s in record["suggestions"]]
-        assert kinds.count(True) <= 2 and kinds.count(False) <= 2
+        kinds = ["probe" if s["probe"] else s["keeps_label"] for s in record["suggestions"]]
+        assert all(kinds.count(kind) <= 2 for kind in (True, False, "probe"))
+        assert all(s["label_unverified"] is (kind is False) for s, kind in
+                   zip(record["suggestions"], kinds, strict=True))  # fmt: skip
         for suggestion in record["suggestions"]:
             for name, system in systems.items():
                 outcome = suggestion["outcomes"][name]
@@ -242,6 +245,29 @@ def test_suggest_writes_one_verified_report_per_text(tmp_path):
                 np.testing.assert_allclose(
                     list(outcome["probabilities"].values()), alone.probabilities[0], atol=1e-6
                 )
+
+
+def test_suggest_gives_the_same_output_whatever_the_hash_seed(tmp_path):
+    # Ties (in leverage, in projection, between embedding neighbours) are broken by position
+    # and text, never by set or dict order: two interpreters with different hash seeds agree.
+    source = tmp_path / "in.txt"
+    source.write_text(
+        "\n".join([*TEXTS, "The jokes are stale .", "The acting is weak .", "It has its flaws ."])
+        + "\n",
+        encoding="utf-8",
+    )
+    models = [FIXTURES / "models" / "tiny-cnn", FIXTURES / "models" / "tiny-bert"]
+    outputs = []
+    for seed in ("1", "2"):
+        output = tmp_path / f"out-{seed}.jsonl"
+        command = [sys.executable, "-m", "fim_engine", "suggest", "--input", str(source)]
+        command += ["--model", str(models[0]), "--model", str(models[1])]
+        command += ["--output", str(output), "--top-k", "3", "--words", "4", "--device", "cpu"]
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run(command, env=env, check=True, capture_output=True)
+        outputs.append(output.read_bytes())
+    assert outputs[0] == outputs[1]
+    assert any(record["suggestions"] for record in map(json.loads, outputs[0].splitlines()))
 
 
 def test_suggest_refuses_a_guide_that_is_not_a_model(tmp_path, capsys):
@@ -325,7 +351,13 @@ def test_the_type_checking_imports_name_every_public_name():
 def test_bench_suggest_trains_once_and_reports_flip_rates_by_lambda_decile(tmp_path):
     data = tmp_path / "sst2"
     data.mkdir()
-    rows = ["1 a good , witty film", "0 a dull , awful mess", "1 great fun", "0 boring and flat"]
+    # Each has a word with a synonym that passes the fluency gate (movie, jokes).
+    rows = [
+        "1 i love this movie",
+        "0 the jokes are stale",
+        "1 a great movie",
+        "0 the movie is dull",
+    ]
     for split in ("train", "dev", "test"):
         (data / f"stsa.binary.{split}").write_text("\n".join(rows * 5) + "\n", encoding="utf-8")
     figures_file = tmp_path / "figures.json"

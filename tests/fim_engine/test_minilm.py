@@ -112,7 +112,8 @@ def test_minilm_neighbours_are_whole_words_of_its_vocabulary(minilm):
 def test_minilm_suggestions_report_what_a_forward_pass_gives(minilm):
     from fim_engine import suggest
 
-    text = "a gorgeous , witty film that is never dull"
+    # One clause without negation: where an antonym is allowed (fim_engine.fluency).
+    text = "the acting is weak"
     report = suggest(text, {"minilm": minilm}, top_k=3)
     assert report.lambda_max > 0 and report.suggestions
     assert {s.source for s in report.suggestions} >= {"antonym", "neighbour"}

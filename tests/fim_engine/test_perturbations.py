@@ -14,6 +14,8 @@ from fim_engine.perturbations import (
 )
 
 TEXT = "Russell is terrific as coach Herb Brooks , and the film is n't dull ."
+# One clause, no negation: where synonyms, antonyms and negation are all allowed.
+SIMPLE = "The acting is weak and stale ."
 
 
 def assert_minimal(text, perturbation):
@@ -30,20 +32,78 @@ def assert_minimal(text, perturbation):
     "generator", [synonym_swaps, antonym_swaps, name_swaps, keyboard_typos, negation_edits]
 )
 def test_every_generator_makes_one_minimal_explained_edit_per_perturbation(generator):
-    perturbations = generator(TEXT)
+    text = TEXT if generator in (name_swaps, keyboard_typos) else "The jokes are stale ."
+    perturbations = generator(text)
     assert perturbations
     for perturbation in perturbations:
-        assert_minimal(TEXT, perturbation)
+        assert_minimal(text, perturbation)
 
 
 def test_synonyms_keep_the_label_and_antonyms_change_it():
-    synonyms = synonym_swaps("a witty film")
+    synonyms = synonym_swaps("The jokes are stale .")
     antonyms = antonym_swaps("a good film")
-    assert "a humorous film" in [p.text for p in synonyms]
+    assert [p.text for p in synonyms] == ["The gags are stale ."]
     assert all(p.source == "synonym" and p.keeps_label for p in synonyms)
-    assert "a bad film" in [p.text for p in antonyms]
+    assert [p.text for p in antonyms] == ["a bad film"]
     assert all(p.source == "antonym" and not p.keeps_label for p in antonyms)
     assert "'good'" in antonyms[0].rationale and "change the label" in antonyms[0].rationale
+
+
+def test_indirect_antonyms_are_gone():
+    # WordNet's indirect antonyms: terrific → bad through good, original → last through first.
+    assert antonym_swaps("Russell is terrific .") == []
+    assert antonym_swaps("The idea is original .") == []
+    assert antonym_swaps("an original idea") == []
+
+
+def test_antonyms_only_in_one_clause_without_negation_or_lists():
+    assert [p.text for p in antonym_swaps("The acting is weak .")] == ["The acting is strong ."]
+    assert antonym_swaps("The acting is weak , but the story works .") == []
+    assert antonym_swaps("The acting is weak and the story is shallow .") == []
+    assert antonym_swaps("The acting is not weak .") == []
+    # "a strong, boring film" would say two things.
+    assert antonym_swaps("It is a weak , boring film .") == []
+    # Only adjectives: opposite verbs rarely reverse an opinion (work → idle).
+    assert antonym_swaps("It does work .") == []
+    # Degree words are no adjectives to reverse ("much weaker" -> "little weaker").
+    assert antonym_swaps("The second half is much weaker .") == [
+        antonym for antonym in antonym_swaps("The second half is much weaker .")
+        if antonym.edit.original == "weaker"
+    ]  # fmt: skip
+
+
+def test_rare_odd_and_misread_substitutes_are_refused():
+    # "moving" → "awheel" (zipf 0) and its other rare or odd relatives.
+    assert all(
+        p.edit.original != "moving"
+        for p in synonym_swaps("The film is a charming , funny and moving story .")
+    )
+    assert synonym_swaps("It is moving .") == []
+    # "steals" is a plural noun to WordNet ("a bargain"): as a verb it gets nothing.
+    assert all(p.edit.original != "steals" for p in synonym_swaps("He steals the show ."))
+    assert all(p.edit.original != "steals" for p in synonym_swaps("The movie steals the show ."))
+    # The replacement is inflected as the word was, and fits the article before it.
+    assert "The movies were boring ." in [p.text for p in synonym_swaps("The films were boring .")]
+    assert all(" a a" not in p.text for p in synonym_swaps("John is a funny man ."))
+    # film → picture is refused: a picture is first an image, not a film.
+    assert "a picture" not in {p.text for p in synonym_swaps("a film")}
+    # Measured on the demo: "start to complete", "three → iii", "Nothing → Zero", "special →
+    # particular effects", "never allows up".
+    for text in (
+        "A real pleasure from start to finish .",
+        "I checked my watch three times .",
+        "Nothing in this film works .",
+        "A thrilling ride that never lets up .",
+    ):
+        assert synonym_swaps(text) == [], text
+    assert all(p.edit.original != "special" for p in synonym_swaps("The special effects work ."))
+
+
+def test_proper_names_get_no_synonyms():
+    # "John" is a toilet to WordNet, whose synonyms would include "can".
+    assert all(p.edit.original.lower() != "john" for p in synonym_swaps("Then John came ."))
+    assert all(p.edit.original != "john" for p in synonym_swaps("i saw john there ."))
+    assert all(p.edit.original != "Hope" for p in synonym_swaps("It stars Bob Hope ."))
 
 
 def test_function_words_are_left_alone():
@@ -52,8 +112,8 @@ def test_function_words_are_left_alone():
 
 
 def test_replacements_take_the_case_of_the_word():
-    assert "Bad film" in [p.text for p in antonym_swaps("Good film")]
-    assert "a BAD film" in [p.text for p in antonym_swaps("a GOOD film")]
+    assert [p.text for p in antonym_swaps("Weak acting .")] == ["Strong acting ."]
+    assert [p.text for p in antonym_swaps("The acting is WEAK .")] == ["The acting is STRONG ."]
 
 
 def test_name_swaps_find_names_by_wordnet_and_by_capitals_inside_the_text():
@@ -85,7 +145,31 @@ def test_keyboard_typos_are_one_slip_inside_a_word_and_repeatable():
         ("i ca n't stand it", ["i can stand it"]),
         ("it is not funny", ["it is funny"]),
         ("never dull", ["dull"]),
-        ("it was dull , never", ["it was not dull , never", "it was dull ,"]),
+        ("The cast has done a fine job .", ["The cast has not done a fine job ."]),
+        ("I did enjoy it .", ["I did not enjoy it ."]),
+        # "has" as a main verb: not "It has not its flaws".
+        ("It has its flaws .", []),
+        ("I loved it .", []),
+        # Two clauses: "The performances are not weak and the story is shallow".
+        ("The performances are weak and the story is shallow .", []),
+        ("It has its flaws , but it works .", []),
+        ("It is funny , and the cast is good .", []),
+        # A double negative, and "no", which rarely leaves a sentence behind.
+        ("It is not bad , and never dull .", []),
+        ("There is no plot .", []),
+        # Judged on the demo: a relative clause, a head after "to", a listed predicate, a
+        # degree word, "without".
+        ("Sarah Chen steals every scene she is in .", []),
+        ("A fine film that could have been great .", []),
+        ("A dull , plodding film that never takes off .", []),
+        ("The director seems to have lost interest .", []),
+        ("The film is too long and too loud .", []),
+        ("The second half is much weaker than the first .", []),
+        ("The story is told without any spark .", []),
+        (
+            "The film is a charming , funny and moving story .",
+            ["The film is not a charming , funny and moving story ."],
+        ),
     ],
 )
 def test_negation_edits_insert_after_auxiliaries_and_remove_negations(text, expected):

@@ -78,20 +78,42 @@ def test_the_guide_supplies_lambda_max_label_and_leverage(systems):
     assert suggest(TEXTS[1], systems).guide == "bert"
 
 
-def test_suggestions_are_grouped_by_kind_and_ranked_by_projection(systems):
-    report = suggest(TEXTS[0], systems, top_k=3, words=3)
-    kinds = [s.keeps_label for s in report.suggestions]
-    assert kinds == sorted(kinds, reverse=True)
-    for keeps in (True, False):
-        group = [s for s in report.suggestions if s.keeps_label is keeps]
-        assert 0 < len(group) <= 3
+def _kind(suggestion):
+    return "probe" if suggestion.probe else "keeps" if suggestion.keeps_label else "changes"
+
+
+@pytest.mark.parametrize("text", ["The jokes were weak and dull .", "The jokes were weak ."])
+def test_suggestions_are_grouped_by_kind_and_ranked_by_projection(systems, text):
+    # The tiny bert knows neither "jokes" nor "weak": the cnn guides.
+    report = suggest(text, systems, guide="cnn", top_k=3, words=3)
+    kinds = [_kind(s) for s in report.suggestions]
+    order = ["keeps", "changes", "probe"]
+    assert kinds == sorted(kinds, key=order.index)
+    for kind in order:
+        group = [s for s in report.suggestions if _kind(s) == kind]
+        assert len(group) <= 3
         projections = [s.projection for s in group]
         assert projections == sorted(projections, reverse=True)
         for s in group:
             assert s.predicted_kl == pytest.approx(0.5 * report.lambda_max * s.projection**2)
-    sources = {s.source for s in report.suggestions}
-    assert {s.source for s in report.suggestions if not s.keeps_label} == {"antonym"}
-    assert sources <= {"synonym", "antonym", "neighbour"}
+    for s in report.suggestions:
+        # Label-changing edits are unverified; embedding neighbours are probes claiming nothing.
+        assert s.label_unverified is (s.source == "antonym") is (not s.keeps_label)
+        assert s.probe is (s.source == "neighbour")
+        assert s.to_dict()["label_unverified"] is s.label_unverified
+        assert s.to_dict()["probe"] is s.probe
+    changing = {s.text for s in report.suggestions if s.label_unverified}
+    # "weak and dull" is a list: an antonym of one of them would say two things.
+    assert changing == (set() if "dull" in text else {"The jokes were strong ."})
+    keeping = {s.text for s in report.suggestions if s.keeps_label and not s.probe}
+    assert text.replace("jokes", "gags") in keeping
+    assert "neighbour" in {s.source for s in report.suggestions}
+
+
+def test_a_text_of_several_clauses_gets_no_label_changing_suggestion(systems):
+    report = suggest(TEXTS[0], systems, guide="cnn", top_k=3, words=5)
+    assert report.suggestions
+    assert not [s for s in report.suggestions if s.label_unverified or not s.keeps_label]
 
 
 def test_the_projection_is_the_edit_along_the_dense_top_eigenvector(float64_system, metric):
@@ -120,13 +142,15 @@ def test_on_known_geometry_the_antonym_of_the_decisive_word_flips_and_neighbours
     bad = by_word["bad"]
     assert bad.source == "antonym" and not bad.keeps_label and bad.changed == ["bow"]
     assert bad.projection > 0
+    assert bad.label_unverified and not bad.probe
     neighbours = [s for s in report.suggestions if s.source == "neighbour"]
     # The nearest words to "good" on the sentiment axis are the positive ones.
     assert {s.edit.replacement for s in neighbours} >= {"funny", "charming", "gorgeous"}
     for s in neighbours:
+        assert s.probe and not s.label_unverified
         if s.edit.replacement in {"great", "funny", "charming", "fine", "fun", "witty"}:
-            assert s.changed == [] and s.keeps_label
-    changing = [s for s in report.suggestions if not s.keeps_label]
+            assert s.changed == []
+    changing = [s for s in report.suggestions if s.label_unverified]
     assert changing[0].edit.replacement == "bad"
 
 

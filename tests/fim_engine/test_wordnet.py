@@ -32,11 +32,23 @@ def test_the_environment_variable_names_the_directory(tmp_path, monkeypatch):
     assert wordnet_dir() == DEFAULT_WORDNET_DIR
 
 
-def test_antonyms_are_direct_and_indirect(wordnet):
-    assert "bad" in words(wordnet.antonyms("good"))
-    # "terrific" has no antonym of its own; its head adjectives do.
-    indirect = wordnet.antonyms("terrific")
-    assert indirect and all("indirect, through" in lexical.note for lexical in indirect)
+def test_antonyms_are_direct_only(wordnet):
+    assert words(wordnet.antonyms("good")) == ["bad"]
+    # "terrific" has no antonym of its own: the antonyms of its head adjectives are not given.
+    assert wordnet.antonyms("terrific") == []
+    assert "last" not in words(wordnet.antonyms("original", senses=5))
+
+
+def test_related_lemmas_are_first_senses_of_both_words(wordnet):
+    related = words(wordnet.related("film", "n", "synonym"))
+    assert related[0] == "movie" and "picture" not in related and "cinema" not in related
+    assert words(wordnet.related("good", "a", "antonym")) == ["bad"]
+    assert words(wordnet.related("love", "v", "antonym")) == ["hate"]
+    # "steal" the noun is a bargain: the verb has no such synonym.
+    assert "buy" in words(wordnet.related("steal", "n", "synonym"))
+    assert wordnet.related("steal", "v", "synonym") == []
+    with pytest.raises(ValueError, match="unknown relation"):
+        wordnet.related("film", "n", "hypernym")
 
 
 def test_synonyms_come_from_the_most_frequent_senses_of_the_dominant_part_of_speech(wordnet):

@@ -10,21 +10,26 @@ How the pairs are made, for each original in rank order (nearest the boundary fi
 
 | source | edit (``fim_engine.perturbations``, ``fim_engine.suggest_many``) | variant's gold label |
 |---|---|---|
-| ``synonym`` | a high-leverage word → a WordNet synonym (guided: ranked by the top eigenvector) | the original's |
-| ``neighbour`` | a high-leverage word → a neighbour in a transformers guide's input embeddings | the original's |
+| ``synonym`` | a high-leverage word → a WordNet synonym through the fluency gate (guided: ranked by the top eigenvector) | the original's |
 | ``name`` | a person's name → another name | the original's |
 | ``typo`` | one keyboard slip in one of the three highest-leverage words | the original's |
-| ``antonym`` | a high-leverage word → a WordNet antonym that moves the guide (projection > 0) | the other label |
-| ``negation`` | ``not`` after an auxiliary of a text without negation, or its one negation removed | the other label |
+| ``antonym`` | a high-leverage adjective → its direct WordNet antonym (first sense, one-clause text) that moves the guide (projection > 0) | the other label, **unverified** |
+| ``negation`` | ``not`` after the copula or auxiliary heading a one-clause text, or its one negation removed | the other label, **unverified** |
+
+The fluency gate, the clause rule and the first-sense rule are ``fim_engine.fluency``'s and
+``fim_engine.perturbations``'s. Embedding neighbours are not used: a neighbour is as often
+the word's opposite as a synonym, so it claims no label (``fim_engine.suggest`` shows them as
+probes of the model). Label-changing pairs are stored with ``Pair.label_unverified``: their new
+label is the edit's intent, which nobody checked; they reach the scores only through
+validation, and with validation off scoring leaves them out of the breaker's scored set (the
+rationale of each says so).
 
 The *guide* of an original (the system whose λmax, eigenvector and word leverage place the
 edits) is the guidance's: the ready hosted system in whose λmax distribution that original
 stands highest (``guidance.guide_order`` on the ranking's ``percentile``). Label-changing
 edits need "the other label", ``guidance.changed_label``: on a binary task the label the
 original does not have; on a larger label set only a polarity pair (``positive``/``negative``,
-``pos``/``neg``, any case) has one, so elsewhere label-changing edits are not made. A native model's
-embeddings start random and, trained on a small set, their neighbours say nothing of meaning:
-neighbours come from transformers guides only.
+``pos``/``neg``, any case) has one, so elsewhere label-changing edits are not made.
 
 Every candidate goes through ``pairs.checks.check_pair`` with the task's rules (refused ones are
 dropped and counted), then every ready hosted system predicts both of its texts, and the break
@@ -59,6 +64,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from bibi.baseline.candidates import (
+    LABEL_CHANGING_SOURCES,
     SOURCES,
     Candidate,
     Hosted,
@@ -101,6 +107,7 @@ class BaselinePair:
     keeps_label: bool
     rank: int
     broken: tuple[str, ...]
+    label_unverified: bool = False
 
 
 @dataclass(frozen=True)
@@ -127,6 +134,11 @@ class BaselineBreakerResult:
     def breaking(self) -> int:
         """How many pairs broke at least one system when they were made."""
         return sum(1 for pair in self.pairs if pair.broken)
+
+    @property
+    def unverified(self) -> int:
+        """How many pairs change the label by construction (stored ``label_unverified``)."""
+        return sum(1 for pair in self.pairs if pair.label_unverified)
 
 
 def baseline_breaker_run(
@@ -278,6 +290,7 @@ def _made(candidate: Candidate) -> BaselinePair:
         keeps_label=candidate.perturbation.keeps_label,
         rank=candidate.ranked.rank,
         broken=candidate.broken,
+        label_unverified=candidate.source in LABEL_CHANGING_SOURCES,
     )
 
 

@@ -30,8 +30,6 @@ from fim_engine.perturbations import (
     ANTONYM,
     NAME,
     NEGATION,
-    NEGATIONS,
-    NEIGHBOUR,
     SYNONYM,
     TYPO,
     Perturbation,
@@ -40,36 +38,23 @@ from fim_engine.perturbations import (
     name_swaps,
     negation_edits,
 )
-from fim_engine.suggestions import SUGGESTION_SOURCES, SuggestionReport, suggest_many
-from fim_engine.wordnet import WordNet, load_wordnet
-from fim_engine.words import split_words
+from fim_engine.suggestions import SuggestionReport, suggest_many
+from fim_engine.wordnet import load_wordnet
 
 # Round-robin order of the sources, and the order of preference of one text made twice.
-SOURCES = (SYNONYM, ANTONYM, NEGATION, NEIGHBOUR, NAME, TYPO)
+# Embedding neighbours are probes of a model, not pairs with a label: the breaker makes none.
+SOURCES = (SYNONYM, ANTONYM, NEGATION, NAME, TYPO)
+# The label-changing sources: their pairs are stored ``label_unverified``.
+LABEL_CHANGING_SOURCES = frozenset({ANTONYM, NEGATION})
 # Strategy tags (the 2017 OSU taxonomy the default tag list follows) a source's pair carries,
 # when the task's strategy list has them.
 SOURCE_TAGS = {
     SYNONYM: ("semantics",),
     ANTONYM: ("semantics",),
-    NEIGHBOUR: ("semantics",),
     NAME: ("world_knowledge",),
     TYPO: ("morphosyntax",),
     NEGATION: ("morphosyntax",),
 }
-# Words that negate, beyond those ``negation_edits`` inserts and removes: a second negation
-# makes a double negative whose label nobody can set by construction.
-NEGATION_WORDS = NEGATIONS | {"neither", "nor", "nothing", "nobody", "none", "cannot", "nowhere"}
-# Words whose swap for one another turns a statement around (*nothing* works / *everything*
-# works): an embedding neighbour among them is no label-keeping edit.
-QUANTIFIERS = frozenset(
-    {
-        "nothing", "everything", "something", "anything", "nobody", "everybody", "somebody",
-        "anybody", "none", "all", "some", "every", "any", "always", "never", "sometimes",
-        "often", "rarely", "seldom",
-    }
-)  # fmt: skip
-# WordNet senses searched for antonyms when a neighbour is screened.
-NEIGHBOUR_ANTONYM_SENSES = 8
 # Guided suggestions per original: edited words, and kept label-keeping / label-changing ones.
 SUGGESTED_WORDS = 3
 SUGGESTED_PER_KIND = 3
@@ -161,9 +146,7 @@ def candidates_make(
         by_guide[_guide(entry, hosted)].append(entry)
     reports: dict[int, SuggestionReport] = {}
     for guide, group in sorted(by_guide.items()):
-        sources = SUGGESTION_SOURCES
-        if systems[guide].format != "transformers":
-            sources = tuple(source for source in sources if source != NEIGHBOUR)
+        sources = (SYNONYM, ANTONYM)
         try:
             made = model_call(
                 suggest_many,
@@ -192,7 +175,7 @@ def candidates_make(
                 s.projection,
             )
             for s in report.suggestions
-            if _believable(s.edit.original, s.edit.replacement, s.source, s.projection, wordnet)
+            if not s.probe and (s.source != ANTONYM or s.projection > 0)
         ]
         made_here += [(p, 0.0) for p in name_swaps(example.text, wordnet=wordnet)]
         levered = _levered_words(report, TYPO_WORDS)
@@ -201,52 +184,13 @@ def candidates_make(
             for p in keyboard_typos(example.text, per_word=1, seed=seed)
             if p.edit.original.lower() in levered
         ]
-        made_here += [(p, 0.0) for p in _negation_edits(example.text)]
+        made_here += [(p, 0.0) for p in negation_edits(example.text)]
         other = changed_label(example.label, labels)
         for perturbation, projection in made_here:
             label = example.label if perturbation.keeps_label else other
             if label is not None:
                 candidates.append(Candidate(entry, perturbation, label, projection))
     return candidates
-
-
-def _believable(
-    word: str, replacement: str, source: str, projection: float, wordnet: WordNet
-) -> bool:
-    """Whether a guided suggestion's label by construction is believable.
-
-    An antonym must move the guide away from its label to first order (the model reads the
-    word as carrying the label). A neighbour in an embedding space is often the word's
-    opposite (*boring* → *enjoyable*, *weak* → *stronger*, *nothing* → *everything*): one that
-    WordNet knows as an antonym of the word (or a form of one), or a swap between quantifiers,
-    is dropped.
-    """
-    if source == ANTONYM:
-        return projection > 0
-    if source != NEIGHBOUR:
-        return True
-    word, replacement = word.lower(), replacement.lower()
-    if word in QUANTIFIERS or replacement in QUANTIFIERS:
-        return False
-    opposites = [
-        lexical.word.lower()
-        for first, second in ((word, replacement), (replacement, word))
-        for lexical in wordnet.antonyms(first, senses=NEIGHBOUR_ANTONYM_SENSES)
-        if second.startswith(lexical.word.lower())
-    ]
-    return not opposites
-
-
-def _negation_edits(text: str) -> list[Perturbation]:
-    """``negation_edits`` where the result is a plain negation or affirmation: ``not`` only
-    into a text without any negation, a negation removed only from a text with one."""
-    negations = [w for w, _, _ in split_words(text) if w in NEGATION_WORDS]
-    edits = negation_edits(text)
-    if not negations:
-        return edits
-    if len(negations) == 1:
-        return [p for p in edits if p.edit.start != p.edit.end]
-    return []
 
 
 def _levered_words(report: SuggestionReport, count: int) -> set[str]:
@@ -268,6 +212,12 @@ def pair_input(candidate: Candidate, *, row: int, hosted: int = 0) -> PairInput:
             f"Baseline breaker ({candidate.source}): {rationale}. The original is ranked "
             f"{ranked.rank} nearest the boundary; the pair {broke}."
         )
+    unverified = candidate.source in LABEL_CHANGING_SOURCES
+    if row and unverified:
+        rationale += (
+            " Label unverified: the new label is the edit's intent, which nobody has checked; "
+            "the pair counts only once validation confirms it."
+        )
     return PairInput(
         row=row,
         original_id=ranked.example.external_id,
@@ -276,6 +226,7 @@ def pair_input(candidate: Candidate, *, row: int, hosted: int = 0) -> PairInput:
         rationale=rationale,
         tags=SOURCE_TAGS[candidate.source],
         source_id=f"baseline-{row}" if row else "",
+        label_unverified=unverified,
     )
 
 

@@ -29,6 +29,7 @@ class GuidanceSystemOutput(serializers.Serializer):
     version_id = serializers.IntegerField()
     label = serializers.CharField()
     confidence = serializers.FloatField()
+    uncertainty = serializers.FloatField(help_text="1 − confidence, shown beside λmax.")
     lambda_max = serializers.FloatField()
     percentile = serializers.FloatField()
 
@@ -53,6 +54,9 @@ class GuidanceOriginalOutput(serializers.Serializer):
     rank = serializers.IntegerField()
     boundary_score = serializers.FloatField()
     confidence = serializers.FloatField(allow_null=True)
+    uncertainty = serializers.FloatField(
+        allow_null=True, help_text="1 − the systems' mean confidence, shown beside λmax."
+    )
     disagreements = serializers.IntegerField()
     strategy = serializers.ChoiceField(choices=ranking.STRATEGIES)
     strategy_tags = serializers.ListField(child=serializers.CharField())
@@ -68,10 +72,11 @@ class GuidanceOriginalOutput(serializers.Serializer):
 
     def to_representation(self, original: ranking.RankedOriginal) -> dict[str, Any]:
         data = super().to_representation(original)
-        if data["confidence"] is not None and data["confidence"] != data["confidence"]:
-            data["confidence"] = None  # NaN: no system has this original
-        if not self.context["per_system"]:
-            data["confidence"] = None
+        for key in ("confidence", "uncertainty"):
+            if data[key] is not None and data[key] != data[key]:
+                data[key] = None  # NaN: no system has this original
+            if not self.context["per_system"]:
+                data[key] = None
         return data
 
 

@@ -22,7 +22,13 @@ from kombu.exceptions import OperationalError
 import scoring
 from bibi.celery import app
 from bibi.guidance import jobs
-from bibi.guidance.ranking import guide_order, ranking_systems, starter_percentiles
+from bibi.guidance.ranking import (
+    LAMBDA_NOTE,
+    TRANSFER_NOTE,
+    guide_order,
+    ranking_systems,
+    starter_percentiles,
+)
 from bibi.guidance.tasks import guidance_suggest_task
 from bibi.guidance.visibility import GuidanceSight, guidance_sight_require, system_name, team_name
 from bibi.sharedtasks import selectors as task_selectors
@@ -345,7 +351,11 @@ def _suggestion_answer(
     predictions = report["predictions"]
     suggestions = []
     for suggestion in report["suggestions"]:
-        variant_label = intended_label(suggestion["keeps_label"], original["label"], labels)
+        # A probe (an embedding neighbour) claims no label: it shows what moves the guide.
+        probe = bool(suggestion.get("probe"))
+        variant_label = (
+            None if probe else intended_label(suggestion["keeps_label"], original["label"], labels)
+        )
         outcomes = [
             _judged(
                 by_version[version_id],
@@ -360,6 +370,8 @@ def _suggestion_answer(
             {
                 **{key: suggestion[key] for key in ("text", "edit", "source", "keeps_label")},
                 **{key: suggestion[key] for key in ("rationale", "projection", "predicted_kl")},
+                "label_unverified": bool(suggestion.get("label_unverified")),
+                "probe": probe,
                 "variant_label": variant_label,
                 "changed": sum(outcome["changed"] for outcome in outcomes),
                 "breaks": None
@@ -369,12 +381,15 @@ def _suggestion_answer(
             }
         )
     guide = by_version[report["guide"]]
+    guide_confidence = max(predictions[report["guide"]]["probabilities"].values(), default=1.0)
     return {
         "original": original,
         "guide": {"system_id": guide.id, "system": _name(guide, sight)}
         if sight.per_system
         else None,
         "lambda_max": report["lambda_max"] if sight.per_system else None,
+        "uncertainty": 1.0 - guide_confidence if sight.per_system else None,
+        "notes": {"lambda_max": LAMBDA_NOTE, "transfer": TRANSFER_NOTE},
         "leverage": report["leverage"],
         "sources": sources,
         "predictions": [

@@ -116,6 +116,9 @@ class PairInput:
     # answers as the file gives them (``bibi.sharedtasks.spans.answers_read``).
     question: str = ""
     variant_answers: str = ""
+    # A machine-made label change (the baseline breaker, a suggestion taken as offered in the
+    # pair editor): stored as ``Pair.label_unverified`` when the labels differ.
+    label_unverified: bool = False
 
 
 @dataclass(frozen=True)
@@ -176,6 +179,7 @@ class CheckedPair:
     warnings: tuple[str, ...] = ()
     # Span tasks: the Pair fields question, original_answers and variant_answers.
     span: dict[str, Any] | None = None
+    label_unverified: bool = False
 
 
 def _label(what: str, raw: str, labels: LabelLookup) -> tuple[str | None, str | None]:
@@ -330,6 +334,7 @@ def check_pair(
             tags=tags,
             edit_distance=distance,
             warnings=(out_of_sight,) if out_of_sight else (),
+            label_unverified=pair.label_unverified and label != original.label,
         ),
         [],
     )

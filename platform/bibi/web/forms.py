@@ -371,6 +371,9 @@ class LambdaSystemForm(forms.Form):
 
 
 class PairEditorForm(PairAddForm):
-    """A pair made in the guidance editor: its original is the page's."""
+    """A pair made in the guidance editor: its original is the page's. ``machine_text`` is the
+    suggested edit the variant came from (set by a suggestion's "Try"): a pair whose variant is
+    still that text and whose label differs from the original's is stored label unverified."""
 
     original_id = forms.CharField(max_length=200, widget=forms.HiddenInput)
+    machine_text = forms.CharField(required=False, strip=False, widget=forms.HiddenInput)

@@ -33,7 +33,7 @@ from ..pairs.conftest import start_phase_now
 pytestmark = [pytest.mark.embedded]
 
 DEMO = Path(__file__).resolve().parents[3] / "fixtures" / "demo"
-KEEPS = {"synonym", "neighbour", "name", "typo"}
+KEEPS = {"synonym", "name", "typo"}
 CHANGES = {"antonym", "negation"}
 
 
@@ -118,12 +118,16 @@ def test_it_submits_checked_pairs_with_labels_by_construction_that_break_the_wea
         pair = stored[made.variant_text]
         assert made.source in KEEPS | CHANGES
         assert made.keeps_label == (made.source in KEEPS)
+        # A label change by construction is a guess: stored unverified, and said so.
+        assert pair.label_unverified is made.label_unverified is (made.source in CHANGES)
+        assert ("Label unverified" in pair.rationale) is pair.label_unverified
         if made.keeps_label:
             assert pair.variant_label == pair.original_label
         else:
             assert pair.variant_label == changed_label(pair.original_label, shared_task.labels)
             assert pair.variant_label != pair.original_label
         assert made.source in pair.rationale
+    assert result.unverified == sum(made.source in CHANGES for made in result.pairs)
 
     # At least one pair breaks the weak system, judged here on the model itself.
     model = fim_engine.load_system(weak_bow)
@@ -230,26 +234,28 @@ def test_the_other_label_of_a_label_change():
 
 
 def test_negations_go_only_where_the_label_change_is_plain():
-    from bibi.baseline.candidates import _negation_edits
+    from fim_engine.perturbations import negation_edits
 
-    assert [p.text for p in _negation_edits("The jokes are stale.")] == ["The jokes are not stale."]
-    assert [p.text for p in _negation_edits("I did not enjoy it.")] == ["I did enjoy it."]
-    assert _negation_edits("The movie is neither funny nor clever.") == []
-    assert _negation_edits("It is not bad, and never dull.") == []
+    assert [p.text for p in negation_edits("The jokes are stale.")] == ["The jokes are not stale."]
+    assert [p.text for p in negation_edits("I did not enjoy it.")] == ["I did enjoy it."]
+    assert negation_edits("The movie is neither funny nor clever.") == []
+    assert negation_edits("It is not bad, and never dull.") == []
+    # Measured on main: "It has not its flaws, but ..." and two-clause negations.
+    assert negation_edits("It has its flaws, but it works.") == []
+    assert negation_edits("The performances are weak and the story is shallow.") == []
 
 
-def test_neighbours_that_are_opposites_are_not_taken_for_label_keeping_edits():
-    from bibi.baseline.candidates import _believable
+def test_an_antonym_must_move_the_guide_and_neighbours_are_never_pairs(db, weak_bow):
+    from bibi.baseline import candidates
 
-    wordnet = fim_engine.load_wordnet()
-    assert _believable("boring", "dull", "neighbour", 0.0, wordnet)
-    assert not _believable("weak", "stronger", "neighbour", 0.0, wordnet)
-    assert not _believable("good", "bad", "neighbour", 0.0, wordnet)
-    assert not _believable("Nothing", "Everything", "neighbour", 0.0, wordnet)
-    # An antonym must move the guide; a synonym is taken as WordNet gives it.
-    assert _believable("good", "bad", "antonym", 0.3, wordnet)
-    assert not _believable("ride", "walk", "antonym", -0.1, wordnet)
-    assert _believable("film", "movie", "synonym", -0.1, wordnet)
+    cast, _ = ready_task(weak_bow)
+    hosted = candidates.hosted_systems(cast.shared_task)
+    from bibi.guidance.ranking import boundary_ranking
+
+    ranked = boundary_ranking(cast.shared_task, with_words=False)
+    made = candidates.candidates_make(ranked, hosted, labels=("negative", "positive"), seed=0)
+    assert made and all(c.source != "neighbour" for c in made)
+    assert all(c.projection > 0 for c in made if c.source == "antonym")
 
 
 def test_the_command_submits_and_reports(db, weak_bow):
@@ -261,6 +267,8 @@ def test_the_command_submits_and_reports(db, weak_bow):
     assert f"pair set {pair_set.id}" in text
     assert f"{pair_set.pairs.count()} pairs" in text
     assert "created" in text
+    unverified = pair_set.pairs.filter(label_unverified=True).count()
+    assert (f"{unverified} pairs change the label" in text) is (unverified > 0)
 
 
 def test_the_command_names_what_is_wrong(db):

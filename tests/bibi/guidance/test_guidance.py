@@ -182,6 +182,11 @@ def test_the_api_filters_by_system_and_label_and_orders_by_confidence(geometry):
     )
     confidences = [row["confidence"] for row in body["results"]]
     assert confidences == sorted(confidences)
+    # 1 − confidence is shown beside λmax, per original and per system.
+    for row in body["results"]:
+        assert row["uncertainty"] == pytest.approx(1 - row["confidence"])
+        for view in row["systems"]:
+            assert view["uncertainty"] == pytest.approx(1 - view["confidence"])
     bad = client.get(URL, {"order": "random", "label": "neutral", "system": "x"})
     assert bad.status_code == 400 and "system" in bad.json()
 
@@ -258,6 +263,7 @@ def test_without_per_system_guidance_breakers_see_the_ranking_only(geometry, rol
         assert len(top["systems"]) == 2 and filtered.status_code == 200
     else:
         assert top["systems"] == [] and top["confidence"] is None
+        assert top["uncertainty"] is None
         assert filtered.status_code == 403
 
 

@@ -49,12 +49,22 @@ def assert_suggestions_are_reproduced(task):
     antonym = next(s for s in suggestions if s["text"] == "the film is bad")
     assert antonym["source"] == "antonym" and antonym["variant_label"] == "negative"
     assert antonym["changed"] == 2 and antonym["breaks"] == 0
+    # Label-changing suggestions are unverified; embedding neighbours are probes with no label.
+    for suggestion in suggestions:
+        assert suggestion["label_unverified"] is (not suggestion["keeps_label"])
+        if suggestion["probe"]:
+            assert suggestion["variant_label"] is None and suggestion["breaks"] is None
+    guide_confidence = max(body["predictions"][0]["probabilities"].values())
+    assert body["uncertainty"] == pytest.approx(1 - guide_confidence)
+    assert "16%" in body["notes"]["transfer"] and "1 − confidence" in body["notes"]["lambda_max"]
 
     fresh = separate_forward_pass(task.model_dir, [s["text"] for s in suggestions])
     for suggestion in suggestions:
         assert len(suggestion["outcomes"]) == 2
         for outcome in suggestion["outcomes"]:
             assert outcome["label"] == fresh[suggestion["text"]], suggestion
+        if suggestion["probe"]:
+            continue  # a probe means no label to check a draft with
         # The same text as a draft variant, with the label the suggestion means: same answer.
         draft = ask(
             client,

@@ -76,6 +76,9 @@ def test_the_page_lists_originals_by_boundary_rank_with_the_decisive_word_shaded
     assert f"Strawman / system {geometry.strawman_bow.id}" in text
     assert "bow-a" not in text and "bow-b" not in text
     assert f'href="{EDITOR}"' in text
+    # λmax beside 1 − confidence, with what each is worth and how rarely suggestions transfer.
+    assert '<th scope="col" class="num">1 − confidence</th>' in text
+    assert "0.01–0.03" in html.unescape(text) and "rarely transfers" in text
 
 
 def test_without_per_system_guidance_the_page_shows_the_ranking_only(geometry):
@@ -156,6 +159,29 @@ def test_the_editor_adds_a_good_pair_to_the_draft(geometry):
     )  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("variant", "label", "machine", "unverified"),
+    [
+        # A machine's label-changing suggestion, added as offered: nobody checked the label.
+        ("the film is bad", "negative", "the film is bad", True),
+        # The breaker's own edit, or the suggestion edited by hand: the breaker claims the label.
+        ("the film is bad", "negative", "", False),
+        ("the film is awful", "negative", "the film is bad", False),
+        # A machine's label-keeping suggestion keeps the label: nothing to verify.
+        ("the film is great", "positive", "the film is great", False),
+    ],
+)
+def test_a_machine_made_label_change_is_added_label_unverified(
+    geometry, variant, label, machine, unverified
+):
+    response = post(geometry, "add", variant, label=label, machine_text=machine)
+
+    assert response.status_code == 302
+    pair = PairSet.objects.get(team=geometry.cast.breaker_team, status="draft").pairs.get()
+    assert (pair.variant_text, pair.variant_label) == (variant, label)
+    assert pair.label_unverified is unverified
+
+
 def test_the_editor_refuses_a_missing_button_and_an_unknown_original(geometry):
     assert post(geometry, "", "the film is great").status_code == 400
     missing = page_client(geometry.cast, BREAKER).get("/tasks/sst/guidance/nope/edit/")
@@ -189,6 +215,10 @@ def test_the_editor_suggests_verified_edits_each_ready_to_try(geometry, settings
     assert '<td class="num">2</td>' in row and '<td class="num">0</td>' in row
     assert 'name="variant_text" value="the film is bad"' in row
     assert 'name="variant_label" value="negative"' in row
+    # A label change is a guess until validated; the machine's text travels with "Try".
+    assert "label unverified" in row and 'name="machine_text" value="the film is bad"' in row
+    # λmax beside 1 − confidence, and how rarely a verified suggestion transfers.
+    assert "beside 1 − confidence" in text and "rarely transfers" in text
     # The variant form is left as it was (the original), not refused.
     assert "This field is required" not in text
 

@@ -171,6 +171,7 @@ def pair_build(pair_set: PairSet, checked: CheckedPair) -> Pair:
         tags=list(checked.tags),
         edit_distance=checked.edit_distance,
         **(checked.span or {}),
+        label_unverified=checked.label_unverified,
     )
 
 

@@ -9,6 +9,7 @@ worker through ``bibi.guidance.suggest.guidance_suggest``, as for the API.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -26,8 +27,10 @@ from django.utils.http import urlencode
 from bibi.guidance.apis import GuidanceSuggestThrottle
 from bibi.guidance.jobs import CapReached
 from bibi.guidance.ranking import (
+    LAMBDA_NOTE,
     NEAR_BOUNDARY,
     STRATEGY_ADVICE,
+    TRANSFER_NOTE,
     RankedOriginal,
     WordLeverage,
     boundary_ranking,
@@ -176,6 +179,8 @@ def guidance_page(request: HttpRequest, slug: str) -> HttpResponse:
         "can_edit": viewer.team is not None and viewer.team.kind == Team.Kind.BREAKER,
         "advice": STRATEGY_ADVICE,
         "near": NEAR_BOUNDARY,
+        "lambda_note": LAMBDA_NOTE,
+        "transfer_note": TRANSFER_NOTE,
     }
     return render(request, "web/guidance/ranking.html", context)
 
@@ -312,9 +317,12 @@ class _Editor:
 
     def check_or_add(self, action: str) -> int | HttpResponse:
         request, team = self.request, self.team
-        pair = pair_input_from_fields(
-            1, {**self.form.cleaned_data, "original_id": self.example.external_id}
-        )
+        cleaned = self.form.cleaned_data
+        pair = pair_input_from_fields(1, {**cleaned, "original_id": self.example.external_id})
+        # A machine's suggestion taken as offered, with a new label: nobody checked that label.
+        machine = (cleaned.get("machine_text") or "").strip()
+        if machine and machine == cleaned["variant_text"].strip():
+            pair = dataclasses.replace(pair, label_unverified=True)
         try:
             if action == "add":
                 added = pair_services.pair_add(team=team, user=request.user, pair=pair)

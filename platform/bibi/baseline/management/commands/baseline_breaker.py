@@ -77,5 +77,11 @@ class Command(BaseCommand):
             f"{result.candidates} candidates passed the minimal-pair checks, {result.refused} "
             "did not."
         )
+        if result.unverified:
+            self.stdout.write(
+                f"{result.unverified} pairs change the label (antonyms, negation) and are marked "
+                "label unverified: they count only once validated, and with validation off they "
+                "are left out of the scored set."
+            )
         for warning in submission.warnings:
             self.stdout.write(f"Note: {warning.reason}")
