@@ -136,6 +136,14 @@ def can_view_pair_set(*, user: User, pair_set: PairSet) -> bool:
     return pair_set.status == PairSet.Status.SUBMITTED and shared_task.results_published
 
 
+def can_view_refused_rows(*, user: User, pair_set: PairSet) -> bool:
+    """The rows a partial upload refused are the team's and the organizers' only, even once
+    results are published: they were never part of the set."""
+    return task_selectors.is_team_member(
+        user=user, team=pair_set.team
+    ) or task_selectors.is_organizer(user=user, shared_task=pair_set.shared_task)
+
+
 def pair_set_list(*, user: User, shared_task: SharedTask) -> QuerySet[PairSet]:
     """The sets ``user`` may see, newest first, each with ``pair_count``."""
     queryset = PairSet.objects.filter(shared_task=shared_task)

@@ -176,7 +176,7 @@ class TestAllOrNothing:
             (
                 4,
                 "the label 'neutral' is not one of this task's labels (negative, positive); "
-                "give a label map to translate the file's labels, e.g. 1=positive",
+                "give a label map to translate the file's labels, e.g. 0=negative,1=positive",
             ),
             (5, "the id 'x1' is used twice (first on line 2)"),
             (6, "the id is empty"),

@@ -185,7 +185,7 @@ def test_pair_predictions_read_the_2017_sentence_column_through_a_label_map(pred
 
 def test_pair_predictions_without_the_label_map_name_the_labels_they_do_not_know(predicting):
     cast, system = predicting
-    data = ("text\tlabel\n" + "".join(f"{text}\t-1\n" for text in TEXTS)).encode()
+    data = ("text\tlabel\n" + "".join(f"{text}\tnégatif\n" for text in TEXTS)).encode()
     response = post_predictions(cast, system, data, "pairs.tsv")
     assert response.status_code == 400
     assert response.json()["groups"][0]["count"] == len(TEXTS)
