@@ -45,7 +45,9 @@ from bibi.files import (
 from bibi.labelmaps import LabelLookup
 from bibi.sharedtasks import selectors, services
 from bibi.sharedtasks.import_rows import Columns, DuplicateText, Existing, examples_from_rows
-from bibi.sharedtasks.models import Dataset, Example, SharedTask
+from bibi.sharedtasks.models import AuditLogEntry, Dataset, Example, SharedTask
+from bibi.texts import moment_text
+from bibi.uploads import upload_digest
 
 BATCH_SIZE = 5000
 EXAMPLES_FILE = "the examples file"
@@ -161,8 +163,11 @@ def examples_import(
         label_map=label_map,
     )
     columns = Columns(id=id_column, text=text_column, label=label_column)
+    digest = upload_digest(
+        data, file_format=file_format or "", label_map=dict(label_map or {}), columns=columns
+    )
     upload = _ImportFile.read(
-        data=data, filename=filename, file_format=file_format, columns=columns
+        data=data, filename=filename, file_format=file_format, columns=columns, digest=digest
     )
     with transaction.atomic():
         return _examples_write(
@@ -191,6 +196,7 @@ def _import_audit(
         "format": upload.file_format,
         "filename": upload.filename,
         "exact_duplicates": counts[1],
+        "sha256": upload.digest,
     }
     if label_map:
         details["label_map"] = dict(label_map)
@@ -243,10 +249,17 @@ class _ImportFile:
     file_format: str
     encoding: str
     columns: Columns
+    digest: str = ""
 
     @classmethod
     def read(
-        cls, *, data: bytes, filename: str, file_format: str | None, columns: Columns
+        cls,
+        *,
+        data: bytes,
+        filename: str,
+        file_format: str | None,
+        columns: Columns,
+        digest: str = "",
     ) -> _ImportFile:
         """Read: decode ``data``, tell its format, and check its columns; raises
         ``ExamplesImportRejected`` for a file that cannot be read or has no examples."""
@@ -263,7 +276,7 @@ class _ImportFile:
             ) from None
         if file_format == "sst2":
             columns = Columns(id=None, text="text", label="label")
-        upload = cls(decoded.text, filename, file_format, decoded.encoding, columns)
+        upload = cls(decoded.text, filename, file_format, decoded.encoding, columns, digest)
         try:
             first = next(upload.rows(), None)
         except FileFormatError as error:
@@ -286,6 +299,30 @@ class _ImportFile:
         )
 
 
+def _reimport_refuse(*, shared_task: SharedTask, split: str, upload: _ImportFile) -> None:
+    """Refuse a file the dataset already took (same bytes, format, columns and label map):
+    every row would otherwise be refused one by one as a repeated id."""
+    earlier = (
+        AuditLogEntry.objects.filter(
+            shared_task=shared_task,
+            action="examples.import",
+            target=f"dataset:{split}",
+            details__sha256=upload.digest,
+        )
+        .select_related("actor")
+        .first()
+    )
+    if earlier is None or not upload.digest:
+        return
+    who = f" by {earlier.actor.get_username()}" if earlier.actor else ""
+    raise ValidationError(
+        f"This file was already imported into the {split} set {moment_text(earlier.created_at)}"
+        f"{who} ({earlier.details.get('rows', 0)} examples, from "
+        f"{earlier.details.get('filename', 'a file')}): nothing was stored.",
+        code="already_imported",
+    )
+
+
 def _examples_write(
     *,
     shared_task: SharedTask,
@@ -302,6 +339,8 @@ def _examples_write(
     # (or share positions): the second waits here until the first has committed.
     Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
     start = dataset.examples.aggregate(last=Max("position"))["last"]
+    if start is not None:
+        _reimport_refuse(shared_task=shared_task, split=split, upload=upload)
     examples, duplicates, errors = examples_from_rows(
         rows=upload.rows(),
         dataset=dataset,
