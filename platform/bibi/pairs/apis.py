@@ -22,7 +22,6 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
-from django.utils.text import slugify
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -244,12 +243,9 @@ class PairSetRefusedApi(APIView):
 
 
 def refused_rows_response(pair_set: PairSet) -> HttpResponse:
-    """The set's refused rows as a CSV download (the API's and the pages')."""
     response = HttpResponse(pair_set.refused_csv, content_type="text/csv; charset=utf-8")
-    stem = (pair_set.filename.rsplit(".", 1)[0] or "pairs")[:100]
-    response["Content-Disposition"] = (
-        f'attachment; filename="{slugify(stem) or "pairs"}-refused-set-{pair_set.id}.csv"'
-    )
+    filename = selectors.refused_rows_filename(pair_set=pair_set)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
 
