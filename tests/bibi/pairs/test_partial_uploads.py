@@ -52,6 +52,7 @@ def test_a_partial_upload_stores_the_passing_pairs_and_lists_the_refused_rows(ca
     ]
     # The line as it was in the file, to fix and upload again.
     assert rows[0]["content"] == data.decode().splitlines()[1]
+    assert rows[0]["reason"] == "the variant is identical to the original"
     assert "token edits away" in rows[1]["reason"]
     assert rows[1]["setting"] == "pair_min_shared_token_ratio; pair_max_edit_distance"
 

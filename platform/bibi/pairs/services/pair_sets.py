@@ -271,13 +271,14 @@ def _pairs_check(
         ],
     )
     if errors or read_errors:
+        # The rows the reader could not read are known only as far as it kept them.
+        refused_rows = [*read_errors, *errors]
         problems = read_errors if isinstance(read_errors, RowErrors) else RowErrors(read_errors)
         problems.extend(errors)
         if not (partial and checked):
             raise origin.rejected(problems)
-        # The rows the reader could not read are known only as far as it kept them.
         result.refused = origin.rejected(problems).problems
-        result.refused_rows = [*read_errors, *errors]
+        result.refused_rows = refused_rows
     return result
 
 
