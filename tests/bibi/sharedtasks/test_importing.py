@@ -490,3 +490,23 @@ class TestReimport:
         import_csv(fresh, cast.organizer, "id,text,label\nr1,A fine film.,positive\n")
         rejected = rejection(fresh, cast.organizer, "id,text,label\nr1,A fine film!,positive\n")
         assert rejected.error_count == 1
+
+
+def test_the_real_sst2_dev_set_imported_again_is_told_so(cast):
+    def import_dev():
+        return examples_import(
+            shared_task=cast.shared_task,
+            split="blind_dev",
+            actor=cast.organizer,
+            data=SST2_DEV.read_bytes(),
+            filename=SST2_DEV.name,
+            label_map=BINARY,
+        )
+
+    import_dev()
+    with pytest.raises(ValidationError) as raised:
+        import_dev()
+    # One sentence, not 872 "repeated id" rows.
+    (message,) = raised.value.messages
+    assert "already imported into the blind_dev set" in message
+    assert "by olga (872 examples, from stsa.binary.dev)" in message
