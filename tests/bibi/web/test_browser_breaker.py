@@ -32,6 +32,9 @@ def test_a_breaker_sees_every_bad_row_then_submits_a_good_set(transactional_db, 
     upload.get_by_role("button", name="Upload and check").click()
     alert = page.locator("#rejected")
     expect(alert).to_contain_text("Nothing was stored: 4 problem(s) in pairs-bad.csv.")
+    # Each kind once, then the rows by line, folded away until asked for.
+    expect(page.locator("#rejected-errors")).to_be_hidden()
+    page.locator("#rejected-lines summary").click()
     lines = [
         row.inner_text().split("\t")[0] for row in page.locator("#rejected-errors tbody tr").all()
     ]
