@@ -146,8 +146,15 @@ def _refuse_unsafe_file(root: Path, file: Path) -> None:
     suffix = file.suffix.lower()
     # A safetensors file starts with its header length, which may look like a pickle opcode.
     if suffix in PICKLE_SUFFIXES or (not _is_safetensors(file) and looks_pickled(file)):
+        # A stray checkpoint beside weights already saved safely only has to go.
+        safe = sorted(path.name for path in root.glob("*.safetensors") if _is_safetensors(path))
+        advice = (
+            f"The weights are already in {safe[0]}: remove {name} from the upload."
+            if safe
+            else _SAFE_SAVE_HINT
+        )
         raise PickledWeightsError(
-            f"{name} is a pickled file; bibi never unpickles uploads. {_SAFE_SAVE_HINT}"
+            f"{name} is a pickled file; bibi never unpickles uploads. {advice}"
         )
     if suffix in CODE_SUFFIXES:
         raise RemoteCodeError(

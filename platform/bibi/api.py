@@ -148,11 +148,19 @@ class LineErrorOutput(serializers.Serializer):
 
 
 class ErrorGroupOutput(serializers.Serializer):
-    """Every row with the same problem, once: how many, and on which lines ("2–246, 300")."""
+    """Every row with the same problem (one message, or one kind), once: how many, and on
+    which lines ("2–246, 300"; empty where the problem is the file as a whole)."""
 
-    reason = serializers.CharField()
+    reason = serializers.CharField(help_text="The message, or the kind's summary.")
     count = serializers.IntegerField()
     lines = serializers.CharField()
+    kind = serializers.CharField(help_text="The rule that refused these rows; empty if none.")
+    setting = serializers.CharField(
+        help_text="The task setting that rule reads (a field of the shared task); empty if none."
+    )
+    examples = serializers.ListField(
+        child=serializers.CharField(), help_text="A kind's first few distinct messages."
+    )
 
 
 class FileRejectedOutput(serializers.Serializer):
@@ -174,7 +182,14 @@ def error_groups(errors: RowErrors | Sequence[RowError]) -> list[dict[str, Any]]
     """Identical messages together: ``[{reason, count, lines}]``, most frequent first."""
     problems = errors if isinstance(errors, RowErrors) else RowErrors(errors)
     return [
-        {"reason": group.reason, "count": group.count, "lines": group.lines}
+        {
+            "reason": group.reason,
+            "count": group.count,
+            "lines": group.lines,
+            "kind": group.kind,
+            "setting": group.setting,
+            "examples": list(group.examples),
+        }
         for group in problems.groups()
     ]
 

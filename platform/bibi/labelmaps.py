@@ -6,6 +6,7 @@ command-line option) or as a JSON object:
 
 - a task label always stands for itself, map or no map;
 - integer labels match however they are written: ``+1``, ``1`` and ``01`` are one label;
+- other labels match ignoring case: ``Positive`` is the task's ``positive``;
 - a file label mapped twice is refused, even when both entries agree, as is a map whose
   target is not one of the task's labels.
 
@@ -28,6 +29,9 @@ from bibi.texts import unstorable_characters
 
 _INTEGER = re.compile(r"[+-]?\d+")
 
+# A prediction's label outside the task's set is kept as given, up to this length.
+OUTSIDE_LABEL_MAX_CHARS = 100
+
 LABEL_MAP_HELP = (
     "Translates the file's labels into the task's: FILE_LABEL=TASK_LABEL pairs separated by "
     "commas, e.g. 0=negative,1=positive (integer labels match however they are signed)."
@@ -35,9 +39,10 @@ LABEL_MAP_HELP = (
 
 
 def label_key(label: str) -> str:
-    """The form labels are compared in: stripped, integers without sign or leading zeros."""
+    """The form labels are compared in: stripped, integers without sign or leading zeros,
+    other labels case-folded (``Negative`` is ``negative``)."""
     label = label.strip()
-    return str(int(label)) if _INTEGER.fullmatch(label) else label
+    return str(int(label)) if _INTEGER.fullmatch(label) else label.casefold()
 
 
 def label_map_parse(text: str) -> dict[str, str]:
@@ -113,7 +118,12 @@ class LabelLookup:
 
         Raises ``ValidationError`` naming every target that is not a task label.
         """
-        label_map = label_map_clean(label_map)
+        by_key = {label_key(label): label for label in labels}
+        # A target names a task label the way a file would (``1=Positive``).
+        label_map = {
+            source: by_key.get(label_key(target), target)
+            for source, target in label_map_clean(label_map).items()
+        }
         wrong = [
             f"The label map turns '{source}' into '{target}', which is not one of this task's "
             f"labels ({', '.join(labels)})."
@@ -122,7 +132,6 @@ class LabelLookup:
         ]
         if wrong:
             raise ValidationError(wrong)
-        by_key = {label_key(label): label for label in labels}
         by_key.update({label_key(source): target for source, target in label_map.items()})
         return cls(labels=tuple(labels), label_map=label_map, _by_key=by_key)
 
@@ -131,6 +140,22 @@ class LabelLookup:
         if raw is None or not raw.strip():
             return None
         return self._by_key.get(label_key(raw))
+
+    def outside(self, raw: str | None) -> str | None:
+        """``raw`` kept as a label outside the task's set (a prediction counted wrong), or
+        None where it cannot be: empty, a task label, an integer (a code in the file's own
+        vocabulary, for a label map to translate), longer than ``OUTSIDE_LABEL_MAX_CHARS`` or
+        holding what cannot be stored."""
+        label = (raw or "").strip()
+        if (
+            not label
+            or self.resolve(label) is not None
+            or _INTEGER.fullmatch(label)
+            or len(label) > OUTSIDE_LABEL_MAX_CHARS
+            or unstorable_characters(label)
+        ):
+            return None
+        return label
 
     def problem(self, raw: str | None, *, what: str = "the label") -> str:
         """Why ``raw`` resolves to no task label, in words for the person fixing the file."""
@@ -144,5 +169,17 @@ class LabelLookup:
             )
         return (
             f"{what} '{raw.strip()[:100]}' is not one of this task's labels ({allowed}); "
-            "give a label map to translate the file's labels, e.g. 1=positive"
+            f"give a label map to translate the file's labels, e.g. {self.map_example()}"
         )
+
+    def map_example(self) -> str:
+        """A label map in this task's own labels: ``0=negative,1=positive``."""
+        return ",".join(f"{number}={label}" for number, label in enumerate(self.labels))
+
+    def described(self, raw: str) -> str:
+        """``raw`` as the task label it stands for, naming the file's label where a map
+        changed it: ``'positive' (the file's '1')``."""
+        label = self.resolve(raw)
+        if label is None or label == raw.strip():
+            return f"'{raw.strip()[:100]}'"
+        return f"'{label}' (the file's '{raw.strip()[:100]}')"

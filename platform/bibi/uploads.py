@@ -10,12 +10,16 @@ the API answers with 413 and the limit in the message (``bibi.api.exception_hand
 A body without files (JSON) is Django's to limit, at ``DATA_UPLOAD_MAX_MEMORY_SIZE`` on its
 declared length; the API answers that with 413 too.
 
+``upload_digest`` recognises a re-upload of the same file (pair sets, predictions).
+
 Views must check who may upload and whether the phase is open before they touch
 ``request.data``: reading it is what reads the body.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -47,6 +51,15 @@ class UploadTooLarge(ValidationError):
         )
         self.what = what
         self.limit = limit
+
+
+def upload_digest(data: bytes, **options: Any) -> str:
+    """The sha256 of an upload's bytes and of the options that change what they mean (a
+    label map, a mode): two uploads with one digest would store the same thing, so the
+    second is recognised as a re-upload and refused without counting against a quota."""
+    digest = hashlib.sha256(data)
+    digest.update(b"\0" + json.dumps(options, sort_keys=True, default=str).encode())
+    return digest.hexdigest()
 
 
 def upload_size_require(size: int | None, *, limit: int, what: str) -> None:

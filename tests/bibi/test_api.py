@@ -6,7 +6,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from bibi.api import error_groups
-from bibi.files import RowError
+from bibi.files import RowError, RowErrors
 from bibi.sharedtasks.models import Example
 
 pytestmark = pytest.mark.embedded
@@ -15,11 +15,34 @@ pytestmark = pytest.mark.embedded
 def test_identical_messages_are_grouped_with_their_line_ranges_most_frequent_first():
     errors = [RowError(line, "not in the starter set") for line in [*range(2, 247), 300, 302]]
     errors += [RowError(5, "the label is missing"), RowError(0, "the file has no pairs")]
-    assert error_groups(errors) == [
-        {"reason": "not in the starter set", "count": 247, "lines": "2–246, 300, 302"},
-        {"reason": "the label is missing", "count": 1, "lines": "5"},
-        {"reason": "the file has no pairs", "count": 1, "lines": "0"},
+    assert [(g["reason"], g["count"], g["lines"]) for g in error_groups(errors)] == [
+        ("not in the starter set", 247, "2–246, 300, 302"),
+        ("the label is missing", 1, "5"),
+        # The file as a whole has no line to name ("Lines = 0" told nothing).
+        ("the file has no pairs", 1, ""),
     ]
+
+
+def test_errors_of_one_kind_are_one_group_with_its_summary_and_a_few_examples():
+    errors = RowErrors()
+    for line in range(2, 12):
+        errors.add(line, f"id 'x{line}' is predicted twice", kind="duplicate")
+    for n in range(342):
+        errors.add(0, f"no prediction for id 'd{n}'", kind="missing_prediction")
+    errors.add(3, "the edit is too far", kind="edit_distance", setting="pair_max_edit_distance")
+    errors.summarize("missing_prediction", "342 of 540 texts have no prediction")
+    groups = error_groups(errors)
+    assert [(g["reason"], g["count"], g["lines"], g["kind"]) for g in groups] == [
+        ("342 of 540 texts have no prediction", 342, "", "missing_prediction"),
+        ("id 'x2' is predicted twice", 10, "2–11", "duplicate"),
+        ("the edit is too far", 1, "3", "edit_distance"),
+    ]
+    assert groups[1]["examples"] == [
+        "id 'x2' is predicted twice",
+        "id 'x3' is predicted twice",
+        "id 'x4' is predicted twice",
+    ]
+    assert groups[2]["setting"] == "pair_max_edit_distance"
 
 
 def test_a_group_names_at_most_fifty_ranges():
@@ -39,7 +62,9 @@ def test_a_huge_refused_import_lists_the_first_200_rows_and_counts_them_all(cast
     assert body["error_count"] == 5000
     assert len(body["errors"]) == 200
     assert body["errors"][0] == {"line": 2, "reason": "the text is empty"}
-    assert body["groups"] == [{"reason": "the text is empty", "count": 5000, "lines": "2–5001"}]
+    assert [(g["reason"], g["count"], g["lines"]) for g in body["groups"]] == [
+        ("the text is empty", 5000, "2–5001")
+    ]
     assert body["format"] == "csv"
     assert not Example.objects.filter(dataset__split="train", external_id="x0").exists()
 
@@ -75,9 +100,8 @@ def test_a_predictions_file_of_thirty_thousand_different_mistakes_answers_a_boun
     assert body["error_count"] == 30_003  # every row, and the three examples not predicted
     assert len(body["errors"]) == 200
     assert body["errors"][0]["line"] == 0
-    assert len(body["groups"]) == 201
-    assert body["groups"][0] == {
-        "reason": "other problems (too many different messages to group them)",
-        "count": 30_003 - 200,
-        "lines": "202–20001 and other lines",
-    }
+    # One group per kind, however many different ids the messages name.
+    assert [(g["reason"], g["count"], g["lines"]) for g in body["groups"]] == [
+        ("an id that is not one of the texts to predict", 30_000, "2–20001 and other lines"),
+        ("3 of 3 texts have no prediction", 3, ""),
+    ]

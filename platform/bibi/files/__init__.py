@@ -26,7 +26,8 @@ million bad rows costs a few hundred error objects, not a million.
 
 This package's public names are re-exported here: ``errors`` (what a refusal says),
 ``decoding`` (bytes to text), ``rows`` (text to numbered rows), ``json_input`` (JSON bibi
-takes).
+takes), ``refused`` (the rows a partial upload refused, as CSV), ``layout2017`` (the 2017
+shared task's files, read one way for pair sets and predictions).
 """
 
 from bibi.files.decoding import (
@@ -51,6 +52,7 @@ from bibi.files.json_input import (
     json_field_text,
     json_parse,
 )
+from bibi.files.refused import REFUSED_COLUMNS, refused_rows_csv
 from bibi.files.rows import (
     FORMAT_BY_EXTENSION,
     FORMATS,
@@ -75,6 +77,7 @@ __all__ = [
     "LINES_KEPT",
     "MESSAGES_GROUPED",
     "RANGES_SHOWN",
+    "REFUSED_COLUMNS",
     "Row",
     "RowError",
     "RowErrors",
@@ -85,4 +88,5 @@ __all__ = [
     "json_field_text",
     "json_parse",
     "read_rows",
+    "refused_rows_csv",
 ]

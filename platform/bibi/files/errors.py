@@ -20,6 +20,8 @@ MESSAGES_GROUPED = 200
 LINES_KEPT = 20_000
 # Line ranges named in one group before "and N more".
 RANGES_SHOWN = 50
+# Distinct messages shown as examples of one kind of problem.
+EXAMPLES_SHOWN = 3
 
 
 class FileFormatError(ValueError):
@@ -33,10 +35,18 @@ class FileFormatError(ValueError):
 
 @dataclass(frozen=True)
 class RowError:
-    """A problem with one row, for the person who has to fix the file. Line 0 is the file."""
+    """A problem with one row, for the person who has to fix the file. Line 0 is the file.
+
+    ``kind`` names the rule that refused the row ("edit_distance", "missing_prediction"):
+    rows of one kind are summarised together however their messages differ (each names its
+    own id). ``setting`` names the task setting that rule reads, where there is one
+    ("pair_max_edit_distance"), so a page can link to it.
+    """
 
     line: int
     reason: str
+    kind: str = ""
+    setting: str = ""
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.reason}" if self.line else self.reason
@@ -44,20 +54,28 @@ class RowError:
 
 @dataclass(frozen=True)
 class ErrorGroup:
-    """Every row with one message: how many, and on which lines ("2–246, 300")."""
+    """Every row with one message, or of one kind: how many, and on which lines ("2–246,
+    300"; empty where every one concerns the file as a whole). A kind's ``reason`` is its
+    summary ("342 of 540 texts have no prediction") or its first message; ``examples`` are
+    its first few distinct messages."""
 
     reason: str
     count: int
     lines: str
+    kind: str = ""
+    setting: str = ""
+    examples: tuple[str, ...] = ()
 
 
 class RowErrors:
     """The problems of one file: every one counted, kept only as far as a refusal shows them.
 
-    Keeps the ``ERRORS_SHOWN`` errors with the lowest lines, and for each distinct message
-    its count and where it occurs (``LINES_KEPT`` line numbers in all). Past
-    ``MESSAGES_GROUPED`` distinct messages, new ones are counted in one group. So a
-    predictions file of nine million wrong rows costs a few hundred objects here.
+    Keeps the ``ERRORS_SHOWN`` errors with the lowest lines, and for each kind (or, for
+    errors without one, each distinct message) its count and where it occurs
+    (``LINES_KEPT`` line numbers in all). Past ``MESSAGES_GROUPED`` distinct messages
+    without a kind, new ones are counted in one group. So a predictions file of nine
+    million wrong rows costs a few hundred objects here. ``summarize`` gives a kind its
+    one-line summary.
     """
 
     OTHER = "other problems (too many different messages to group them)"
@@ -69,24 +87,44 @@ class RowErrors:
         self._counts: dict[str, int] = {}
         self._lines: dict[str, list[int]] = {}
         self._lines_kept = 0
+        self._examples: dict[str, list[str]] = {}
+        self._settings: dict[str, str] = {}
+        self._kinds: dict[str, str] = {}
+        self._summaries: dict[str, str] = {}
+        self._whole: dict[str, int] = {}
         self.extend(errors)
 
-    def add(self, line: int, reason: str) -> None:
+    def add(self, line: int, reason: str, *, kind: str = "", setting: str = "") -> None:
         self.count += 1
+        error = RowError(line, reason, kind, setting)
         if len(self._first) < ERRORS_SHOWN:
-            heapq.heappush(self._first, (-line, -self.count, RowError(line, reason)))
+            heapq.heappush(self._first, (-line, -self.count, error))
         elif (-line, -self.count) > self._first[0][:2]:
-            heapq.heapreplace(self._first, (-line, -self.count, RowError(line, reason)))
-        if reason not in self._counts and len(self._counts) >= MESSAGES_GROUPED:
-            reason = self.OTHER
-        self._counts[reason] = self._counts.get(reason, 0) + 1
-        if self._lines_kept < LINES_KEPT:
-            self._lines.setdefault(reason, []).append(line)
+            heapq.heapreplace(self._first, (-line, -self.count, error))
+        key = f"kind:{kind}" if kind else reason
+        if key not in self._counts and len(self._counts) >= MESSAGES_GROUPED and not kind:
+            key = self.OTHER
+        if key not in self._counts:
+            self._kinds[key] = kind
+            self._settings[key] = setting
+        self._counts[key] = self._counts.get(key, 0) + 1
+        examples = self._examples.setdefault(key, [])
+        if kind and len(examples) < EXAMPLES_SHOWN and reason not in examples:
+            examples.append(reason)
+        if line == 0:
+            # The file as a whole: no line to name, nothing to keep.
+            self._whole[key] = self._whole.get(key, 0) + 1
+        elif self._lines_kept < LINES_KEPT:
+            self._lines.setdefault(key, []).append(line)
             self._lines_kept += 1
 
     def extend(self, errors: Iterable[RowError]) -> None:
         for error in errors:
-            self.add(error.line, error.reason)
+            self.add(error.line, error.reason, kind=error.kind, setting=error.setting)
+
+    def summarize(self, kind: str, summary: str) -> None:
+        """Say what the rows of ``kind`` have in common, in one line, for its group."""
+        self._summaries[kind] = summary
 
     def __len__(self) -> int:
         return self.count
@@ -108,14 +146,27 @@ class RowErrors:
         return [error for _, _, error in sorted(self._first, key=lambda e: (-e[0], -e[1]))]
 
     def groups(self) -> list[ErrorGroup]:
-        """One group per message, most frequent first (ties: the one found first)."""
+        """One group per kind or message, most frequent first (ties: the one found first)."""
         groups = []
-        for reason, count in self._counts.items():
-            lines = sorted(set(self._lines.get(reason, [])))
+        for key, count in self._counts.items():
+            kept = self._lines.get(key, [])
+            lines = sorted(set(kept))
             where = _line_ranges(lines) if lines else ""
-            if len(self._lines.get(reason, [])) < count:
+            if len(kept) + self._whole.get(key, 0) < count:
                 where = f"{where} and other lines" if where else "lines not kept"
-            groups.append(ErrorGroup(reason=reason, count=count, lines=where))
+            kind = self._kinds[key]
+            examples = tuple(self._examples.get(key, ()))
+            reason = self._summaries.get(kind) or (examples[0] if kind else key)
+            groups.append(
+                ErrorGroup(
+                    reason=reason,
+                    count=count,
+                    lines=where,
+                    kind=kind,
+                    setting=self._settings[key],
+                    examples=examples,
+                )
+            )
         return sorted(groups, key=lambda group: -group.count)
 
 

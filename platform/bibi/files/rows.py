@@ -29,7 +29,7 @@ FORMAT_BY_EXTENSION = {
 }
 # Only these three end a line. str.splitlines() would also split on U+2028 or U+0085,
 # which JSON allows unescaped inside a string and which no editor shows as a line break.
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass
@@ -100,7 +100,7 @@ def iter_rows(text: str, *, file_format: str, quoted: bool = True) -> Iterator[R
 
 
 def _lines(text: str) -> Iterator[tuple[int, str]]:
-    """The numbered lines of ``text``, broken only where ``_LINE_BREAK`` breaks them."""
+    """The numbered lines of ``text``, broken only where ``LINE_BREAK`` breaks them."""
     # newline="" splits on \r\n, \r and \n alone and keeps them; U+2028 stays inside.
     for number, line in enumerate(io.StringIO(text, newline=""), start=1):
         yield number, line.rstrip("\r\n")
@@ -172,7 +172,7 @@ def _line_breaks(record: list[str]) -> int:
     text = "".join(record)
     if "\n" not in text and "\r" not in text:
         return 0
-    return len(_LINE_BREAK.findall(text))
+    return len(LINE_BREAK.findall(text))
 
 
 def _header(record: list[str], *, line: int) -> list[str]:

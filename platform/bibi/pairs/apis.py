@@ -20,7 +20,7 @@ nothing is stored::
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -167,6 +167,7 @@ class PairSetListApi(FileUploadApi):
                 file_format=serializer.validated_data.get("format"),
                 label_map=serializer.validated_data.get("label_map"),
                 dry_run=dry_run_param or serializer.validated_data["dry_run"],
+                partial=serializer.validated_data["partial"],
             )
         else:
             data = {"pairs": request.data} if isinstance(request.data, list) else request.data
@@ -200,6 +201,7 @@ def _detail(request: Request, pair_set: PairSet) -> Response:
     entry = selectors.pair_set_entry(team=pair_set.team)
     entry_ids = {entry.id} if entry is not None else set()
     context = output_context(request, pair_set.shared_task, entry_ids=entry_ids)
+    context["request"] = request
     return Response(PairSetDetailOutput(pair_set, context=context).data)
 
 
@@ -223,6 +225,28 @@ class PairSetDetailApi(APIView):
             pair_set=pair_set, user=request.user, **serializer.validated_data
         )
         return _detail(request, pair_set)
+
+
+class PairSetRefusedApi(APIView):
+    """The rows a partial upload left out, as CSV: line, rule, setting, reason, content."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
+    def get(self, request: Request, pk: int) -> HttpResponse:
+        pair_set = pair_set_for(request, pk)
+        if not pair_set.refused_count or not selectors.can_view_refused_rows(
+            user=request.user, pair_set=pair_set
+        ):
+            raise Http404("This pair set has no refused rows to show.")
+        return refused_rows_response(pair_set)
+
+
+def refused_rows_response(pair_set: PairSet) -> HttpResponse:
+    response = HttpResponse(pair_set.refused_csv, content_type="text/csv; charset=utf-8")
+    filename = selectors.refused_rows_filename(pair_set=pair_set)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
 
 
 class PairSetSubmitApi(APIView):

@@ -58,6 +58,43 @@ if TYPE_CHECKING:
 
 RATIONALE_MAX_CHARS = 2000
 
+
+class Refusal(str):
+    """Why a pair is refused, in words, naming the rule that refused it (``kind``) and the
+    shared-task setting that rule reads (``setting``, empty for rules no setting changes).
+
+    It is the message itself (a ``str``), so it reads and compares as one.
+    """
+
+    kind: str
+    setting: str
+
+    def __new__(cls, reason: str, *, kind: str, setting: str = "") -> Refusal:
+        refusal = super().__new__(cls, reason)
+        refusal.kind = kind
+        refusal.setting = setting
+        return refusal
+
+
+# What the pairs each rule refuses have in common, for a refusal's summary by kind.
+KIND_SUMMARIES = {
+    "original": "the original is not (or not exactly) a sentence of the starter set",
+    "label": "a label is not one of this task's labels (a label map can translate the file's)",
+    "unchanged": "the variant does not change the original's words",
+    "shared_tokens": "the variant shares too few of its tokens with the original",
+    "edit_distance": "the variant is more token edits away from the original than allowed",
+    "length": "the variant is longer than this task allows",
+    "variant": "the variant is empty or holds characters it may not",
+    "rationale": "the rationale is missing, too long or holds characters it may not",
+    "tags": "a strategy tag is not one of this task's",
+    "repeated": "the same variant as an earlier row",
+}
+
+
+def _refusals(reasons: Iterable[str], *, kind: str, setting: str = "") -> list[str]:
+    return [Refusal(reason, kind=kind, setting=setting) for reason in reasons]
+
+
 _TAG_SEPARATORS = re.compile(r"[\s\-]+")
 
 
@@ -192,6 +229,10 @@ def _label(what: str, raw: str, labels: LabelLookup) -> tuple[str | None, str | 
     return None, labels.problem(raw, what=f"the {what}'s label")
 
 
+def _not_original(reason: str) -> tuple[None, list[str]]:
+    return None, [Refusal(reason, kind="original")]
+
+
 def _resolve_original(
     pair: PairInput,
     starter: StarterIndex,
@@ -201,39 +242,42 @@ def _resolve_original(
     original_id = pair.original_id.strip()
     given_text = normalize_text(pair.original_text)
     # Said first: "not a sentence of the starter set" would hide that it only looks like one.
-    text_wrong = [f"the original text {problem}" for problem in text_problems(given_text)]
+    text_wrong = _refusals(
+        (f"the original text {problem}" for problem in text_problems(given_text)),
+        kind="original",
+    )
     if text_wrong:
         return None, text_wrong
     if original_id:
         original = starter.by_id.get(original_id)
         if original is None:
-            return None, [f"the original id '{original_id[:200]}' is not in the starter set"]
+            return _not_original(f"the original id '{original_id[:200]}' is not in the starter set")
         if given_text and given_text != original.text:
-            return None, [
+            return _not_original(
                 f"the original text does not match starter example '{original_id}': "
                 f"it is {original.text!r}"
-            ]
+            )
     elif given_text:
         original = starter.by_text.get(given_text)
         if given_text in starter.conflicting:
             ids = ", ".join(f"'{i}'" for i in starter.conflicting[given_text])
-            return None, [
+            return _not_original(
                 f"the original text is in the starter set with different labels ({ids}): "
                 "give the original's id"
-            ]
+            )
         if original is None:
-            return None, ["the original text is not a sentence of the starter set"]
+            return _not_original("the original text is not a sentence of the starter set")
     else:
-        return None, ["the pair names no original: give its starter-set id (or its text)"]
+        return _not_original("the pair names no original: give its starter-set id (or its text)")
     if pair.original_label.strip():
         given_label, problem = _label("original", pair.original_label, labels)
         if problem:
-            return None, [problem]
+            return None, _refusals([problem], kind="label", setting="labels")
         if given_label != original.label:
-            return None, [
+            return _not_original(
                 f"the original's label is '{original.label}' in the starter set, "
-                f"not '{pair.original_label.strip()}'"
-            ]
+                f"not {labels.described(pair.original_label)}"
+            )
     return original, []
 
 
@@ -252,7 +296,11 @@ def _tags(tags: Sequence[str], rules: PairRules) -> tuple[tuple[str, ...], list[
         canonical = vocabulary.get(_tag_key(tag))
         if canonical is None:
             problems.append(
-                f"the tag '{tag.strip()[:100]}' is not one of {', '.join(rules.strategy_tags)}"
+                Refusal(
+                    f"the tag '{tag.strip()[:100]}' is not one of {', '.join(rules.strategy_tags)}",
+                    kind="tags",
+                    setting="strategy_tags",
+                )
             )
         elif canonical not in chosen:
             chosen.append(canonical)
@@ -262,29 +310,52 @@ def _tags(tags: Sequence[str], rules: PairRules) -> tuple[tuple[str, ...], list[
 def _variant_problems(variant: str, rules: PairRules) -> list[str]:
     """The variant on its own (normalized): present, not too long, nothing invisible."""
     if not variant:
-        return ["the variant is empty"]
-    problems = []
+        return _refusals(["the variant is empty"], kind="variant")
+    problems: list[str] = []
     if len(variant) > rules.max_text_chars:
         problems.append(
-            f"the variant has {len(variant)} characters; "
-            f"this task allows at most {rules.max_text_chars}"
+            Refusal(
+                f"the variant has {len(variant)} characters; "
+                f"this task allows at most {rules.max_text_chars}",
+                kind="length",
+                setting="pair_max_text_chars",
+            )
         )
-    return problems + [f"the variant {problem}" for problem in text_problems(variant)]
+    return problems + _refusals(
+        (f"the variant {problem}" for problem in text_problems(variant)), kind="variant"
+    )
 
 
 def _free_text_problems(rationale: str, source_id: str, rules: PairRules) -> list[str]:
     """The rationale (stripped) and the pair's own id."""
-    problems = []
+    problems: list[str] = []
     if rules.require_rationale and not rationale:
-        problems.append("this task requires a rationale for every pair")
+        problems.append(
+            Refusal(
+                "this task requires a rationale for every pair",
+                kind="rationale",
+                setting="pair_require_rationale",
+            )
+        )
     if len(rationale) > RATIONALE_MAX_CHARS:
         problems.append(
-            f"the rationale has {len(rationale)} characters; at most {RATIONALE_MAX_CHARS}"
+            Refusal(
+                f"the rationale has {len(rationale)} characters; at most {RATIONALE_MAX_CHARS}",
+                kind="rationale",
+            )
         )
     else:
-        problems += [f"the rationale {p}" for p in text_problems(rationale, words=False)]
+        problems += _refusals(
+            (f"the rationale {p}" for p in text_problems(rationale, words=False)),
+            kind="rationale",
+        )
     if len(source_id) > 200 or invisible_characters(source_id):
-        problems.append("the pair's id is longer than 200 characters or has invisible characters")
+        problems.append(
+            Refusal(
+                "the pair's id is longer than 200 characters or has invisible characters",
+                kind="pair_id",
+            )
+        )
     return problems
 
 
@@ -307,7 +378,7 @@ def check_pair(
     problems += _variant_problems(variant, rules)
     label, label_problem = _label("variant", pair.variant_label, labels)
     if label_problem:
-        problems.append(label_problem)
+        problems.append(Refusal(label_problem, kind="label", setting="labels"))
     rationale = pair.rationale.strip()
     problems += _free_text_problems(rationale, pair.source_id, rules)
     tags, tag_problems = _tags(pair.tags, rules)
@@ -351,24 +422,44 @@ def minimal_edit_problems(
     variant_tokens = tokenize(variant)
     if original_tokens == variant_tokens:
         if original == variant:
-            return 0, ["the variant is identical to the original"]
-        return 0, ["the variant has the same tokens as the original (only spacing differs)"]
+            return 0, _refusals(["the variant is identical to the original"], kind="unchanged")
+        return 0, _refusals(
+            ["the variant has the same tokens as the original (only spacing differs)"],
+            kind="unchanged",
+        )
     problems: list[str] = []
     ratio = shared_token_ratio(original_tokens, variant_tokens)
     if ratio < rules.min_shared_token_ratio:
         problems.append(
-            f"the variant shares {ratio:.0%} of its tokens with the original; "
-            f"at least {rules.min_shared_token_ratio:.0%} must be shared"
+            Refusal(
+                f"the variant shares {ratio:.0%} of its tokens with the original; "
+                f"at least {rules.min_shared_token_ratio:.0%} must be shared",
+                kind="shared_tokens",
+                setting="pair_min_shared_token_ratio",
+            )
         )
     distance = token_edit_distance(original_tokens, variant_tokens)
     limit = rules.edit_limit(len(original_tokens))
     if distance > limit:
         problems.append(
-            f"the variant is {distance} token edits away from the original; at most "
-            f"{int(limit)} are allowed (the larger of {rules.max_edit_distance} and "
-            f"{rules.max_edit_ratio:.0%} of the original's {len(original_tokens)} tokens)"
+            Refusal(
+                f"the variant is {distance} token edits away from the original; at most "
+                f"{int(limit)} are allowed (the larger of {rules.max_edit_distance} and "
+                f"{rules.max_edit_ratio:.0%} of the original's {len(original_tokens)} tokens)",
+                kind="edit_distance",
+                setting="pair_max_edit_distance",
+            )
         )
     return distance, problems
+
+
+def _row_error(row: int, problem: str) -> RowError:
+    return RowError(
+        line=row,
+        reason=str(problem),
+        kind=getattr(problem, "kind", ""),
+        setting=getattr(problem, "setting", ""),
+    )
 
 
 def check_pairs(
@@ -394,11 +485,11 @@ def check_pairs(
         result, problems = check_pair(pair, starter=starter, rules=rules, labels=labels)
         variant = result.variant_text if result else normalize_text(pair.variant_text)
         if variant and variant in seen:
-            problems.append(f"the same variant as row {seen[variant]}")
+            problems.append(Refusal(f"the same variant as row {seen[variant]}", kind="repeated"))
         elif variant:
             seen[variant] = pair.row
         if problems:
-            errors.extend(RowError(line=pair.row, reason=problem) for problem in problems)
+            errors.extend(_row_error(pair.row, problem) for problem in problems)
         elif result is not None:
             checked.append(result)
     errors.sort(key=lambda error: error.line)

@@ -28,7 +28,8 @@ column names (matched ignoring case and edge spaces):
     A TSV file in this layout is read as the 2017 files were written, without quoting: every
     character between two tabs is text, so a sentence may begin with a quote
     (``"Terrific" says it all.``). A field written CSV-style (wrapped in quotes, inner quotes
-    doubled) is refused with a hint; such a file reads as CSV. A row that repeats an earlier
+    doubled) is refused with a hint; such a file reads as CSV. Self-reported predictions
+    in the 2017 files' shape are read the same way: ``bibi.files.layout2017``. A row that repeats an earlier
     row's ``sentence_id`` with the same content (after normalization) is read once, with a
     warning naming both lines; with different content it is an error naming both lines.
 
@@ -49,7 +50,6 @@ the 2017 files' ``1``/``-1``.
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -64,9 +64,9 @@ from bibi.files import (
     RowErrors,
     decode_upload,
     detect_format,
-    iter_rows,
     json_parse,
 )
+from bibi.files.layout2017 import csv_quoted_problem, read_2017_aware, reads_as_written
 from bibi.pairs.checks import PairInput, normalize_text
 
 PAIRS_COLUMNS = (
@@ -92,8 +92,6 @@ SST2017_COLUMNS = ("sentence_id", "sentence", "label", "sentiment_label", "ratio
 LAYOUTS = ("pairs", "sst2017", "span_pairs")
 
 _SIDE = re.compile(r"(.+)_([ab])", re.IGNORECASE | re.DOTALL)
-# A field as a CSV writer quotes it: in quotes, with the quotes inside doubled.
-_CSV_QUOTED = re.compile(r'"(?:[^"]|"")*""(?:[^"]|"")*"', re.DOTALL)
 _TAG_LIST = re.compile(r"[;,]")
 
 
@@ -102,7 +100,8 @@ class PairFile:
     """What a file holds: pairs to check, and rows that could not even be read.
 
     ``pair_count`` is how many pairs the readable rows make (the rows, or half of them in
-    the 2017 layout), known even when ``pairs`` were left unread.
+    the 2017 layout), known even when ``pairs`` were left unread. ``text`` is the decoded
+    file, for the refused rows of a partial upload to quote.
     """
 
     layout: str
@@ -112,6 +111,7 @@ class PairFile:
     errors: RowErrors = field(default_factory=RowErrors)
     warnings: list[RowError] = field(default_factory=list)
     pair_count: int = 0
+    text: str = ""
 
 
 def split_tags(value: Any) -> tuple[str, ...]:
@@ -179,12 +179,10 @@ def read_pair_file(
             "variant belongs to: upload CSV, TSV or JSON Lines (see the pair-set layouts)"
         )
     decoded = decode_upload(data)
-    quoted = not (file_format == "tsv" and _names_sst2017_layout(decoded.text))
-
-    def rows() -> Iterator[Row]:
-        # Read twice (columns, then pairs) rather than kept, row by row: a file of a million
-        # rows costs the memory of one until its pairs are known to be few enough.
-        return iter_rows(decoded.text, file_format=file_format, quoted=quoted)
+    quoted = not reads_as_written(decoded.text, file_format=file_format)
+    # Read twice (columns, then pairs) rather than kept, row by row: a file of a million
+    # rows costs the memory of one until its pairs are known to be few enough.
+    rows = read_2017_aware(decoded.text, file_format=file_format)
 
     columns, readable, errors = _survey(rows(), file_format=file_format)
     layout = _layout(columns, file_format=file_format)
@@ -194,6 +192,7 @@ def read_pair_file(
         encoding=decoded.encoding,
         pair_count=readable if layout != "sst2017" else (readable + 1) // 2,
         errors=errors,
+        text=decoded.text,
     )
     if max_pairs is not None and result.pair_count > max_pairs:
         return result
@@ -230,14 +229,6 @@ def _survey(rows: Iterator[Row], *, file_format: str) -> tuple[dict[str, int], i
     if not read:
         raise FileFormatError("the file has no pairs", line=1)
     return columns, readable, errors
-
-
-def _names_sst2017_layout(text: str) -> bool:
-    """Whether the first line of a TSV file names the 2017 layout's ``sentence_id`` column."""
-    for line in io.StringIO(text, newline=None):
-        if line.strip():
-            return "sentence_id" in (name.strip().lower() for name in line.split("\t"))
-    return False
 
 
 def _layout(columns: Mapping[str, int], *, file_format: str) -> str:
@@ -312,15 +303,9 @@ def _sst2017_sides(
         key, side = match.group(1), match.group(2).lower()
         pair = sides.setdefault(key, {})
         first = pair.get(side)
-        if not quoted and any(_CSV_QUOTED.fullmatch(value) for value in row.fields.values()):
-            errors.append(
-                RowError(
-                    line=row.line,
-                    reason='a field is quoted as CSV writes it (in quotes, with "" inside), but '
-                    "a TSV file in the 2017 layout is read as written, quotes included: save "
-                    "it without quoting, or upload it as CSV",
-                )
-            )
+        quoted_problem = None if quoted else csv_quoted_problem(row.fields)
+        if quoted_problem:
+            errors.append(RowError(line=row.line, reason=quoted_problem, kind="csv_quoted"))
             pair.setdefault(side, row)
         elif first is None:
             pair[side] = row

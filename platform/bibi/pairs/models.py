@@ -73,6 +73,19 @@ class PairSet(models.Model):
     submitted_at = models.DateTimeField(
         null=True, blank=True, help_text="Server time of submission; empty for a draft."
     )
+    content_sha256 = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="The uploaded file's sha256, with its label map and mode: an identical "
+        "re-upload is recognised and not stored again.",
+    )
+    refused_count = models.PositiveIntegerField(
+        default=0, help_text="Rows refused when the valid ones were stored (partial upload)."
+    )
+    refused_csv = models.TextField(
+        blank=True,
+        help_text="The refused rows of a partial upload: line, rule, setting, reason, content.",
+    )
 
     class Meta:
         ordering = ["-submitted_at", "-id"]

@@ -24,6 +24,9 @@ before the break deadline (server clock); drafts are never entries.
 
 from __future__ import annotations
 
+import csv
+import io
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -32,6 +35,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
+from django.utils.text import slugify
 
 from bibi.pairs import validation
 
@@ -105,6 +109,32 @@ def can_view_pair_set(*, user: User, pair_set: PairSet) -> bool:
     if task_selectors.is_organizer(user=user, shared_task=shared_task):
         return True
     return pair_set.status == PairSet.Status.SUBMITTED and shared_task.results_published
+
+
+def pair_sets_left(*, team: Team) -> int:
+    """How many more sets ``team`` may submit (``SharedTask.max_pair_sets_per_team``)."""
+    submitted = PairSet.objects.filter(team=team, status=PairSet.Status.SUBMITTED).count()
+    return max(team.shared_task.max_pair_sets_per_team - submitted, 0)
+
+
+def refused_rows(*, pair_set: PairSet, limit: int) -> list[dict[str, str]]:
+    """The first ``limit`` rows a partial upload refused, read back from its CSV."""
+    reader = csv.DictReader(io.StringIO(pair_set.refused_csv))
+    return list(itertools.islice(reader, limit))
+
+
+def refused_rows_filename(*, pair_set: PairSet) -> str:
+    """``pairs-refused-set-12.csv``: the download's name, after the file uploaded."""
+    stem = slugify(pair_set.filename.rsplit(".", 1)[0])[:100] or "pairs"
+    return f"{stem}-refused-set-{pair_set.id}.csv"
+
+
+def can_view_refused_rows(*, user: User, pair_set: PairSet) -> bool:
+    """The rows a partial upload refused are the team's and the organizers' only, even once
+    results are published: they were never part of the set."""
+    return task_selectors.is_team_member(
+        user=user, team=pair_set.team
+    ) or task_selectors.is_organizer(user=user, shared_task=pair_set.shared_task)
 
 
 def pair_set_list(*, user: User, shared_task: SharedTask) -> QuerySet[PairSet]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -13,8 +14,10 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
 from bibi.api import (
+    ErrorGroupOutput,
     LabelMapField,
     LineErrorOutput,
+    error_groups,
 )
 from bibi.files import RowError
 from bibi.pairs import selectors, services
@@ -86,6 +89,10 @@ class PairSetOutput(serializers.ModelSerializer):
     submitted_by = serializers.SerializerMethodField()
     pair_count = serializers.IntegerField(read_only=True)
     is_entry = serializers.SerializerMethodField()
+    refused_url = serializers.SerializerMethodField(
+        help_text="For a partial upload that left rows out: the CSV of those rows (line, "
+        "rule, setting, reason, content), for the team and the organizers; else null."
+    )
 
     class Meta:
         model = PairSet
@@ -102,10 +109,20 @@ class PairSetOutput(serializers.ModelSerializer):
             "is_final",
             "is_entry",
             "pair_count",
+            "refused_count",
+            "refused_url",
             "submitted_by",
             "created_at",
             "submitted_at",
         ]
+
+    def get_refused_url(self, pair_set: PairSet) -> str | None:
+        request = self.context.get("request")
+        if not pair_set.refused_count or pair_set.id is None or request is None:
+            return None
+        if not selectors.can_view_refused_rows(user=request.user, pair_set=pair_set):
+            return None
+        return request.build_absolute_uri(reverse("pair-set-refused", args=[pair_set.id]))
 
     @extend_schema_field(TeamRefOutput)
     def get_team(self, pair_set: PairSet) -> dict[str, Any]:
@@ -153,6 +170,12 @@ class SubmissionFields(serializers.Serializer):
     warnings = serializers.SerializerMethodField(
         help_text="Problems that do not stop the set, by line (0: the set as a whole)."
     )
+    refused_groups = serializers.SerializerMethodField(
+        help_text="A partial upload: the problems of the rows it left out, by kind."
+    )
+    refused = serializers.SerializerMethodField(
+        help_text="A partial upload: the first problems of the rows it left out, by line."
+    )
 
     def get_dry_run(self, pair_set: PairSet) -> bool:
         return self.context["submission"].dry_run
@@ -172,8 +195,25 @@ class SubmissionFields(serializers.Serializer):
             for warning in self.context["submission"].warnings
         ]
 
+    @extend_schema_field(ErrorGroupOutput(many=True))
+    def get_refused_groups(self, pair_set: PairSet) -> list[dict[str, Any]]:
+        refused = self.context["submission"].refused
+        return error_groups(refused) if refused else []
 
-SUBMISSION_FIELDS = ["dry_run", "replaced_entry", "final_entry", "warnings"]
+    @extend_schema_field(LineErrorOutput(many=True))
+    def get_refused(self, pair_set: PairSet) -> list[dict[str, Any]]:
+        refused = self.context["submission"].refused
+        return [{"line": e.line, "reason": e.reason} for e in refused or []]
+
+
+SUBMISSION_FIELDS = [
+    "dry_run",
+    "replaced_entry",
+    "final_entry",
+    "warnings",
+    "refused_groups",
+    "refused",
+]
 
 
 class PairSetSubmissionOutput(SubmissionFields, PairSetOutput):
@@ -199,6 +239,7 @@ def submission_response(
 ) -> Response:
     pair_set = submission.pair_set
     context = output_context(request, pair_set.shared_task, submission=submission)
+    context["request"] = request
     code = status.HTTP_200_OK if submission.dry_run else status.HTTP_201_CREATED
     return Response(output(pair_set, context=context).data, status=code)
 
@@ -351,6 +392,11 @@ class PairSetFileInput(serializers.Serializer):
     format = serializers.ChoiceField(choices=["csv", "tsv", "jsonl"], required=False)
     label_map = LabelMapField()
     dry_run = serializers.BooleanField(default=False, help_text=DRY_RUN_HELP)
+    partial = serializers.BooleanField(
+        default=False,
+        help_text="Store the pairs that pass and list the refused rows (downloadable as CSV), "
+        "instead of refusing the whole file when one pair fails.",
+    )
 
 
 class PairAddInput(PairInputSerializer):

@@ -16,6 +16,11 @@ urlpatterns = [
     ),
     path(f"{task}contests/", apis.ContestListApi.as_view(), name="contest-list"),
     path("pair-sets/<int:pk>/", apis.PairSetDetailApi.as_view(), name="pair-set-detail"),
+    path(
+        "pair-sets/<int:pk>/refused.csv",
+        apis.PairSetRefusedApi.as_view(),
+        name="pair-set-refused",
+    ),
     path("pair-sets/<int:pk>/submit/", apis.PairSetSubmitApi.as_view(), name="pair-set-submit"),
     path("pairs/<int:pk>/", apis.PairDetailApi.as_view(), name="pair-detail"),
     path("pairs/<int:pk>/contests/", apis.PairContestListApi.as_view(), name="pair-contests"),

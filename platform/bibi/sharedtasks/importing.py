@@ -45,8 +45,10 @@ from bibi.files import (
 from bibi.labelmaps import LabelLookup
 from bibi.sharedtasks import selectors, services
 from bibi.sharedtasks.import_rows import Columns, DuplicateText, Existing, examples_from_rows
-from bibi.sharedtasks.models import Dataset, Example, SharedTask
+from bibi.sharedtasks.models import AuditLogEntry, Dataset, Example, SharedTask
 from bibi.sharedtasks.span_import import span_examples_checked, span_file_read
+from bibi.texts import moment_text
+from bibi.uploads import upload_digest
 
 BATCH_SIZE = 5000
 EXAMPLES_FILE = "the examples file"
@@ -163,10 +165,9 @@ def examples_import(
     (a ``ValidationError``) listing every problem with the file, in which case nothing is
     stored.
 
-    Three steps: check the request, read the file (pure CPU work, done before the
-    transaction so the dataset is locked briefly), then check every row and write, in one
-    transaction that this function owns. A span task's file goes to ``span_import`` (its
-    formats and ``drop_unmatched``); label maps and column names do not apply to it.
+    Three steps: check the request, read the file (before the transaction, so the dataset
+    is locked briefly), then check every row and write, in one transaction. A span task's
+    file goes to ``span_import`` (its formats, ``drop_unmatched``; no label map or columns).
     """
     if shared_task.is_span:
         upload_span = (data, PurePath(filename).name, file_format)
@@ -179,8 +180,10 @@ def examples_import(
         label_map=label_map,
     )
     columns = Columns(id=id_column, text=text_column, label=label_column)
+    options = {"file_format": file_format or "", "label_map": dict(label_map or {})}
+    digest = upload_digest(data, **options, columns=columns)
     upload = _ImportFile.read(
-        data=data, filename=filename, file_format=file_format, columns=columns
+        data=data, filename=filename, file_format=file_format, columns=columns, digest=digest
     )
     with transaction.atomic():
         return _examples_write(
@@ -268,6 +271,7 @@ def _import_audit(
         "format": upload.file_format,
         "filename": upload.filename,
         "exact_duplicates": counts[1],
+        "sha256": upload.digest,
     }
     if label_map:
         details["label_map"] = dict(label_map)
@@ -320,10 +324,17 @@ class _ImportFile:
     file_format: str
     encoding: str
     columns: Columns
+    digest: str = ""
 
     @classmethod
     def read(
-        cls, *, data: bytes, filename: str, file_format: str | None, columns: Columns
+        cls,
+        *,
+        data: bytes,
+        filename: str,
+        file_format: str | None,
+        columns: Columns,
+        digest: str = "",
     ) -> _ImportFile:
         """Read: decode ``data``, tell its format, and check its columns; raises
         ``ExamplesImportRejected`` for a file that cannot be read or has no examples."""
@@ -340,7 +351,7 @@ class _ImportFile:
             ) from None
         if file_format == "sst2":
             columns = Columns(id=None, text="text", label="label")
-        upload = cls(decoded.text, filename, file_format, decoded.encoding, columns)
+        upload = cls(decoded.text, filename, file_format, decoded.encoding, columns, digest)
         try:
             first = next(upload.rows(), None)
         except FileFormatError as error:
@@ -363,6 +374,30 @@ class _ImportFile:
         )
 
 
+def _reimport_refuse(*, shared_task: SharedTask, split: str, upload: _ImportFile) -> None:
+    """Refuse a file the dataset already took (same bytes, format, columns and label map):
+    every row would otherwise be refused one by one as a repeated id."""
+    earlier = (
+        AuditLogEntry.objects.filter(
+            shared_task=shared_task,
+            action="examples.import",
+            target=f"dataset:{split}",
+            details__sha256=upload.digest,
+        )
+        .select_related("actor")
+        .first()
+    )
+    if earlier is None or not upload.digest:
+        return
+    who = f" by {earlier.actor.get_username()}" if earlier.actor else ""
+    raise ValidationError(
+        f"This file was already imported into the {split} set {moment_text(earlier.created_at)}"
+        f"{who} ({earlier.details.get('rows', 0)} examples, from "
+        f"{earlier.details.get('filename', 'a file')}): nothing was stored.",
+        code="already_imported",
+    )
+
+
 def _examples_write(
     *,
     shared_task: SharedTask,
@@ -379,6 +414,8 @@ def _examples_write(
     # (or share positions): the second waits here until the first has committed.
     Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
     start = dataset.examples.aggregate(last=Max("position"))["last"]
+    if start is not None:
+        _reimport_refuse(shared_task=shared_task, split=split, upload=upload)
     examples, duplicates, errors = examples_from_rows(
         rows=upload.rows(),
         dataset=dataset,

@@ -74,6 +74,7 @@ class SystemVersionOutput(serializers.ModelSerializer):
             "dev_macro_f1",
             "dev_count",
             "truncated_count",
+            "outside_label_count",
             "counts_against_quota",
         ]
 

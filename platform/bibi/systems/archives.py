@@ -31,6 +31,10 @@ from pathlib import Path, PurePosixPath
 from typing import IO
 
 COPY_CHUNK = 1024 * 1024
+# What archivers add beside the files (macOS's resource forks and folder settings).
+_PACKING_JUNK = frozenset({"__MACOSX", ".DS_Store"})
+# How deep below the top a model's config.json is looked for (outer/model/config.json).
+MODEL_ROOT_DEPTH = 3
 
 
 class ArchiveRejected(ValueError):
@@ -210,9 +214,27 @@ def _copy_member(
 
 
 def _model_root(destination: Path) -> Path:
-    entries = [
-        entry for entry in destination.iterdir() if entry.name not in {"__MACOSX", ".DS_Store"}
-    ]
+    """The folder the model is in: ``destination``, its only folder (``zip -r model.zip
+    model/``), or the one folder below that holds ``config.json`` when the top has none
+    (an archive of ``outer/model/``, or a folder beside stray files). Several folders
+    with a ``config.json`` and none at the top: refused, naming them."""
+    entries = [entry for entry in destination.iterdir() if entry.name not in _PACKING_JUNK]
     if len(entries) == 1 and entries[0].is_dir():
-        return entries[0]
+        destination = entries[0]
+    if (destination / "config.json").is_file():
+        return destination
+    configs = sorted(
+        path.parent
+        for path in destination.rglob("config.json")
+        if not _PACKING_JUNK.intersection(path.relative_to(destination).parts)
+        and len(path.relative_to(destination).parts) <= MODEL_ROOT_DEPTH
+    )
+    if len(configs) == 1:
+        return configs[0]
+    if len(configs) > 1:
+        folders = ", ".join(f"{path.relative_to(destination).as_posix()}/" for path in configs)
+        raise ArchiveRejected(
+            f"The archive holds several model folders ({folders}) and no config.json at its "
+            "top: upload one model per archive."
+        )
     return destination

@@ -159,6 +159,17 @@ class SystemVersion(models.Model):
     )
     dev_count = models.PositiveIntegerField(null=True, blank=True)
     truncated_count = models.PositiveIntegerField(default=0)
+    outside_label_count = models.PositiveIntegerField(
+        default=0,
+        help_text="Self-reported predictions with a label outside the task's set, kept as "
+        "given and counted wrong when scored.",
+    )
+    dev_predictions_sha256 = models.CharField(
+        max_length=64, blank=True, help_text="sha256 of the blind-dev predictions file taken."
+    )
+    pair_predictions_sha256 = models.CharField(
+        max_length=64, blank=True, help_text="sha256 of the pair predictions file taken."
+    )
 
     class Meta:
         ordering = ["system", "number"]

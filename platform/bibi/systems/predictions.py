@@ -3,8 +3,8 @@ build phase, for the pair texts during the pair-prediction window
 (``bibi.pairs.selectors.pair_predictions_window``).
 
 ``system_predictions_upload`` reads the file, checks that every text is predicted exactly
-once with a label of the task (else every problem is listed and nothing is stored), then
-writes the predictions.
+once (else every problem is listed, by kind, and nothing is stored), then writes the
+predictions; labels outside the task's set are kept and counted wrong.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from bibi.files import (
     RowErrors,
     decode_upload,
     detect_format,
-    iter_rows,
 )
+from bibi.files.layout2017 import read_2017_aware
 from bibi.labelmaps import LabelLookup
 from bibi.pairs import selectors as pair_selectors
 from bibi.sharedtasks import services as sharedtask_services
@@ -38,6 +38,7 @@ from bibi.systems.selectors import dataset_examples, dev_scores, span_dev_scores
 from bibi.systems.services import next_version_number, require_member, require_upload_quota
 from bibi.systems.span_predictions import SpanCell, span_predicted_cells, span_prediction_rows
 from bibi.texts import moment_text
+from bibi.uploads import upload_digest
 
 Status = SystemVersion.Status
 
@@ -61,17 +62,14 @@ def require_pair_predictions_window(*, shared_task: SharedTask) -> None:
 def _read_prediction_rows(
     data: bytes, filename: str
 ) -> tuple[Callable[[], Iterator[Row]], str, str]:
-    """The file's rows, as often as they are wanted (read anew each time, never kept)."""
+    """The file's rows, as often as they are wanted (read anew each time, never kept); a
+    2017 TSV file is read as pair files are (``bibi.files.layout2017``)."""
     try:
         file_format = detect_format(filename)
         decoded = decode_upload(data)
-        iter_rows(decoded.text, file_format=file_format)
+        rows = read_2017_aware(decoded.text, file_format=file_format)
     except FileFormatError as error:
         raise PredictionsRejected.from_format_error(error, source=filename) from None
-
-    def rows() -> Iterator[Row]:
-        return iter_rows(decoded.text, file_format=file_format)
-
     return rows, decoded.encoding, file_format
 
 
@@ -83,39 +81,60 @@ def _check_predictions(
     labels: LabelLookup,
     rejected: Callable[[RowErrors], PredictionsRejected],
 ) -> dict[str, str]:
-    """Every expected key predicted exactly once with a label of the task; else every problem."""
+    """Every expected key predicted exactly once with a label; else every problem, summarised
+    by kind. A word outside the task's labels is kept as given (``LabelLookup.outside``),
+    unless most predictions are outside them: the file then speaks another vocabulary and
+    needs a label map."""
     errors = RowErrors()
     seen: dict[str, int] = {}
     found: dict[str, str] = {}
+    outside: list[tuple[int, str]] = []
     for row in rows:
         if row.error:
-            errors.add(row.line, row.error)
+            errors.add(row.line, row.error, kind="unreadable")
             continue
         value = (row.fields.get(key) or "").strip() if key == "id" else (row.fields.get(key) or "")
-        raw_label = row.fields.get("label")
+        raw_label = row.fields.get("label") or ""
         if not value.strip():
-            errors.add(row.line, f"the {key} is missing")
+            errors.add(row.line, f"the {key} is missing", kind="missing_key")
             continue
         if value not in expected:
-            errors.add(row.line, f"{key} {value[:80]!r} is not one of the texts to predict")
+            errors.add(
+                row.line, f"{key} {value[:80]!r} is not one of the texts to predict", kind="unknown"
+            )
             continue
         if value in seen:
             errors.add(
-                row.line, f"{key} {value[:80]!r} is predicted twice (first on line {seen[value]})"
+                row.line,
+                f"{key} {value[:80]!r} is predicted twice (first on line {seen[value]})",
+                kind="duplicate",
             )
             continue
         seen[value] = row.line
-        label = labels.resolve(raw_label)
+        label = labels.resolve(raw_label) or labels.outside(raw_label)
         if label is None:
-            errors.add(row.line, labels.problem(raw_label))
+            errors.add(row.line, labels.problem(raw_label), kind="label")
             continue
+        if labels.resolve(raw_label) is None:
+            outside.append((row.line, raw_label))
         found[value] = label
+    if 2 * len(outside) > len(found):
+        for line, raw_label in outside:
+            errors.add(line, labels.problem(raw_label), kind="label")
     missing = [value for value in expected if value not in seen]
     for value in missing:
-        errors.add(0, f"no prediction for {key} {value[:80]!r}")
+        errors.add(0, f"no prediction for {key} {value[:80]!r}", kind="missing_prediction")
     if errors:
+        _summarize(errors, key=key, expected=len(expected), missing=len(missing))
         raise rejected(errors)
     return found
+
+
+def _summarize(errors: RowErrors, *, key: str, expected: int, missing: int) -> None:
+    errors.summarize("missing_prediction", f"{missing:,} of {expected:,} texts have no prediction")
+    errors.summarize("duplicate", f"an {key} predicted again (only one prediction per text)")
+    errors.summarize("unknown", f"an {key} that is not one of the texts to predict")
+    errors.summarize("missing_key", f"a row without an {key}")
 
 
 def _sentence_as_text(
@@ -254,14 +273,35 @@ def _predicted_cells(
     return [(None, text, label) for text, label in found.items()]
 
 
+def _identical_upload_refuse(*, version: SystemVersion | None, source: str, digest: str) -> None:
+    """Refuse a file identical to the one ``version`` took for ``source``: nothing stored,
+    no upload counted."""
+    if version is None:
+        return
+    if source == Prediction.Source.BLIND_DEV and version.dev_predictions_sha256 == digest:
+        what = f"the blind-dev predictions of version {version.number}, uploaded " + moment_text(
+            version.uploaded_at
+        )
+    elif source == Prediction.Source.PAIRS and version.pair_predictions_sha256 == digest:
+        what = f"the pair predictions version {version.number} already holds"
+    else:
+        return
+    raise ValidationError(
+        f"This file is identical to {what}: nothing was stored, and it did not count as an upload.",
+        code="identical_upload",
+    )
+
+
 def _version_to_write(
-    *, system: System, actor: AbstractBaseUser, filename: str, source: str
+    *, system: System, actor: AbstractBaseUser, filename: str, source: str, digest: str
 ) -> SystemVersion:
-    """The version new predictions of ``source`` go to, under the system's lock."""
-    System.objects.select_for_update().get(id=system.id)
+    """The version new predictions of ``source`` go to, under the system's lock; a file
+    identical to the one the active version took is refused."""
+    locked = System.objects.select_for_update().get(id=system.id)
     # Pair predictions extend the active version; a system that never predicted the
     # blind dev set (as in 2017) gets its first version from them, with no dev scores.
-    version = system.active_version
+    version = locked.active_version
+    _identical_upload_refuse(version=version, source=source, digest=digest)
     if source == Prediction.Source.BLIND_DEV or version is None:
         return _self_reported_version(system=system, actor=actor, filename=filename)
     version.predictions.filter(source=Prediction.Source.PAIRS).delete()
@@ -270,9 +310,17 @@ def _version_to_write(
 
 @transaction.atomic
 def _predictions_write(
-    *, system: System, actor: AbstractBaseUser, filename: str, source: str, cells: list[Cell]
+    *,
+    system: System,
+    actor: AbstractBaseUser,
+    filename: str,
+    source: str,
+    cells: list[Cell],
+    digest: str,
 ) -> SystemVersion:
-    version = _version_to_write(system=system, actor=actor, filename=filename, source=source)
+    version = _version_to_write(
+        system=system, actor=actor, filename=filename, source=source, digest=digest
+    )
     Prediction.objects.bulk_create(
         [
             Prediction(
@@ -287,14 +335,19 @@ def _predictions_write(
         ],
         batch_size=2000,
     )
+    labels = list(system.shared_task.labels)
     if source == Prediction.Source.BLIND_DEV:
         gold = [example.label for example, _, _ in cells if example is not None]
         predicted = [label for _, _, label in cells]
         version.dev_accuracy, version.dev_macro_f1 = (
-            dev_scores(list(system.shared_task.labels), gold, predicted) if cells else (None, None)
+            dev_scores(labels, gold, predicted) if cells else (None, None)
         )
         version.dev_count = len(cells)
-        version.save()
+        version.dev_predictions_sha256 = digest
+    else:
+        version.pair_predictions_sha256 = digest
+    version.outside_label_count = version.predictions.exclude(label__in=labels).count()
+    version.save()
     if source == Prediction.Source.PAIRS:
         evaluation_triggers.scoring_run_after_version(version=version)
     return version
@@ -332,10 +385,18 @@ def _item_key(text: str, question: str) -> str:
 
 @transaction.atomic
 def _span_predictions_write(
-    *, system: System, actor: AbstractBaseUser, filename: str, source: str, cells: list[SpanCell]
+    *,
+    system: System,
+    actor: AbstractBaseUser,
+    filename: str,
+    source: str,
+    cells: list[SpanCell],
+    digest: str,
 ) -> SystemVersion:
     """``_predictions_write`` for a span task's answers."""
-    version = _version_to_write(system=system, actor=actor, filename=filename, source=source)
+    version = _version_to_write(
+        system=system, actor=actor, filename=filename, source=source, digest=digest
+    )
     rows = span_prediction_rows(version, source, cells)
     Prediction.objects.bulk_create(rows, batch_size=2000)
     if source == Prediction.Source.BLIND_DEV:
@@ -343,7 +404,10 @@ def _span_predictions_write(
         version.dev_accuracy, version.dev_token_f1, version.dev_count = span_dev_scores(
             shared_task=system.shared_task, cells=rows
         )
-        version.save()
+        version.dev_predictions_sha256 = digest
+    else:
+        version.pair_predictions_sha256 = digest
+    version.save()
     if source == Prediction.Source.PAIRS:
         evaluation_triggers.scoring_run_after_version(version=version)
     return version
@@ -361,9 +425,13 @@ def system_predictions_upload(
     """Take a self-reported system's predictions for the blind dev set or for the pair texts.
 
     Blind dev rows give ``id`` (the example's id) and ``label``; pair-text rows give
-    ``text`` (or ``sentence``) and ``label``. Every text must be predicted exactly once, with
-    a label of the task (or one ``label_map`` translates, see ``bibi.labelmaps``); otherwise
-    every problem is listed (``PredictionsRejected``) and nothing is stored. Pair predictions
+    ``text`` (or ``sentence``) and ``label``. Every text must be predicted exactly once;
+    otherwise every problem is listed, summarised by kind (``PredictionsRejected``), and
+    nothing is stored. A label is the task's (or one ``label_map`` translates, see
+    ``bibi.labelmaps``); any other word ("neutral" in a binary task) is kept as given,
+    counted wrong when scored and in the version's ``outside_label_count``, never mapped
+    to a task label, as the 2017 organizers counted them. A file identical to the one the
+    active version took (same bytes, source and map) is refused, not counted as an upload. Pair predictions
     are taken during the pair-prediction window only; a system without blind-dev predictions
     gets its first version from them, whose ``dev_accuracy`` stays empty.
 
@@ -377,12 +445,18 @@ def system_predictions_upload(
         file = _PredictionsFile(rows, filename, encoding, file_format)
         span_cells = _span_cells(file, shared_task=shared_task, source=source)
         return _span_predictions_write(
-            system=system, actor=actor, filename=filename, source=source, cells=span_cells
+            system=system,
+            actor=actor,
+            filename=filename,
+            source=source,
+            cells=span_cells,
+            digest=upload_digest(data, source=source, label_map=None),
         )
     lookup = LabelLookup.build(label_map, labels=list(shared_task.labels))
     rows, encoding, file_format = _read_prediction_rows(data, filename)
     file = _PredictionsFile(rows, filename, encoding, file_format)
     cells = _predicted_cells(file, shared_task=shared_task, source=source, lookup=lookup)
+    digest = upload_digest(data, source=source, label_map=lookup.label_map)
     return _predictions_write(
-        system=system, actor=actor, filename=filename, source=source, cells=cells
+        system=system, actor=actor, filename=filename, source=source, cells=cells, digest=digest
     )

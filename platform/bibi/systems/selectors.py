@@ -115,6 +115,12 @@ def versions_stuck(*, now: Any = None) -> dict[str, int]:
 # --- The blind dev set, and a version's scores on it (validation, self-reported predictions)
 
 
+def uploads_left(*, system: System) -> int:
+    """How many more uploads count against ``system``'s quota before it is used up."""
+    used = sum(1 for version in system.versions.all() if version.counts_against_quota)
+    return max(system.shared_task.max_uploads_per_system - used, 0)
+
+
 def dev_scores(labels: list[str], gold: list[str], predicted: list[str]) -> tuple[float, float]:
     """A version's blind-dev accuracy and macro-F1: ``scoring.label_scores``, as stored."""
     scores = scoring.label_scores(labels, gold, predicted)

@@ -33,7 +33,7 @@ from bibi.evaluation import triggers as evaluation_triggers
 from bibi.queue import enqueue_on_commit
 from bibi.sharedtasks import services as sharedtask_services
 from bibi.sharedtasks.models import Phase, SharedTask, Team
-from bibi.systems import model_store
+from bibi.systems import model_store, selectors
 from bibi.systems.models import System, SystemVersion
 from bibi.systems.tasks import system_validate_task
 from bibi.texts import name_clash_text, name_lookalike, name_normalize, name_problems
@@ -95,9 +95,8 @@ def next_version_number(system: System) -> int:
 
 
 def require_upload_quota(system: System) -> None:
-    used = sum(1 for version in system.versions.all() if version.counts_against_quota)
     quota = system.shared_task.max_uploads_per_system
-    if used >= quota:
+    if selectors.uploads_left(system=system) == 0:
         raise ValidationError(
             f"This system has used its {quota} upload(s). Failures the platform caused are not counted."
         )

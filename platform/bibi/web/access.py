@@ -16,7 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import prefetch_related_objects
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
@@ -39,6 +39,17 @@ def task_and_viewer(request: HttpRequest, slug: str) -> tuple[SharedTask, Viewer
     shared_task = shared_task_for(request, slug)
     prefetch_related_objects([shared_task], "phases")
     return shared_task, task_selectors.viewer_get(user=request.user, shared_task=shared_task)
+
+
+def refusal_now(check: Callable[[], object]) -> str | None:
+    """Why a service would refuse now (its ``check``'s message: the phase's dates, the
+    quota), or None: a page shows a form only where submitting it can succeed."""
+    try:
+        check()
+    except (ValidationError, PermissionDenied) as error:
+        messages_ = getattr(error, "messages", None) or [str(error)]
+        return " ".join(str(message) for message in messages_)
+    return None
 
 
 def require_organizer(viewer: Viewer) -> None:

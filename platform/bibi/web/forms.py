@@ -252,6 +252,13 @@ class PairSetUploadForm(forms.Form):
         required=False,
     )
     label_map = LabelMapField(label="Label map")
+    partial = forms.BooleanField(
+        required=False,
+        label="Store the pairs that pass and list the refused rows",
+        help_text="Off: one failing pair refuses the whole file. On: the pairs that pass "
+        "become the set, and the refused rows are listed with the rule that refused each, "
+        "as a file to download, fix and upload again.",
+    )
 
 
 class PairAddForm(forms.Form):

@@ -109,6 +109,11 @@ urlpatterns = [
     path(f"{task}pairs/draft/submit/", breakers.draft_submit, name="draft-submit"),
     path(f"{task}pair-sets/<int:pk>/", breakers.pair_set_detail, name="pair-set"),
     path(f"{task}pair-sets/<int:pk>/final/", breakers.pair_set_final, name="pair-set-final"),
+    path(
+        f"{task}pair-sets/<int:pk>/refused.csv",
+        breakers.pair_set_refused,
+        name="pair-set-refused",
+    ),
     path(f"{task}contests/", breakers.contests, name="contests"),
     path(f"{task}contests/pairs/", breakers.contestable_pairs, name="contestable-pairs"),
     path(f"{task}contests/pairs/<int:pair_id>/", breakers.contest_create, name="contest-create"),

@@ -55,7 +55,7 @@ def test_a_rejected_file_lists_every_problem_by_line_and_stores_nothing(cast):
     assert response.status_code == 400
     label_problem = (
         "the variant's label '+1' is not one of this task's labels (negative, positive); "
-        "give a label map to translate the file's labels, e.g. 1=positive"
+        "give a label map to translate the file's labels, e.g. 0=negative,1=positive"
     )
     assert response.json() == {
         "detail": "Nothing was stored: 2 problem(s) in pairs.csv.",
@@ -63,8 +63,23 @@ def test_a_rejected_file_lists_every_problem_by_line_and_stores_nothing(cast):
         "format": "csv",
         "error_count": 2,
         "groups": [
-            {"reason": "the variant is identical to the original", "count": 1, "lines": "2"},
-            {"reason": label_problem, "count": 1, "lines": "7"},
+            {
+                "reason": "the variant does not change the original's words",
+                "count": 1,
+                "lines": "2",
+                "kind": "unchanged",
+                "setting": "",
+                "examples": ["the variant is identical to the original"],
+            },
+            {
+                "reason": "a label is not one of this task's labels (a label map can "
+                "translate the file's)",
+                "count": 1,
+                "lines": "7",
+                "kind": "label",
+                "setting": "labels",
+                "examples": [label_problem],
+            },
         ],
         "errors": [
             {"line": 2, "reason": "the variant is identical to the original"},
@@ -321,12 +336,11 @@ def test_245_identical_problems_are_grouped_under_one_line_range(cast):
     ]  # fmt: skip
     body = post_file(cast, csv_bytes(rows), "p.csv", dry_run="true").json()
     assert body["error_count"] == 245
-    assert body["groups"] == [
-        {
-            "reason": "the original text is not a sentence of the starter set",
-            "count": 245,
-            "lines": "2–246",
-        }
+    assert [(g["kind"], g["count"], g["lines"]) for g in body["groups"]] == [
+        ("original", 245, "2–246")
+    ]
+    assert body["groups"][0]["examples"] == [
+        "the original text is not a sentence of the starter set"
     ]
     assert len(body["errors"]) == 200
 

@@ -132,7 +132,7 @@ def test_the_edit_limits_are_the_tasks():
 def test_it_refuses_a_label_outside_the_label_set():
     assert problems(variant_label="neutral") == [
         "the variant's label 'neutral' is not one of this task's labels (negative, positive); "
-        "give a label map to translate the file's labels, e.g. 1=positive"
+        "give a label map to translate the file's labels, e.g. 0=negative,1=positive"
     ]
     assert problems(variant_label=" ") == ["the variant has no label"]
 

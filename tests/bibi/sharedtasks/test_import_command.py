@@ -65,7 +65,7 @@ def test_it_prints_every_bad_row_and_stores_nothing(cast, tmp_path):
         "starter.csv: line 3: the text is empty",
         "starter.csv: line 4: the id 's1' is already in the starter dataset",
         "starter.csv: line 4: the label 'neutral' is not one of this task's labels "
-        "(negative, positive); give a label map to translate the file's labels, e.g. 1=positive",
+        "(negative, positive); give a label map to translate the file's labels, e.g. 0=negative,1=positive",
     ]
     assert cast.starter.examples.count() == 4
 

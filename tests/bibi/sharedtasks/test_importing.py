@@ -176,7 +176,7 @@ class TestAllOrNothing:
             (
                 4,
                 "the label 'neutral' is not one of this task's labels (negative, positive); "
-                "give a label map to translate the file's labels, e.g. 1=positive",
+                "give a label map to translate the file's labels, e.g. 0=negative,1=positive",
             ),
             (5, "the id 'x1' is used twice (first on line 2)"),
             (6, "the id is empty"),
@@ -378,6 +378,8 @@ class TestRecordKeeping:
         entry = AuditLogEntry.objects.get(action="examples.import")
         assert entry.actor == cast.organizer
         assert entry.target == "dataset:train"
+        # The file's digest tells a re-import of the same file (TestReimport).
+        assert len(entry.details.pop("sha256")) == 64
         assert entry.details == {
             "rows": 1,
             "encoding": "utf-8",
@@ -470,3 +472,41 @@ def test_the_import_owns_its_transaction_so_a_late_failure_leaves_nothing(cast, 
         )
     assert not Dataset.objects.filter(shared_task=cast.shared_task, split="train").exists()
     assert not Example.objects.filter(dataset__shared_task=cast.shared_task, external_id="a")
+
+
+class TestReimport:
+    def test_the_same_file_again_is_told_it_was_already_imported(self, cast, fresh):
+        text = "id,text,label\nr1,A fine film.,positive\nr2,A dull film.,negative\n"
+        import_csv(fresh, cast.organizer, text)
+        with pytest.raises(ValidationError) as raised:
+            import_csv(fresh, cast.organizer, text)
+        (message,) = raised.value.messages
+        assert message.startswith("This file was already imported into the train set ")
+        assert "(2 examples, from rows.csv): nothing was stored." in message
+        assert not isinstance(raised.value, ExamplesImportRejected)
+        assert fresh.examples.count() == 2
+
+    def test_a_changed_file_is_read_row_by_row(self, cast, fresh):
+        import_csv(fresh, cast.organizer, "id,text,label\nr1,A fine film.,positive\n")
+        rejected = rejection(fresh, cast.organizer, "id,text,label\nr1,A fine film!,positive\n")
+        assert rejected.error_count == 1
+
+
+def test_the_real_sst2_dev_set_imported_again_is_told_so(cast):
+    def import_dev():
+        return examples_import(
+            shared_task=cast.shared_task,
+            split="blind_dev",
+            actor=cast.organizer,
+            data=SST2_DEV.read_bytes(),
+            filename=SST2_DEV.name,
+            label_map=BINARY,
+        )
+
+    import_dev()
+    with pytest.raises(ValidationError) as raised:
+        import_dev()
+    # One sentence, not 872 "repeated id" rows.
+    (message,) = raised.value.messages
+    assert "already imported into the blind_dev set" in message
+    assert "by olga (872 examples, from stsa.binary.dev)" in message

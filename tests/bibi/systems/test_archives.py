@@ -170,3 +170,18 @@ def test_a_tar_listing_stops_at_the_size_limit_before_decompressing_the_rest(tmp
     archive = tar_gz_with_a_damaged_tail(tmp_path / "m.archive", [("weights", big)])
     with pytest.raises(ArchiveRejected, match="unpacks to more than 1000000 bytes"):
         unpack_archive(archive, tmp_path / "out", limits=LIMITS)
+
+
+def test_a_model_two_folders_down_unpacks_from_its_folder(tmp_path):
+    members = {f"export/my-model/{name}": data for name, data in MODEL.items()}
+    members["README.md"] = b"how I trained it"
+    archive = make_zip(tmp_path / "m.zip", members)
+    root = unpack_archive(archive, tmp_path / "out", limits=LIMITS)
+    assert root == tmp_path / "out" / "export" / "my-model"
+
+
+def test_an_archive_of_several_model_folders_names_them(tmp_path):
+    members = {f"{folder}/{name}": data for folder in "ab" for name, data in MODEL.items()}
+    archive = make_zip(tmp_path / "m.zip", members)
+    with pytest.raises(ArchiveRejected, match=r"several model folders \(a/, b/\)"):
+        unpack_archive(archive, tmp_path / "out", limits=LIMITS)

@@ -185,7 +185,7 @@ def test_pair_predictions_read_the_2017_sentence_column_through_a_label_map(pred
 
 def test_pair_predictions_without_the_label_map_name_the_labels_they_do_not_know(predicting):
     cast, system = predicting
-    data = ("text\tlabel\n" + "".join(f"{text}\t-1\n" for text in TEXTS)).encode()
+    data = ("text\tlabel\n" + "".join(f"{text}\tnégatif\n" for text in TEXTS)).encode()
     response = post_predictions(cast, system, data, "pairs.tsv")
     assert response.status_code == 400
     assert response.json()["groups"][0]["count"] == len(TEXTS)
@@ -253,3 +253,29 @@ def test_the_window_closes_when_the_results_are_published_if_that_comes_first(pr
         f"Pair predictions were taken until {closed:%Y-%m-%d %H:%M:%S} UTC (server time): "
         "uploading pair predictions is no longer possible."
     )
+
+
+def test_a_2017_predictions_tsv_is_read_as_written_like_a_2017_pair_file(self_reported):
+    """A sentence that begins with a quote: read with CSV quoting, the quotes would vanish and
+    the text would match no pair text; the 2017 layout's one reader keeps them."""
+    cast, system = self_reported
+    quoted = PairInput(
+        row=1,
+        original_id="s4",
+        variant_text='"Russell" is terrific as coach Herb Brooks.',
+        variant_label="positive",
+    )
+    next_phase(cast)  # break
+    pair_services.pair_set_submit(team=cast.breaker_team, user=cast.breaker, pairs=[quoted])
+    next_phase(cast)  # contest
+    texts = [
+        '"Russell" is terrific as coach Herb Brooks.',
+        "Russell is terrific as coach Herb Brooks.",
+    ]
+    rows = "".join(f"p{n}_a\t{text}\t1\n" for n, text in enumerate(texts))
+    response = post_predictions(
+        cast, system, f"sentence_id\tsentence\tlabel\n{rows}".encode(), "pairs.tsv",
+        label_map="1=positive,-1=negative",
+    )  # fmt: skip
+    assert response.status_code == 201, response.json()
+    assert sorted(Prediction.objects.filter(source="pairs").values_list("text", flat=True)) == texts

@@ -56,7 +56,7 @@ def test_a_jsonl_file_in_any_order_is_accepted(self_reported):
 
 def test_every_problem_is_listed_and_nothing_is_stored(self_reported):
     cast, system = self_reported
-    rows = [("d1", "positive"), ("d1", "negative"), ("d2", "neutral"), ("d9", "positive")]
+    rows = [("d1", "positive"), ("d1", "negative"), ("d2", "7"), ("d9", "positive")]
     response = upload(cast, system, tsv(rows))
     assert response.status_code == 400
     errors = response.json()["errors"]
@@ -65,8 +65,9 @@ def test_every_problem_is_listed_and_nothing_is_stored(self_reported):
         {"line": 3, "reason": "id 'd1' is predicted twice (first on line 2)"},
         {
             "line": 4,
-            "reason": "the label 'neutral' is not one of this task's labels (negative, "
-            "positive); give a label map to translate the file's labels, e.g. 1=positive",
+            "reason": "the label '7' is not one of this task's labels (negative, "
+            "positive); give a label map to translate the file's labels, e.g. "
+            "0=negative,1=positive",
         },
         {"line": 5, "reason": "id 'd9' is not one of the texts to predict"},
     ]
@@ -101,3 +102,52 @@ def test_the_members_of_another_team_cannot_upload(self_reported):
         predictions.system_predictions_upload(
             system=system, actor=cast.breaker, data=tsv([]), filename="x.tsv", source="blind_dev"
         )
+
+
+def test_a_label_outside_the_task_is_kept_counted_wrong_and_reported(self_reported):
+    cast, system = self_reported
+    # d1 and d3 are positive, d2 negative (BLIND_DEV): "neutral" on d3 is wrong, never mapped.
+    rows = [("d1", "Positive"), ("d2", "NEGATIVE"), ("d3", "neutral")]
+    response = upload(cast, system, tsv(rows))
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert body["dev_accuracy"] == pytest.approx(2 / 3)
+    assert body["outside_label_count"] == 1
+    stored = dict(Prediction.objects.values_list("example__external_id", "label"))
+    assert stored == {"d1": "positive", "d2": "negative", "d3": "neutral"}
+    listed = cast.client("builder").get(f"/api/v1/shared-tasks/sst/systems/{system.id}/").json()
+    assert listed["versions"][0]["outside_label_count"] == 1
+
+
+def test_a_file_mostly_outside_the_labels_needs_a_label_map(self_reported):
+    cast, system = self_reported
+    response = upload(cast, system, tsv([("d1", "neg"), ("d2", "pos"), ("d3", "positive")]))
+    assert response.status_code == 400
+    (group,) = response.json()["groups"]
+    assert (group["kind"], group["count"]) == ("label", 2)
+    assert not Prediction.objects.exists()
+
+
+def test_an_identical_re_upload_is_refused_and_not_counted(self_reported):
+    cast, system = self_reported
+    data = tsv([("d1", "negative"), ("d2", "positive"), ("d3", "positive")])
+    assert upload(cast, system, data).status_code == 201
+    again = upload(cast, system, data, name="renamed.tsv")
+    assert again.status_code == 400
+    assert "identical to the blind-dev predictions of version 1" in again.json()["detail"]
+    assert system.versions.count() == 1
+    changed = upload(cast, system, data.replace(b"d3\tpositive", b"d3\tnegative"))
+    assert changed.status_code == 201
+    assert system.versions.count() == 2
+
+
+def test_missing_predictions_are_summarised_as_one_count(self_reported):
+    cast, system = self_reported
+    response = upload(cast, system, tsv([("d1", "negative")]))
+    assert response.status_code == 400
+    (group,) = response.json()["groups"]
+    assert (group["reason"], group["count"], group["lines"]) == (
+        "2 of 3 texts have no prediction",
+        2,
+        "",
+    )

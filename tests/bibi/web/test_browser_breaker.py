@@ -4,6 +4,7 @@ pair built from the starter set in the draft, and the final mark."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -31,6 +32,9 @@ def test_a_breaker_sees_every_bad_row_then_submits_a_good_set(transactional_db, 
     upload.get_by_role("button", name="Upload and check").click()
     alert = page.locator("#rejected")
     expect(alert).to_contain_text("Nothing was stored: 4 problem(s) in pairs-bad.csv.")
+    # Each kind once, then the rows by line, folded away until asked for.
+    expect(page.locator("#rejected-errors")).to_be_hidden()
+    page.locator("#rejected-lines summary").click()
     lines = [
         row.inner_text().split("\t")[0] for row in page.locator("#rejected-errors tbody tr").all()
     ]
@@ -73,3 +77,47 @@ def test_a_breaker_sees_every_bad_row_then_submits_a_good_set(transactional_db, 
     expect(page.get_by_text(f"Pair set {first.id} is your team's final entry.")).to_be_visible()
     screen.shot("final")
     assert screen.axe_violations() == []
+
+
+def test_a_breaker_stores_the_passing_pairs_of_a_file_and_downloads_the_refused_rows(
+    transactional_db, screen
+):
+    cast = build_cast()
+    page = screen.page
+    screen.log_in("brian", "pw-brian-123")
+    screen.goto("/tasks/sst/pairs/")
+    expect(page.locator("#sets-left")).to_contain_text("may submit 10 more sets")
+
+    upload = page.get_by_role("region", name="Upload a pair set")
+    upload.get_by_label("Pair-set file").set_input_files(WEB_FIXTURES / "pairs-partial.csv")
+    upload.get_by_label("Store the pairs that pass and list the refused rows").check()
+    upload.get_by_role("button", name="Upload and check").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text(re.compile(r"^Pair set"))
+    expect(page.locator("main")).to_contain_text("2 rows of the file were refused and left out")
+    refused = page.locator("#refused-rows tbody tr")
+    expect(refused).to_have_count(2)
+    expect(refused.nth(0)).to_contain_text("unchanged")
+    expect(refused.nth(1)).to_contain_text("token edits away")
+    screen.shot("partial-set")
+    assert screen.axe_violations() == []
+    pair_set = PairSet.objects.get(team=cast.breaker_team)
+    assert pair_set.pairs.count() == 2
+
+    with page.expect_download() as download_info:
+        page.get_by_role("link", name="Download the refused rows").click()
+    download = download_info.value
+    assert download.suggested_filename == f"pairs-partial-refused-set-{pair_set.id}.csv"
+    lines = Path(download.path()).read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "line,rule,setting,reason,content"
+    assert [line.split(",")[0] for line in lines[1:]] == ["3", "5"]
+
+    # The same file again is recognised, and the quota shown is untouched.
+    screen.goto("/tasks/sst/pairs/")
+    upload = page.get_by_role("region", name="Upload a pair set")
+    upload.get_by_label("Pair-set file").set_input_files(WEB_FIXTURES / "pairs-partial.csv")
+    upload.get_by_label("Store the pairs that pass and list the refused rows").check()
+    upload.get_by_role("button", name="Upload and check").click()
+    expect(page.locator("main")).to_contain_text(f"identical to pair set {pair_set.id}")
+    expect(page.locator("#sets-left")).to_contain_text("may submit 9 more sets")
+    screen.shot("partial-again")
+    assert PairSet.objects.count() == 1

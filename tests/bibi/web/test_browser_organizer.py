@@ -60,6 +60,7 @@ def test_an_organizer_creates_a_task_and_imports_the_starter_set(transactional_d
     page.get_by_label("Split").select_option("starter")
     page.get_by_label("File", exact=True).set_input_files(WEB_FIXTURES / "starter-bad.csv")
     page.get_by_role("button", name="Import").click()
+    page.locator("#rejected-lines summary").click()
     errors = page.locator("#rejected-errors tbody tr")
     assert [row.inner_text().split("\t")[0] for row in errors.all()] == ["3", "4", "5"]
     assert (

@@ -157,15 +157,15 @@ def post_dev_predictions(client, system: System, rows: str, **extra):
 
 def test_self_reported_predictions_with_bad_rows_are_listed_by_line(building):
     cast, client, _, reported = building
-    response = post_dev_predictions(
-        client, reported, "id,label\nd1,positive\nd2,neutral\nd9,negative\n"
-    )
+    response = post_dev_predictions(client, reported, "id,label\nd1,positive\nd2,2\nd9,negative\n")
     assert response.status_code == 400
     html = response.content.decode()
     assert "Nothing was stored: 3 problem(s) in dev.csv." in html
     assert "id &#x27;d9&#x27; is not one of the texts to predict" in html
     assert "no prediction for id &#x27;d3&#x27;" in html
-    assert '<td class="num">3</td><td>the label &#x27;neutral&#x27;' in html
+    assert '<td class="num">3</td><td>the label &#x27;2&#x27;' in html
+    # By kind: one count for every text without a prediction, not one group per id.
+    assert "1 of 3 texts have no prediction" in html
     assert not reported.versions.exists()
 
 

@@ -5,6 +5,7 @@ submission does to the team's entry)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,9 +18,10 @@ from django.core.files import File
 from django.db import transaction
 from django.utils import timezone
 
-from bibi.files import FileFormatError, FileRejected, RowError, RowErrors
+from bibi.files import FileFormatError, FileRejected, RowError, RowErrors, refused_rows_csv
 from bibi.pairs import selectors
 from bibi.pairs.checks import (
+    KIND_SUMMARIES,
     CheckedPair,
     PairInput,
     PairRules,
@@ -37,7 +39,7 @@ from bibi.pairs.span_checks import (
 from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Dataset, Example, Phase, SharedTask, Team
 from bibi.texts import moment_text
-from bibi.uploads import upload_size_require
+from bibi.uploads import upload_digest, upload_size_require
 
 PAIR_SET_FILE = "the pair-set file"
 # A set may name the same few originals many times; below this many pairs, fetching just
@@ -58,7 +60,10 @@ class PairSetSubmission:
     ``pair_count`` set. ``is_entry`` says whether it is the team's entry now; if so,
     ``replaced_entry`` is the entry it took over from, if any; if not, ``final_entry`` is the
     set the team marked final, which stays the entry. Both carry ``pair_count``.
-    ``warnings`` do not stop the set: by row, 0 for the set as a whole.
+    ``warnings`` do not stop the set: by row, 0 for the set as a whole. A partial upload
+    stores the pairs that pass: ``refused`` are the problems of the rows it left out (the
+    first ``ERRORS_SHOWN``, summarised by kind), ``pair_set.refused_count`` how many rows
+    and ``pair_set.refused_csv`` every one of them with its line.
     """
 
     pair_set: PairSet
@@ -67,6 +72,7 @@ class PairSetSubmission:
     final_entry: PairSet | None
     warnings: tuple[RowError, ...]
     dry_run: bool = False
+    refused: RowErrors | None = None
 
 
 def breaker_member_require(*, team: Team, user: AbstractBaseUser) -> None:
@@ -231,14 +237,30 @@ class _Origin:
     file_format: str
     layout: str
     encoding: str
+    text: str = ""
+    digest: str = ""
 
     def rejected(self, errors: Sequence[RowError] | RowErrors) -> PairSetRejected:
+        problems = errors if isinstance(errors, RowErrors) else RowErrors(errors)
+        for kind, summary in KIND_SUMMARIES.items():
+            problems.summarize(kind, summary)
         return PairSetRejected(
-            errors,
+            problems,
             source=self.filename or "the JSON list",
             encoding=self.encoding,
             file_format=self.file_format,
         )
+
+
+@dataclass
+class _Checked:
+    """The pairs that pass, the warnings that go with them, and, for a partial upload,
+    the problems of the rows left out (every one in ``refused_rows``, for the file)."""
+
+    pairs: list[CheckedPair]
+    warnings: list[RowError]
+    refused: RowErrors | None = None
+    refused_rows: list[RowError] | None = None
 
 
 def _pairs_check(
@@ -249,9 +271,11 @@ def _pairs_check(
     label_map: Mapping[str, str] | None,
     read_errors: Sequence[RowError] | RowErrors,
     read_warnings: Sequence[RowError],
-) -> tuple[list[CheckedPair], list[RowError]]:
+    partial: bool = False,
+) -> _Checked:
     """Every pair checked, with the warnings that go with the answer; else ``PairSetRejected``
-    with every problem, the rows the file could not read included."""
+    with every problem, the rows the file could not read included. With ``partial``, the
+    pairs that pass are kept when there are any, and the problems of the others returned."""
     if len(pairs) + len(read_errors) == 0:
         raise origin.rejected([RowError(line=0, reason="the set has no pairs")])
     pair_set_size_require(
@@ -274,15 +298,23 @@ def _pairs_check(
             )
     except ValidationError as error:
         raise origin.rejected([RowError(line=0, reason=m) for m in error.messages]) from None
+    result = _Checked(
+        pairs=checked,
+        warnings=[
+            *read_warnings,
+            *(RowError(line=p.row, reason=warning) for p in checked for warning in p.warnings),
+        ],
+    )
     if errors or read_errors:
+        # The rows the reader could not read are known only as far as it kept them.
+        refused_rows = [*read_errors, *errors]
         problems = read_errors if isinstance(read_errors, RowErrors) else RowErrors(read_errors)
         problems.extend(errors)
-        raise origin.rejected(problems)
-    warnings = [
-        *read_warnings,
-        *(RowError(line=pair.row, reason=warning) for pair in checked for warning in pair.warnings),
-    ]
-    return checked, warnings
+        if not (partial and checked):
+            raise origin.rejected(problems)
+        result.refused = origin.rejected(problems).problems
+        result.refused_rows = refused_rows
+    return result
 
 
 @transaction.atomic
@@ -290,16 +322,18 @@ def _pair_set_store(
     *,
     team: Team,
     user: AbstractBaseUser,
-    checked: list[CheckedPair],
-    warnings: list[RowError],
+    checked: _Checked,
     origin: _Origin,
     now: datetime,
     dry_run: bool,
 ) -> PairSetSubmission:
     """Store the checked pairs as a new submitted set under the team's lock (the quota is
-    checked again there), or, for a dry run, only say what storing them would do."""
+    checked again there), or, for a dry run, only say what storing them would do. One
+    transaction: a partial upload stores its passing pairs whole or not at all."""
     team_lock(team)
+    identical_upload_refuse(team=team, digest=origin.digest)
     set_quota_require(team)
+    refused_rows = checked.refused_rows or []
     pair_set = PairSet(
         shared_task=team.shared_task,
         team=team,
@@ -312,14 +346,36 @@ def _pair_set_store(
         created_by=user,
         submitted_by=user,
         submitted_at=now,
+        content_sha256=origin.digest,
+        refused_count=len({error.line for error in refused_rows}),
+        refused_csv=refused_rows_csv(refused_rows, origin.text) if refused_rows else "",
     )
     submission = submission_describe(
-        pair_set, pair_count=len(checked), warnings=warnings, dry_run=dry_run
+        pair_set, pair_count=len(checked.pairs), warnings=checked.warnings, dry_run=dry_run
     )
     if not dry_run:
         pair_set.save()
-        Pair.objects.bulk_create((pair_build(pair_set, c) for c in checked), batch_size=2000)
-    return submission
+        Pair.objects.bulk_create((pair_build(pair_set, c) for c in checked.pairs), batch_size=2000)
+    return dataclasses.replace(submission, refused=checked.refused)
+
+
+def identical_upload_refuse(*, team: Team, digest: str) -> None:
+    """Refuse a file identical to one of the team's submitted sets (same bytes, label map
+    and mode): it would store the same pairs again and use up the quota."""
+    if not digest:
+        return
+    earlier = (
+        PairSet.objects.filter(team=team, status=PairSet.Status.SUBMITTED, content_sha256=digest)
+        .order_by("-submitted_at")
+        .first()
+    )
+    if earlier is not None:
+        raise ValidationError(
+            f"This file is identical to pair set {earlier.id}, submitted "
+            f"{moment_text(earlier.submitted_at)}: nothing was stored, and it did not count "
+            "against your team's quota.",
+            code="identical_upload",
+        )
 
 
 def pair_set_submit(
@@ -336,6 +392,9 @@ def pair_set_submit(
     read_errors: Sequence[RowError] | RowErrors = (),
     read_warnings: Sequence[RowError] = (),
     dry_run: bool = False,
+    partial: bool = False,
+    text: str = "",
+    digest: str = "",
 ) -> PairSetSubmission:
     """Check ``pairs`` and store them as a new submitted set of ``team``, or nothing.
 
@@ -344,26 +403,25 @@ def pair_set_submit(
     member of this breaker team), ValidationError (outside the break phase, over the quota)
     or PairSetRejected, whose ``source`` is ``filename`` or, without one, "the JSON list".
     With ``dry_run`` everything is checked and answered the same, and nothing is stored.
+    With ``partial`` (opt-in), a set with failing pairs stores the pairs that pass, when
+    there are any, and lists the others (``PairSetSubmission.refused``); ``text`` is the
+    file they come from, quoted in the set's ``refused_csv``. ``digest`` identifies the
+    upload (``bibi.uploads.upload_digest``): a set already submitted with it is refused.
     """
     now = timezone.now()
     pair_set_submit_require(team=team, user=user, now=now)
-    origin = _Origin(source, filename, file_format, layout, encoding)
-    checked, warnings = _pairs_check(
+    origin = _Origin(source, filename, file_format, layout, encoding, text, digest)
+    checked = _pairs_check(
         team.shared_task,
         pairs,
         origin=origin,
         label_map=label_map,
         read_errors=read_errors,
         read_warnings=read_warnings,
+        partial=partial,
     )
     return _pair_set_store(
-        team=team,
-        user=user,
-        checked=checked,
-        warnings=warnings,
-        origin=origin,
-        now=now,
-        dry_run=dry_run,
+        team=team, user=user, checked=checked, origin=origin, now=now, dry_run=dry_run
     )
 
 
@@ -375,21 +433,30 @@ def pair_set_upload(
     file_format: str | None = None,
     label_map: Mapping[str, str] | None = None,
     dry_run: bool = False,
+    partial: bool = False,
 ) -> PairSetSubmission:
     """Read a pair-set file (see ``layouts``) and submit it with ``pair_set_submit``.
 
     ``file`` is any Django ``File`` (an upload, a ``ContentFile`` with a name). A file that
     cannot be read at all is rejected like a set with failing pairs; one over
-    ``PAIR_SET_UPLOAD_MAX_BYTES`` raises ``bibi.uploads.UploadTooLarge`` unread.
+    ``PAIR_SET_UPLOAD_MAX_BYTES`` raises ``bibi.uploads.UploadTooLarge`` unread. A file
+    identical to a set the team submitted (same bytes, label map and mode) is refused with
+    a ``ValidationError`` that names that set, and does not count. ``partial``: see
+    ``pair_set_submit``.
     """
     pair_set_submit_require(team=team, user=user)
     upload_size_require(file.size, limit=settings.PAIR_SET_UPLOAD_MAX_BYTES, what=PAIR_SET_FILE)
     filename = PurePath((file.name or "").replace("\\", "/")).name[:255]
     file.seek(0)
+    data = file.read()
+    digest = upload_digest(
+        data, file_format=file_format or "", label_map=dict(label_map or {}), partial=partial
+    )
+    identical_upload_refuse(team=team, digest=digest)
     max_pairs = team.shared_task.max_pairs_per_set
     try:
         pair_file = read_pair_file(
-            file.read(), filename=filename, file_format=file_format, max_pairs=max_pairs
+            data, filename=filename, file_format=file_format, max_pairs=max_pairs
         )
     except FileFormatError as error:
         raise PairSetRejected.from_format_error(error, source=filename or "the file") from None
@@ -413,4 +480,7 @@ def pair_set_upload(
         read_errors=pair_file.errors,
         read_warnings=pair_file.warnings,
         dry_run=dry_run,
+        partial=partial,
+        text=pair_file.text,
+        digest=digest,
     )

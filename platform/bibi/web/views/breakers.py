@@ -18,13 +18,14 @@ from bibi.api import error_groups
 from bibi.files import RowError
 from bibi.pairs import selectors as pair_selectors
 from bibi.pairs import services as pair_services
+from bibi.pairs.checks import PairRules
 from bibi.pairs.layouts import pair_input_from_fields
 from bibi.pairs.models import Pair, PairSet
 from bibi.pairs.services import PAIR_SET_FILE
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import Dataset, SharedTask, Team
 from bibi.sharedtasks.selectors import Viewer
-from bibi.web.access import file_upload, require_team, task_and_viewer
+from bibi.web.access import file_upload, refusal_now, require_team, task_and_viewer
 from bibi.web.forms import (
     ContestForm,
     PairAddForm,
@@ -34,6 +35,8 @@ from bibi.web.forms import (
 )
 
 PAIRS_PER_PAGE = 100
+# Refused rows of a partial upload listed on its set's page; the download has them all.
+REFUSED_ROWS_SHOWN = 200
 
 
 def _pairs_page(
@@ -66,6 +69,11 @@ def _pairs_page(
         "viewer": viewer,
         "tab": "pairs",
         "team": team,
+        "upload_closed": refusal_now(
+            lambda: pair_services.pair_set_submit_require(team=team, user=request.user)
+        ),
+        "sets_left": pair_selectors.pair_sets_left(team=team),
+        "rules": PairRules.for_shared_task(shared_task),
         "pair_sets": [s for s in pair_sets if s.status == PairSet.Status.SUBMITTED],
         "draft": draft,
         "draft_pairs": pair_selectors.pair_list(pair_set=draft) if draft else [],
@@ -84,6 +92,18 @@ def pairs(request: HttpRequest, slug: str) -> HttpResponse:
     shared_task, viewer = task_and_viewer(request, slug)
     team = require_team(viewer, Team.Kind.BREAKER)
     return _pairs_page(request, shared_task, viewer, team)
+
+
+def say_refused(request: HttpRequest, count: int, *, dry_run: bool) -> None:
+    """A partial upload's left-out rows, in one message (the set's page lists them)."""
+    if count:
+        rows = f"{count} row{'s' * (count != 1)}"
+        messages.warning(
+            request,
+            f"{rows} of the file {'would be' if dry_run else ('were' if count != 1 else 'was')}"
+            " refused and left out"
+            + ("." if dry_run else ": the set's page lists them, with a file to download."),
+        )
 
 
 def say_warnings(request: HttpRequest, warnings: Sequence[RowError]) -> None:
@@ -109,6 +129,7 @@ def pair_set_upload(request: HttpRequest, slug: str) -> HttpResponse:
                 file_format=form.cleaned_data["format"] or None,
                 label_map=form.cleaned_data["label_map"],
                 dry_run=dry_run,
+                partial=form.cleaned_data["partial"],
             )
         except ValidationError as error:
             rejected = add_upload_error(form, error)
@@ -118,11 +139,13 @@ def pair_set_upload(request: HttpRequest, slug: str) -> HttpResponse:
             if dry_run:
                 messages.success(
                     request,
-                    f"{pair_set.filename} passes every check ({pairs_said}). Nothing was "
-                    "stored: upload it again to submit it.",
+                    f"{pair_set.filename} {'has' if pair_set.refused_count else 'passes every check'}"
+                    f"{f' {pairs_said} that pass' if pair_set.refused_count else f' ({pairs_said})'}"
+                    ". Nothing was stored: upload it again to submit it.",
                 )
             else:
                 messages.success(request, f"Pair set {pair_set.id} is submitted: {pairs_said}.")
+            say_refused(request, pair_set.refused_count, dry_run=dry_run)
             say_warnings(request, submission.warnings)
             if dry_run:
                 return redirect("web:pairs", slug=slug)
@@ -221,8 +244,28 @@ def pair_set_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         "is_entry": entry is not None and entry.id == pair_set.id,
         "is_member": viewer.team is not None and viewer.team.id == pair_set.team_id,
         "page": page,
+        "refused_rows": (
+            pair_selectors.refused_rows(pair_set=pair_set, limit=REFUSED_ROWS_SHOWN)
+            if pair_set.refused_count
+            and pair_selectors.can_view_refused_rows(user=request.user, pair_set=pair_set)
+            else []
+        ),
     }
     return render(request, "web/breakers/pair_set.html", context)
+
+
+@login_required
+def pair_set_refused(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    shared_task, _ = task_and_viewer(request, slug)
+    pair_set = _pair_set_for(request, shared_task, pk)
+    if not pair_set.refused_count or not pair_selectors.can_view_refused_rows(
+        user=request.user, pair_set=pair_set
+    ):
+        raise Http404("This pair set has no refused rows to show.")
+    response = HttpResponse(pair_set.refused_csv, content_type="text/csv; charset=utf-8")
+    filename = pair_selectors.refused_rows_filename(pair_set=pair_set)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
 
 
 @login_required

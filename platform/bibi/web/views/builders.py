@@ -21,7 +21,13 @@ from bibi.systems import selectors as system_selectors
 from bibi.systems import services as system_services
 from bibi.systems.models import System, SystemVersion
 from bibi.systems.services import ARCHIVE, PREDICTIONS_FILE
-from bibi.web.access import file_upload, require_team, task_and_viewer, wants_json
+from bibi.web.access import (
+    file_upload,
+    refusal_now,
+    require_team,
+    task_and_viewer,
+    wants_json,
+)
 from bibi.web.forms import (
     ArchiveUploadForm,
     PredictionsUploadForm,
@@ -99,7 +105,16 @@ def _system_page(
 ) -> HttpResponse:
     versions = system_selectors.versions_of(system=system)
     is_member = viewer.team is not None and viewer.team.id == system.team_id
+    upload_require = (
+        system_services.system_version_upload_require
+        if system.kind == System.Kind.HOSTED
+        else system_predictions.system_predictions_upload_require
+    )
     context = {
+        "upload_closed": refusal_now(lambda: upload_require(system=system, actor=request.user))
+        if is_member
+        else None,
+        "uploads_left": system_selectors.uploads_left(system=system),
         "shared_task": shared_task,
         "viewer": viewer,
         "tab": "systems",
@@ -171,7 +186,17 @@ def predictions_upload(request: HttpRequest, slug: str, system_id: int) -> HttpR
         except ValidationError as error:
             rejected = add_upload_error(form, error)
         else:
-            messages.success(request, f"The predictions are stored in version {version.number}.")
+            outside = version.outside_label_count
+            messages.success(
+                request,
+                f"The predictions are stored in version {version.number}."
+                + (
+                    f" {outside} of them name a label outside this task's ({', '.join(shared_task.labels)}):"
+                    " they are kept as given and counted wrong."
+                    if outside
+                    else ""
+                ),
+            )
             return redirect("web:system", slug=slug, system_id=system.id)
     return _system_page(
         request,
