@@ -67,6 +67,12 @@ class PairSet(models.Model):
     submitted_at = models.DateTimeField(
         null=True, blank=True, help_text="Server time of submission; empty for a draft."
     )
+    draft_reminded_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the team was e-mailed that this draft is unsubmitted before the "
+        "break deadline (once per draft and deadline).",
+    )
 
     class Meta:
         ordering = ["-submitted_at", "-id"]
