@@ -12,7 +12,6 @@ import pytest
 from bibi.evaluation.models import Snapshot
 from bibi.sharedtasks.services.presets import shared_task_preset_apply
 
-from ..conftest import ROLES
 from ..evaluation.conftest import (
     assert_leaderboards_match,
     build_scored_task,
@@ -22,7 +21,7 @@ from ..evaluation.conftest import (
 )
 from .test_result_pages import get, page_text, publish
 
-ORG, OTHER, BUILDER, BREAKER, OUTSIDER, ANON = ROLES
+ANON = "anonymous"
 
 
 @pytest.fixture
