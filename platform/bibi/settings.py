@@ -351,6 +351,9 @@ CELERY_RESULT_EXPIRES = env_int("CELERY_RESULT_EXPIRES", 24 * 3600)
 # is alive (/healthz), sends again work the broker lost, takes back work whose worker vanished
 # and removes half-unpacked models. Without beat none of that happens.
 HOUSEKEEPING_INTERVAL = env_int("HOUSEKEEPING_INTERVAL", 60)
+# Hours before the break deadline when housekeeping e-mails a breaker team whose draft holds
+# pairs it has not submitted (once per draft and deadline).
+DRAFT_REMINDER_HOURS = env_int("DRAFT_REMINDER_HOURS", 24)
 CELERY_BEAT_SCHEDULE = {
     "housekeeping": {"task": "default.housekeeping", "schedule": float(HOUSEKEEPING_INTERVAL)},
 }

@@ -113,17 +113,19 @@ TABLES = {
     for table in [
         Table(
             "builders",
-            "The builder leaderboard, fewest pairs broken first (then highest F1).",
+            "The builder leaderboard, fewest broken first (then highest F1).",
             "rank; system (team / name); team; kind (hosted, self_reported); version; f1 "
-            "(macro-F1 over every sentence of every pair); accuracy; broken_pct (% of the "
-            "pairs it saw that broke it); breaks; pairs (that it saw); unseen (pairs it did "
-            "not see: both items the same after its truncation, or a text its model failed "
-            "on); both_wrong; outside_label_set (sentences answered outside the label set); "
-            "dev_accuracy (blind dev set); weight (its weight in the breaker score under "
-            "dev_accuracy); weight_source (blind_dev, or originals: its accuracy on the "
-            "originals, for a system without blind-dev predictions); unvalidated_broken_pct "
-            "(the same with label validation left out: empty when validation is off); "
-            "broken_pct by each breaker team.",
+            "(macro-F1 over every sentence of every pair); accuracy; broken_pct (breaks as a "
+            "% of the pairs it saw, or of their sentences under the sentences break rate); "
+            "breaks; pairs (that it saw); unseen (pairs it did not see: both items the same "
+            "after its truncation, or a text its model failed on); both_wrong; "
+            "outside_label_set (sentences answered outside the label set); dev_accuracy "
+            "(blind dev set); weight (its weight in the breaker score under dev_accuracy; "
+            "breaker_systems has the weight each team's score applied); weight_source "
+            "(blind_dev, or originals: its accuracy on the originals, for a system without "
+            "blind-dev predictions); unvalidated_broken_pct (the same with label "
+            "validation left out: empty when validation is off); broken_pct by each breaker "
+            "team.",
             builders_grid,
             builders_json,
         ),
@@ -147,7 +149,8 @@ TABLES = {
         ),
         Table(
             "matrix",
-            "% of each breaker team's pairs that broke each system.",
+            "Each breaker team's break rate against each system: % of its pairs (or of their "
+            "sentences under the sentences break rate).",
             "breaker team; one column per system.",
             matrix_grid,
             matrix_json,

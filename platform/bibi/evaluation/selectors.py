@@ -49,6 +49,12 @@ def leaderboard_snapshot(*, shared_task: SharedTask) -> Snapshot | None:
     )
 
 
+def snapshot_newest(*, shared_task: SharedTask) -> Snapshot | None:
+    """The task's most recent snapshot, published or not: publishing any other one puts
+    older scores (fewer pairs or systems, other settings) on the leaderboard."""
+    return Snapshot.objects.filter(shared_task=shared_task).order_by("-created_at", "-id").first()
+
+
 def results_snapshot(
     *, shared_task: SharedTask, is_organizer: bool, snapshot_id: int | None = None
 ) -> Snapshot | None:
@@ -249,8 +255,12 @@ class LambdaEvidence:
 
 
 def lambda_systems(*, snapshot: Snapshot) -> list[int]:
-    """The systems a snapshot has λmax analyses for (hosted ones), in leaderboard order."""
-    having = {row["system_id"] for row in snapshot.tables.get("lambda_quartiles", [])}
+    """The systems a snapshot has λmax analyses for, in leaderboard order: those with λmax
+    on at least one pair's original. A self-reported system has no model to compute λmax
+    with; its quartile rows exist but count no pair, and it is not one of these."""
+    having = {
+        row["system_id"] for row in snapshot.tables.get("lambda_quartiles", []) if row.get("pairs")
+    }
     return [entry["system_id"] for entry in snapshot.systems if entry["system_id"] in having]
 
 

@@ -86,6 +86,12 @@ class PairSet(models.Model):
         blank=True,
         help_text="The refused rows of a partial upload: line, rule, setting, reason, content.",
     )
+    draft_reminded_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the team was e-mailed that this draft is unsubmitted before the "
+        "break deadline (once per draft and deadline).",
+    )
 
     class Meta:
         ordering = ["-submitted_at", "-id"]

@@ -161,6 +161,65 @@ def pair_set_draft(*, team: Team) -> PairSet | None:
     return PairSet.objects.filter(team=team, status=PairSet.Status.DRAFT).first()
 
 
+@dataclass(frozen=True)
+class UnsubmittedDraft:
+    """A team's draft that holds pairs: they count for nothing until it is submitted, and a
+    draft cannot be submitted once the break phase has ended."""
+
+    pair_set_id: int
+    pairs: int
+    # The end of the running break phase; None once it has ended (the pairs never counted)
+    # or before it has started.
+    deadline: datetime | None
+    break_ended: bool
+
+
+def draft_unsubmitted(*, team: Team, now: datetime | None = None) -> UnsubmittedDraft | None:
+    """The team's draft with its number of pairs, if it has any (two queries)."""
+    draft = (
+        PairSet.objects.filter(team=team, status=PairSet.Status.DRAFT)
+        .annotate(pair_count=Count("pairs"))
+        .filter(pair_count__gt=0)
+        .values("id", "pair_count")
+        .first()
+    )
+    if draft is None:
+        return None
+    now = now or timezone.now()
+    phase = Phase.objects.filter(shared_task_id=team.shared_task_id, kind=Phase.Kind.BREAK).first()
+    running = phase is not None and phase.is_open(now)
+    return UnsubmittedDraft(
+        pair_set_id=draft["id"],
+        pairs=draft["pair_count"],
+        deadline=phase.ends_at if running and phase else None,
+        break_ended=phase is not None and phase.ends_at <= now,
+    )
+
+
+def drafts_to_remind(*, now: datetime, within: timedelta) -> QuerySet[PairSet]:
+    """Drafts holding pairs whose break phase is running and ends within ``within``, and
+    whose team has not been reminded since the deadline came that close (an extended
+    deadline brings a new reminder when it nears again)."""
+    # One filter() call: every condition on the phase must hold for the same phase row.
+    return (
+        PairSet.objects.filter(
+            Q(draft_reminded_at__isnull=True)
+            | Q(draft_reminded_at__lt=F("shared_task__phases__ends_at") - within),
+            status=PairSet.Status.DRAFT,
+            shared_task__phases__kind=Phase.Kind.BREAK,
+            shared_task__phases__starts_at__lte=now,
+            shared_task__phases__ends_at__gt=now,
+            shared_task__phases__ends_at__lte=now + within,
+        )
+        .annotate(
+            pair_count=Count("pairs", distinct=True), deadline=F("shared_task__phases__ends_at")
+        )
+        .filter(pair_count__gt=0)
+        .select_related("team", "shared_task")
+        .order_by("id")
+    )
+
+
 def pair_list(*, pair_set: PairSet) -> QuerySet[Pair]:
     return pair_set.pairs.select_related("original").order_by("row")
 

@@ -265,3 +265,11 @@ class ScheduleForm(forms.Form):
                     continue
             changes.append(task_services.PhaseChange(phase, kind, starts, ends))
         return changes
+
+
+class SnapshotPublishOlderForm(forms.Form):
+    confirm = forms.BooleanField(
+        label="Yes, publish this older snapshot",
+        help_text="It becomes the leaderboard everyone reads, in place of the newer scores; "
+        "a newer snapshot can be published afterwards.",
+    )

@@ -199,3 +199,24 @@ def test_every_failure_reason_is_explained_in_plain_words_with_what_to_do():
         help_text = failure_help(reason)
         assert help_text is not None, reason
         assert help_text.what_happened and help_text.what_to_do
+
+
+def test_the_upload_message_says_what_became_of_the_version(building):
+    from bibi.web.views.builders import _uploaded_message
+
+    cast, client, hosted, _ = building
+    client.post(
+        f"{TASK}systems/{hosted.id}/versions/",
+        {"archive": archive_upload(TINY_MODELS / "tiny-bow"), "label_mapping": ""},
+    )
+    version = hosted.versions.get()
+    expected = {
+        "queued": "Version 1 is uploaded and queued: this page follows its validation.",
+        "running": "Version 1 is uploaded and being validated: this page follows it.",
+        "ready": "Version 1 is uploaded and validated already: it is ready.",
+        "failed": "Version 1 is uploaded and validated already: it was refused, for the reason below.",
+    }
+    for status, message in expected.items():
+        # As the embedded backend or a quick worker leaves it before the page is answered.
+        SystemVersion.objects.filter(id=version.id).update(status=status)
+        assert _uploaded_message(version) == message

@@ -396,7 +396,7 @@ def test_an_organizer_runs_scoring_and_publishes_from_the_page(scored):
     response = client.post(f"{TASK}organize/scoring/run/", follow=True)
     assert ScoringRun.objects.count() == before + 1
     assert "is under way" in page_text(response)
-    snapshot = Snapshot.objects.order_by("id").first()
+    snapshot = Snapshot.objects.order_by("-id").first()
     response = client.post(f"{TASK}organize/snapshots/{snapshot.id}/publish/", follow=True)
     snapshot.refresh_from_db()
     assert snapshot.published_at is not None
@@ -420,7 +420,11 @@ def test_nobody_else_runs_scoring_or_publishes(scored, role):
 def test_publishing_takes_a_post_and_a_snapshot_of_this_task(scored):
     client = page_client(scored.cast, ORG)
     snapshot = Snapshot.objects.get()
-    assert client.get(f"{TASK}organize/snapshots/{snapshot.id}/publish/").status_code == 405
+    # The newest snapshot has nothing to confirm: a GET goes back to the scoring page.
+    response = client.get(f"{TASK}organize/snapshots/{snapshot.id}/publish/")
+    assert response.status_code == 302 and response["Location"].endswith("/organize/scoring/")
+    snapshot.refresh_from_db()
+    assert snapshot.published_at is None
     assert client.post(f"{TASK}organize/snapshots/999999/publish/").status_code == 404
 
 

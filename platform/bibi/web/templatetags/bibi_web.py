@@ -7,6 +7,7 @@ from datetime import datetime
 from django import template
 
 from bibi.guidance.visibility import sight_of
+from bibi.pairs.selectors import draft_unsubmitted
 from bibi.sharedtasks.models import Dataset, SharedTask, Team
 from bibi.sharedtasks.selectors import Viewer
 from bibi.systems.models import System, SystemVersion
@@ -77,6 +78,15 @@ def percent(value: float | None) -> str:
 def field(bound_field):  # type: ignore[no-untyped-def]
     """One form field with its label, help text and errors, tied together for screen readers."""
     return {"field": bound_field}
+
+
+@register.inclusion_tag("web/includes/draft_warning.html")
+def draft_warning(shared_task: SharedTask, viewer: Viewer):  # type: ignore[no-untyped-def]
+    """On every task page a breaker team's member sees: its draft's unsubmitted pairs and
+    the deadline after which they can no longer be submitted (``draft_unsubmitted``)."""
+    team = viewer.team
+    draft = draft_unsubmitted(team=team) if team and team.kind == Team.Kind.BREAKER else None
+    return {"shared_task": shared_task, "draft": draft}
 
 
 @register.filter

@@ -137,6 +137,20 @@ def system_detail(request: HttpRequest, slug: str, system_id: int) -> HttpRespon
     return _system_page(request, shared_task, viewer, system)
 
 
+def _uploaded_message(version: SystemVersion) -> str:
+    """What became of an upload, read back after it: a worker (or the embedded backend, in
+    this very request) may have validated it already."""
+    version.refresh_from_db(fields=["status"])
+    Status = SystemVersion.Status
+    state = {
+        Status.QUEUED: "queued: this page follows its validation",
+        Status.RUNNING: "being validated: this page follows it",
+        Status.READY: "validated already: it is ready",
+        Status.FAILED: "validated already: it was refused, for the reason below",
+    }[Status(version.status)]
+    return f"Version {version.number} is uploaded and {state}."
+
+
 @file_upload(limit_setting="SYSTEM_UPLOAD_MAX_BYTES", what=ARCHIVE, back="web:system")
 def version_upload(request: HttpRequest, slug: str, system_id: int) -> HttpResponse:
     shared_task, viewer, system = _system_for(request, slug, system_id)
@@ -152,11 +166,7 @@ def version_upload(request: HttpRequest, slug: str, system_id: int) -> HttpRespo
         except ValidationError as error:
             add_service_error(form, error)
         else:
-            messages.success(
-                request,
-                f"Version {version.number} is uploaded and queued: this page follows its "
-                "validation.",
-            )
+            messages.success(request, _uploaded_message(version))
             location = reverse("web:system", kwargs={"slug": slug, "system_id": system.id})
             if wants_json(request):
                 return JsonResponse({"location": location})

@@ -20,6 +20,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.safestring import SafeString
 from django.views.decorators.http import require_POST
 
 from bibi.evaluation import exports, table_rows
@@ -33,25 +34,67 @@ from bibi.web import charts
 from bibi.web.access import require_organizer, task_and_viewer
 from bibi.web.diff import word_diff
 from bibi.web.forms import ItemFilterForm, LambdaSystemForm
+from bibi.web.organize_forms import SnapshotPublishOlderForm
 from bibi.web.sorting import Column, sort_table
 from bibi.web.validation_results import leaderboard_validation
 
 ITEMS_PER_PAGE = 20
 RECENT_RUNS = 20
 
-BUILDER_COLUMNS = [
-    Column("rank", "Rank"),
-    Column("system", "System", numeric=False),
-    Column("team", "Team", numeric=False),
-    Column("broken_pct", "Pairs broken (%)"),
-    Column("f1", "F1", high_first=True),
-    Column("accuracy", "Accuracy", high_first=True),
-    Column("breaks", "Breaks"),
-    Column("pairs", "Pairs seen", high_first=True),
-    Column("unseen", "Unseen"),
-    Column("dev_accuracy", "Dev accuracy", high_first=True),
-    Column("weight", "Weight", high_first=True),
-]
+
+@dataclass(frozen=True)
+class RateWords:
+    """How a snapshot's break percentages read: every heading, caption and chart says the
+    unit its break-rate mode computed (``scoring``: ``pairs`` or ``sentences``)."""
+
+    heading: str  # a column heading
+    of_what: str  # "% of ..." in captions
+    per: str  # "% broken per ..."
+    explain: str  # one sentence under the settings
+
+
+RATE_WORDS = {
+    "pairs": RateWords(
+        "Pairs broken (%)",
+        "pairs",
+        "pair",
+        "A break rate is breaks ÷ pairs: the share of the pairs that broke the system.",
+    ),
+    "sentences": RateWords(
+        "Broken per sentence (%)",
+        "sentences",
+        "sentence",
+        "A break rate is breaks ÷ sentences, two sentences a pair: half the per-pair rate, "
+        "as the 2017 tables printed it.",
+    ),
+}
+# Weight modes whose weight differs per breaker team (the system's score on that team's
+# originals): the builders' table shows each team's weight, not one number.
+PER_TEAM_WEIGHTS = {"original_accuracy", "original_f1"}
+
+
+def builder_columns(rate: RateWords, weight_mode: str) -> list[Column]:
+    weight = {
+        "dev_accuracy": "Weight (dev accuracy)",
+        "original_accuracy": "Weight: accuracy on each team's originals (mean)",
+        "original_f1": "Weight: F1 on each team's originals (mean)",
+        "none": "Weight (none: 1)",
+    }.get(weight_mode, "Weight")
+    return [
+        Column("rank", "Rank"),
+        Column("system", "System", numeric=False),
+        Column("team", "Team", numeric=False),
+        Column("broken_pct", rate.heading),
+        Column("f1", "F1", high_first=True),
+        Column("accuracy", "Accuracy", high_first=True),
+        Column("breaks", "Breaks"),
+        Column("pairs", "Pairs seen", high_first=True),
+        Column("unseen", "Unseen"),
+        Column("dev_accuracy", "Dev accuracy", high_first=True),
+        Column("weight", weight, high_first=True),
+    ]
+
+
 BREAKER_COLUMNS = [
     Column("rank", "Rank"),
     Column("team", "Team", numeric=False),
@@ -111,7 +154,8 @@ def _page(
     return render(request, template, context)
 
 
-def _settings_used(snapshot: Snapshot) -> dict[str, str]:
+def _settings_used(snapshot: Snapshot) -> dict[str, Any]:
+    """The settings a snapshot was scored with (not the task's settings today), in words."""
     used = snapshot.settings_used
     weight = used.get("weight_mode", "")
     rate = used.get("break_rate_mode", "")
@@ -120,10 +164,14 @@ def _settings_used(snapshot: Snapshot) -> dict[str, str]:
         "weight": SharedTask.WeightMode(weight).label
         if weight in SharedTask.WeightMode.values
         else weight,
+        "per_team_weights": weight in PER_TEAM_WEIGHTS,
         "break_rate_mode": rate,
         "break_rate": SharedTask.BreakRateMode(rate).label
         if rate in SharedTask.BreakRateMode.values
         else rate,
+        "rate": RATE_WORDS.get(rate, RATE_WORDS["pairs"]),
+        "labels": used.get("labels", []),
+        "max_sequence_length": used.get("max_sequence_length"),
         # Snapshots from before precisions were recorded say nothing: every cell was fp32 then.
         "precisions": ", ".join(
             f"{name} ({count} cells)" for name, count in used.get("precisions", {}).items()
@@ -131,15 +179,50 @@ def _settings_used(snapshot: Snapshot) -> dict[str, str]:
     }
 
 
+def _applied_weights(
+    builders: list[dict[str, Any]], breakers: list[dict[str, Any]], weight_mode: str
+) -> list[dict[str, Any]]:
+    """Builder rows whose ``weight`` is the weight the breaker scores applied: the stored
+    row keeps the dev-accuracy weight whatever the mode, so under a per-team mode the row
+    gets each breaker team's weight (``team_weights``) and their mean, and under ``none`` 1."""
+    if weight_mode == "none":
+        return [{**row, "weight": 1.0} for row in builders]
+    if weight_mode not in PER_TEAM_WEIGHTS:
+        return builders
+    rows = []
+    for row in builders:
+        team_weights = [
+            {"team": breaker["team"], "weight": cell["weight"]}
+            for breaker in breakers
+            for cell in breaker["by_system"]
+            if cell["system_id"] == row["system_id"] and cell["weight"] is not None
+        ]
+        mean = (
+            sum(entry["weight"] for entry in team_weights) / len(team_weights)
+            if team_weights
+            else None
+        )
+        rows.append({**row, "weight": mean, "team_weights": team_weights})
+    return rows
+
+
 def leaderboards(request: HttpRequest, slug: str) -> HttpResponse:
     results = _results(request, slug)
     snapshot, names = results.snapshot, results.names
     context: dict[str, Any] = {}
     if snapshot is not None and names is not None:
-        builders = exports.TABLES["builders"].as_json(snapshot, names)
+        used = _settings_used(snapshot)
         breakers = exports.TABLES["breakers"].as_json(snapshot, names)
+        builders = _applied_weights(
+            exports.TABLES["builders"].as_json(snapshot, names), breakers, used["weight_mode"]
+        )
         context.update(
-            builders=sort_table(builders, BUILDER_COLUMNS, request.GET, "builders"),
+            builders=sort_table(
+                builders,
+                builder_columns(used["rate"], used["weight_mode"]),
+                request.GET,
+                "builders",
+            ),
             breakers=sort_table(breakers, BREAKER_COLUMNS, request.GET, "breakers"),
             excluded=exports.snapshot_summary(snapshot, names)["excluded_systems"],
             validation=leaderboard_validation(snapshot, names),
@@ -216,14 +299,19 @@ def items(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _quartile_chart(
     evidence: results_selectors.LambdaEvidence, value: str, title: str, y_label: str
-) -> str:
+) -> SafeString | str:
     """Percentages by quartile of the original's λmax, one line per kind of pair."""
     series = []
     for kind, name in KINDS.items():
         by_quartile = {
             row["quartile"]: row[value] for row in evidence.quartiles if row["kind"] == kind
         }
-        series.append(charts.Series(name, [by_quartile.get(q) for q in (1, 2, 3, 4)]))
+        values = [by_quartile.get(q) for q in (1, 2, 3, 4)]
+        if any(value is not None for value in values):
+            series.append(charts.Series(name, values))
+    if not series:
+        # Nothing to draw: the table beside it says why (no pair in any quartile).
+        return ""
     return charts.line_chart(
         title=title,
         categories=["Q1", "Q2", "Q3", "Q4"],
@@ -239,6 +327,7 @@ def lambda_plots(request: HttpRequest, slug: str) -> HttpResponse:
     context: dict[str, Any] = {}
     systems = results_selectors.lambda_systems(snapshot=snapshot) if snapshot else []
     if snapshot is not None and names is not None and systems:
+        used = _settings_used(snapshot)
         form = LambdaSystemForm(
             request.GET if "system" in request.GET else None,
             systems=[(system_id, names.system(system_id)) for system_id in systems],
@@ -263,8 +352,8 @@ def lambda_plots(request: HttpRequest, slug: str) -> HttpResponse:
             broken_chart=_quartile_chart(
                 evidence,
                 "broken_pct",
-                f"Pairs broken, by the original's λmax: {system}",
-                "% broken",
+                f"Broken, by the original's λmax: {system}",
+                f"% broken (of {used['rate'].of_what})",
             ),
             delta_chart=charts.bar_chart(
                 title=f"Mean Δλmax (variant − original) per breaker team: {system}",
@@ -274,6 +363,14 @@ def lambda_plots(request: HttpRequest, slug: str) -> HttpResponse:
             ),
         )
     context["systems"] = systems
+    if snapshot is not None and names is not None:
+        # Systems scored without λmax: self-reported ones (predictions only, no model to
+        # compute it with) and hosted ones whose λmax is missing on every original.
+        context["without_lambda"] = [
+            {"system": names.system(entry["system_id"]), "kind": entry.get("kind", "")}
+            for entry in snapshot.systems
+            if entry["system_id"] not in systems
+        ]
     return _page(request, "web/results/lambda.html", results, "lambda", **context)
 
 
@@ -338,6 +435,7 @@ def scoring(request: HttpRequest, slug: str) -> HttpResponse:
             "section": "scoring",
             "runs": runs,
             "leaderboard": leaderboard,
+            "newest": results_selectors.snapshot_newest(shared_task=shared_task),
             "waiting": any(run.status in ("waiting_for_cells", "scoring") for run in runs),
         },
     )
@@ -360,8 +458,9 @@ def scoring_run_create(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @login_required
-@require_POST
 def snapshot_publish(request: HttpRequest, slug: str, snapshot_id: int) -> HttpResponse:
+    """Publish a snapshot. The newest one is published by its button; an older one (fewer
+    pairs or systems, other settings) only after a confirmation page says what it holds."""
     shared_task, viewer = task_and_viewer(request, slug)
     require_organizer(viewer)
     snapshot = results_selectors.results_snapshot(
@@ -369,10 +468,33 @@ def snapshot_publish(request: HttpRequest, slug: str, snapshot_id: int) -> HttpR
     )
     if snapshot is None:
         raise Http404("No such snapshot of this task.")
-    results_services.snapshot_publish(snapshot=snapshot, actor=request.user)
-    messages.success(
+    newest = results_selectors.snapshot_newest(shared_task=shared_task)
+    older = newest is not None and newest.id != snapshot.id
+    form = SnapshotPublishOlderForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and (not older or form.is_valid()):
+        results_services.snapshot_publish(snapshot=snapshot, actor=request.user)
+        messages.success(
+            request,
+            f"Snapshot {snapshot.id} is published: it is the leaderboard everyone who can see "
+            "the task reads.",
+        )
+        return redirect("web:organize-scoring", slug=slug)
+    if not older:
+        # Nothing to confirm: the newest snapshot is published from the scoring page's button.
+        return redirect("web:organize-scoring", slug=slug)
+    return render(
         request,
-        f"Snapshot {snapshot.id} is published: it is the leaderboard everyone who can see the "
-        "task reads.",
+        "web/organize/snapshot_publish.html",
+        {
+            "shared_task": shared_task,
+            "viewer": viewer,
+            "tab": "organize",
+            "section": "scoring",
+            "snapshot": snapshot,
+            "newest": newest,
+            "settings_used": _settings_used(snapshot),
+            "newest_settings": _settings_used(newest) if newest else None,
+            "form": form,
+        },
+        status=400 if request.method == "POST" else 200,
     )
-    return redirect("web:organize-scoring", slug=slug)
