@@ -11,7 +11,9 @@ whose reading stays ambiguous (*steals*: a plural noun or a verb?) gets no subst
    → *took*, *films* → *movies*); when the word's form has several tags of that part of speech
    (*loved*: past tense or participle) every tag must give the same form;
 3. the inflected form is common: Zipf frequency ≥ ``ZIPF_FLOOR`` (3.0, about once per million
-   words) in ``wordfreq``'s English list (*awheel* is 0, *purloins* 1.6);
+   words) in ``wordfreq``'s English list (*awheel* is 0, *purloins* 1.6), and at most
+   ``ZIPF_DROP_MAX`` (1.5) below the word it replaces (*wonderful* → *howling*, *worth* →
+   *deserving* refused);
 4. the sense that relates the two words is the replacement's own most frequent sense of that
    part of speech (``SUBSTITUTE_SENSES`` = 1): *film* → *movie* (both first senses), not *film*
    → *picture* (a picture is first an image), not *story* → *narration*;
@@ -40,6 +42,10 @@ from wordfreq import zipf_frequency
 
 # Zipf scale: 3 is a word seen about once per million words of running English.
 ZIPF_FLOOR = 3.0
+# A replacement at most this much rarer than the word it replaces (1.5 on the Zipf scale:
+# about 30 times rarer): *wonderful* (4.9) → *howling* (3.3) or *story* (5.5) → *narration*
+# (3.3) read oddly even where WordNet calls them synonyms.
+ZIPF_DROP_MAX = 1.5
 # The related sense must be among this many most frequent senses of the replacement.
 SUBSTITUTE_SENSES = 1
 WORDNET_POS = {"NOUN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}
@@ -159,10 +165,13 @@ def reading_in_context(
     return options[0]
 
 
-def inflected_replacement(lemma: str, reading: Reading, before: str = "") -> str | None:
+def inflected_replacement(
+    lemma: str, reading: Reading, before: str = "", replacing: str = ""
+) -> str | None:
     """``lemma`` (a WordNet lemma name) in the tags of ``reading``, or None when the gate
     (module docstring, points 1–3) refuses it, or when it would not fit the article ``before``
-    it (*a* before a vowel, *an* before a consonant)."""
+    it (*a* before a vowel, *an* before a consonant). ``replacing``: the word it replaces,
+    for the relative frequency floor."""
     if not lemma.isalpha() or not lemma.isascii():
         return None
     forms = set()
@@ -180,7 +189,10 @@ def inflected_replacement(lemma: str, reading: Reading, before: str = "") -> str
     article = before.lower()
     if article in ("a", "an") and (article == "an") != (form[:1].lower() in "aeiou"):
         return None
-    if zipf_frequency(form, "en") < ZIPF_FLOOR:
+    frequency = zipf_frequency(form, "en")
+    if frequency < ZIPF_FLOOR:
+        return None
+    if replacing and frequency < zipf_frequency(replacing, "en") - ZIPF_DROP_MAX:
         return None
     if not any(r.pos == reading.pos for r in readings(form)):
         return None  # "iii" for "three": no word of that part of speech to lemminflect

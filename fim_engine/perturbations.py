@@ -189,7 +189,7 @@ def _wordnet_replacements(
     intent = "keep" if KEEPS_LABEL[source] else "change"
     found: dict[str, Replacement] = {}
     for lexical in wordnet.related(reading.lemma, reading.wordnet_pos, source, senses=senses):
-        form = inflected_replacement(lexical.word, reading, before)
+        form = inflected_replacement(lexical.word, reading, before, replacing=word)
         if form is None or form.lower() == word.lower() or form.lower() in found:
             continue
         found[form.lower()] = Replacement(

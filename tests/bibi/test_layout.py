@@ -89,17 +89,19 @@ def test_gunicorn_loads_the_wsgi_app_from_any_directory(tmp_path):
 def test_the_web_process_never_loads_torch(tmp_path):
     # Every URL, view, serializer and task module the web process imports, and no model code:
     # torch costs the web process seconds and hundreds of megabytes, and only workers run models.
+    # Of fim_engine only its pure-Python readers may load (span imports read QA-SRL files).
     script = (
         "import os; os.environ['DJANGO_SETTINGS_MODULE'] = 'bibi.settings'; "
         "import django, sys; django.setup(); "
         "import bibi.urls; from django.urls import get_resolver; get_resolver().url_patterns; "
         "from bibi.celery import app; app.loader.import_default_modules(); "
-        "loaded = sorted(m for m in ('torch', 'transformers', 'fim_engine') if m in sys.modules); "
-        "print(loaded)"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('torch', 'transformers', 'fim_engine')); "
+        "print(' '.join(loaded))"
     )
     result = _run([sys.executable, "-c", script], tmp_path)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "[]"
+    assert set(result.stdout.split()) <= {"fim_engine", "fim_engine.qasrl"}
 
 
 # The rules every app shares, each defined once, where every app can reach it (issue 10.14-15).

@@ -99,6 +99,15 @@ def test_rare_odd_and_misread_substitutes_are_refused():
     assert all(p.edit.original != "special" for p in synonym_swaps("The special effects work ."))
 
 
+def test_a_replacement_much_rarer_than_the_word_is_refused():
+    # Measured on the demo: "wonderful → howling" and "worth → deserving" are WordNet synonyms
+    # more than 1.5 Zipf (about 30 times) rarer than the word; "fantastic" is not.
+    swaps = {p.text for p in synonym_swaps("The cast is wonderful .")}
+    assert "The cast is howling ." not in swaps
+    assert "The cast is fantastic ." in swaps
+    assert "It is deserving seeing ." not in {p.text for p in synonym_swaps("It is worth seeing .")}
+
+
 def test_proper_names_get_no_synonyms():
     # "John" is a toilet to WordNet, whose synonyms would include "can".
     assert all(p.edit.original.lower() != "john" for p in synonym_swaps("Then John came ."))

@@ -36,7 +36,11 @@ dropped and counted), then every ready hosted system predicts both of its texts,
 rule of the ``scoring`` library says which systems it breaks. The set prefers candidates that
 break at least one system, taken in turn from each source so that the set keeps a mix of
 strategies, at most ``PER_ORIGINAL`` pairs per original until every original has had its turn;
-then candidates that break nothing fill it up to ``n``. Within a source, candidates that break
+then candidates that break nothing fill it up to ``n``. Typos are chosen the same way after
+the fluent edits, and are at most ``MAX_TYPO_SHARE`` (10%) of the set: a slip is a fair attack
+but no fluent sentence, and a set of slips would say little; the set is smaller when the
+fluent sources run out. Edits are made around the
+``ORIGINALS_PER_PAIR * n`` originals nearest the boundary. Within a source, candidates that break
 more systems come first, then those matching the ranking's recommended strategy for the
 original, then nearer originals. Everything is deterministic: the same models, starter set and
 ``seed`` (which picks the typos) give the same pairs.
@@ -92,6 +96,13 @@ DEFAULT_PAIRS = 100
 BOT_USERNAME = "baseline-breaker"
 # Until every original has had its turn, at most this many pairs come from one original.
 PER_ORIGINAL = 3
+# A keyboard slip is a fair attack but no fluent sentence: typos are at most this share of a
+# set, so that the set stays mostly fluent (a smaller set rather than one of slips).
+MAX_TYPO_SHARE = 0.10
+TYPO = "typo"
+# The originals edits are made around: the nearest the boundary, this many per pair asked for
+# (strict gates leave many originals without a fluent edit).
+ORIGINALS_PER_PAIR = 3
 
 
 @dataclass(frozen=True)
@@ -237,7 +248,8 @@ def _originals(
     originals: Sequence[RankedOriginal] | None,
     n: int,
 ) -> list[RankedOriginal]:
-    """The ``n`` originals nearest the boundary (``originals``, default the ranking)."""
+    """The ``ORIGINALS_PER_PAIR * n`` originals nearest the boundary (``originals``, default
+    the ranking)."""
     if originals is None:
         # The edits' words come from the guide's own leverage: the ranking's are not needed.
         originals = boundary_ranking(
@@ -245,7 +257,8 @@ def _originals(
             system_ids=[entry.version.system_id for entry in hosted],
             with_words=False,
         )
-    ranked = sorted(originals, key=lambda entry: (entry.rank, entry.example.position))[:n]
+    ranked = sorted(originals, key=lambda entry: (entry.rank, entry.example.position))
+    ranked = ranked[: ORIGINALS_PER_PAIR * n]
     if not ranked:
         raise ValidationError("The starter set has no originals to edit: import it first.")
     return ranked
@@ -342,18 +355,36 @@ def _bot_user() -> AbstractBaseUser:
 
 
 def _select(candidates: Sequence[Candidate], n: int) -> list[Candidate]:
-    """Up to ``n`` candidates: breaking ones first, each group in turns over the sources."""
+    """Up to ``n`` candidates: breaking ones first, each group in turns over the sources;
+    typos at most ``MAX_TYPO_SHARE`` of the set, after the fluent edits."""
+    fluent = [i for i, c in enumerate(candidates) if c.source != TYPO]
+    typos = [i for i, c in enumerate(candidates) if c.source == TYPO]
+    per_original: Counter[int] = Counter()
+    chosen = _in_turns(candidates, fluent, n, per_original)
+    # t typos beside f fluent pairs are at most the share s of the set: t <= s (f + t).
+    share = MAX_TYPO_SHARE * len(chosen) / (1 - MAX_TYPO_SHARE)
+    room = min(int(MAX_TYPO_SHARE * n + 1e-9), int(share + 1e-9))
+    chosen = chosen[: n - room] + _in_turns(candidates, typos, room, per_original)
+    # The set's rows: pairs that break a system first, as within each part.
+    return sorted(chosen, key=lambda candidate: not candidate.broken)
+
+
+def _in_turns(
+    candidates: Sequence[Candidate], indices: Sequence[int], n: int, per_original: Counter[int]
+) -> list[Candidate]:
+    """Up to ``n`` of ``candidates[indices]``: breaking ones first, each group in turns over
+    the sources, at most ``PER_ORIGINAL`` an original (``per_original`` counts them) until
+    every original has had its turn."""
     chosen: list[Candidate] = []
     taken: set[int] = set()
-    per_original: Counter[int] = Counter()
 
     def order(index: int) -> tuple[Any, ...]:
         c = candidates[index]
         kind = LABEL_PRESERVING if c.perturbation.keeps_label else LABEL_CHANGING
         return (-len(c.broken), c.ranked.strategy != kind, c.ranked.rank, -c.projection, c.text)
 
-    breaking = [i for i, c in enumerate(candidates) if c.broken]
-    holding = [i for i, c in enumerate(candidates) if not c.broken]
+    breaking = [i for i in indices if candidates[i].broken]
+    holding = [i for i in indices if not candidates[i].broken]
     rounds = ((breaking, PER_ORIGINAL), (holding, PER_ORIGINAL), (breaking, None), (holding, None))
     for group, cap in rounds:
         queues = {

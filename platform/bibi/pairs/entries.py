@@ -16,7 +16,7 @@ from bibi.sharedtasks.models import Phase, SharedTask, Team
 
 
 def _break_deadline(shared_task: SharedTask) -> datetime | None:
-    phase = shared_task.phases.filter(kind=Phase.Kind.BREAK).first()
+    phase = shared_task.phase_of(Phase.Kind.BREAK)
     return phase.ends_at if phase else None
 
 

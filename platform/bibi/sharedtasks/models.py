@@ -187,8 +187,12 @@ class SharedTask(models.Model):
         """A span task (sentence + question -> answer span) rather than a label task."""
         return self.task_type == self.TaskType.SPAN_EXTRACTION
 
-    # Both read ``phases.all()`` (four rows at most) so that a list of tasks fetched with
-    # ``prefetch_related("phases")`` costs no query per task.
+    # These read ``phases.all()`` (four rows at most) so that a task fetched with
+    # ``prefetch_related("phases")`` costs no query per question.
+    def phase_of(self, kind: str) -> Phase | None:
+        """The task's ``kind`` phase (a task has at most one of each kind), or None."""
+        return next((phase for phase in self.phases.all() if phase.kind == kind), None)
+
     def phase_at(self, moment: datetime | None = None) -> Phase | None:
         """The phase running at ``moment`` (now by default), or None between phases."""
         moment = moment or timezone.now()

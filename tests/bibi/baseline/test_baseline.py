@@ -281,3 +281,27 @@ def test_the_command_names_what_is_wrong(db):
         call_command("baseline_breaker", "sst", "--team", "Bot")
     with pytest.raises(CommandError, match="No user is called 'ghost'"):
         call_command("baseline_breaker", "sst", "--team", "Bot", "--user", "ghost")
+
+
+def test_typos_are_at_most_a_tenth_of_the_set_after_the_fluent_edits():
+    from types import SimpleNamespace
+
+    from bibi.baseline import breaker
+
+    def made(i, source):
+        ranked = SimpleNamespace(example=SimpleNamespace(id=i), strategy="", rank=i)
+        perturbation = SimpleNamespace(keeps_label=True)
+        return SimpleNamespace(
+            source=source, text=f"{source} {i}", broken=(), ranked=ranked,
+            perturbation=perturbation, projection=0.0,
+        )  # fmt: skip
+
+    typos = [made(i, "typo") for i in range(40)]
+    synonyms = [made(100 + i, "synonym") for i in range(27)]
+    chosen = breaker._select(typos + synonyms, 100)  # type: ignore[arg-type]
+
+    # Every fluent edit, then 3 typos: 3 <= 0.1 x 30 (a fourth would be 4 > 3.1).
+    assert [c.source for c in chosen] == ["synonym"] * 27 + ["typo"] * 3
+    assert [c.text for c in chosen[27:]] == ["typo 0", "typo 1", "typo 2"]
+    # Asked for fewer than the fluent edits there are: a tenth of them still typos.
+    assert [c.source for c in breaker._select(typos + synonyms, 20)].count("typo") == 2  # type: ignore[arg-type]

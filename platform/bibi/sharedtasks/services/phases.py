@@ -29,7 +29,7 @@ def phase_require_open(
     Raises ``ValidationError`` saying when ``doing`` (e.g. "submitting pairs") is possible.
     """
     now = now or timezone.now()
-    phase = shared_task.phases.filter(kind=kind).first()
+    phase = shared_task.phase_of(kind)
     if phase is None:
         raise ValidationError(
             f"This shared task has no {kind} phase, so {doing} is not possible: ask its organizers."
@@ -52,7 +52,7 @@ def phase_require_ended(
 ) -> Phase:
     """The ``kind`` phase, if it has ended by ``now``; else ``ValidationError`` saying when."""
     now = now or timezone.now()
-    phase = shared_task.phases.filter(kind=kind).first()
+    phase = shared_task.phase_of(kind)
     if phase is None:
         raise ValidationError(
             f"{doing[:1].upper()}{doing[1:]} waits for the end of the {kind} phase, and this "

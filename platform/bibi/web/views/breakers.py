@@ -64,6 +64,8 @@ def _pairs_page(
         shared_task=shared_task,
         initial={"original_id": original_id, "variant_text": original.text if original else ""},
     )
+    # The team's task is the page's, phases read once: the checks below ask it again.
+    team.shared_task = shared_task
     context = {
         "shared_task": shared_task,
         "viewer": viewer,
