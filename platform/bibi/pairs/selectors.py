@@ -186,7 +186,7 @@ def draft_unsubmitted(*, team: Team, now: datetime | None = None) -> Unsubmitted
     if draft is None:
         return None
     now = now or timezone.now()
-    phase = team.shared_task.phase_of(Phase.Kind.BREAK)
+    phase = Phase.objects.filter(shared_task_id=team.shared_task_id, kind=Phase.Kind.BREAK).first()
     running = phase is not None and phase.is_open(now)
     return UnsubmittedDraft(
         pair_set_id=draft["id"],

@@ -48,6 +48,8 @@ def _pairs_page(
     status: int = 200,
     **forms: Any,
 ) -> HttpResponse:
+    # The team's task is the page's, with its phases read once: the checks below ask for them.
+    team.shared_task = shared_task
     pair_sets = list(pair_selectors.team_pair_set_list(team=team))
     draft = next((s for s in pair_sets if s.status == PairSet.Status.DRAFT), None)
     entry = pair_selectors.pair_set_entry(team=team)
