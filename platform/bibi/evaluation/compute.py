@@ -207,15 +207,17 @@ Todo = list[tuple[Example | None, str, str, str]]
 
 
 def _todo(chunk: CellChunk) -> Todo:
-    """(example, text, question, digest) of each of the chunk's items that has no cell yet."""
+    """(example, text, question, digest) of each of the chunk's items that has no cell yet,
+    once per key (two span examples asking one question of one sentence share a cell)."""
     entries = _entries(chunk)
     digests = [item_digest(text, question) for _, text, question in entries]
-    present = _already_there(chunk.system_version, chunk.source, digests)
-    return [
-        (example, text, question, digest)
-        for (example, text, question), digest in zip(entries, digests, strict=True)
-        if digest not in present
-    ]
+    present = set(_already_there(chunk.system_version, chunk.source, digests))
+    todo = []
+    for (example, text, question), digest in zip(entries, digests, strict=True):
+        if digest not in present:
+            present.add(digest)
+            todo.append((example, text, question, digest))
+    return todo
 
 
 def _unless_unrunnable(count: int, compute: Callable[[], list[Result | str]]) -> list[Result | str]:

@@ -139,4 +139,9 @@ def span_version_rows(
             for e, output in zip(examples, outputs, strict=True)
         ]
     dev = [row for row in rows if row.source == Prediction.Source.BLIND_DEV]
-    return rows, span_dev_scores(shared_task=shared_task, cells=dev)
+    # Every dev example is scored against its own answers; the cells stored are one per key
+    # (QA-SRL asks one question of one sentence for two predicates of a verb at times).
+    distinct: dict[tuple[str, str], Prediction] = {}
+    for row in rows:
+        distinct.setdefault((row.source, row.text_sha256), row)
+    return list(distinct.values()), span_dev_scores(shared_task=shared_task, cells=dev)

@@ -157,3 +157,39 @@ def test_a_qa_model_with_a_task_of_labels_is_refused(qa_dir):
     cast = build_cast(current_phase="build")
     version = upload_and_validate(cast, qa_dir)
     assert (version.status, version.failure_reason) == ("failed", "invalid_model")
+
+
+def test_two_examples_asking_one_question_of_one_sentence_share_a_cell_and_both_count(qa_dir):
+    # QA-SRL asks the same question of one sentence for two predicates at times (32 items of
+    # wiki1.dev): one cell answers both, and each is scored against its own gold answers.
+    from bibi.sharedtasks.models import Example
+
+    from .span_cast import RAIN
+
+    cast = build_span_cast()
+    from .span_cast import PLAN
+
+    repeats = (
+        (cast.blind_dev, "d4", RAIN, "what flooded something ?", "Heavy rain"),
+        (cast.starter, "s4", PLAN, "what did someone approve ?", "the plan"),
+    )
+    for dataset, eid, sentence, question, answer in repeats:
+        start = sentence.index(answer)
+        Example.objects.create(
+            dataset=dataset,
+            external_id=eid,
+            text=sentence,
+            question=question,
+            label="",
+            answers=[{"start": start, "end": start + len(answer), "text": answer}],
+            position=10,
+        )
+    version = upload_and_validate(cast, qa_dir)
+
+    assert version.status == "ready", version.failure_detail
+    assert version.dev_count == 4
+    digests = list(
+        version.predictions.filter(source="blind_dev").values_list("text_sha256", flat=True)
+    )
+    assert len(digests) == len(set(digests)) == 3
+    assert version.predictions.filter(source="starter").count() == 3
