@@ -207,6 +207,22 @@ def test_a_decision_must_make_sense(cast, contest, decision, new_label, message)
     assert Contest.objects.get().status == "open"
 
 
+def test_a_relabel_ignores_case_as_labels_do_everywhere(cast, contest):
+    services.contest_adjudicate(
+        contest=contest, actor=cast.organizer, decision="relabel", new_label=" Positive", note="x"
+    )
+    contest.pair.refresh_from_db()
+    assert contest.pair.effective_label == "positive"
+    with pytest.raises(ValidationError, match="decide 'keep' instead"):
+        services.contest_adjudicate(
+            contest=contest,
+            actor=cast.organizer,
+            decision="relabel",
+            new_label="NEGATIVE",
+            note="y",
+        )
+
+
 def test_a_decision_needs_a_note(cast, contest):
     with pytest.raises(ValidationError, match="Explain the decision"):
         services.contest_adjudicate(contest=contest, actor=cast.organizer, decision="keep", note="")

@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from bibi.evaluation import triggers as evaluation_triggers
+from bibi.labelmaps import LabelLookup
 from bibi.pairs import selectors
 from bibi.pairs.models import Contest, Pair
 from bibi.sharedtasks import selectors as task_selectors
@@ -187,7 +188,9 @@ def contest_adjudicate(
     """
     pair = Pair.objects.select_for_update().select_related("pair_set").get(pk=contest.pair_id)
     shared_task = pair.pair_set.shared_task
-    new_label = new_label.strip()
+    # Labels ignore case here as everywhere (bibi.labelmaps): "Positive" is "positive".
+    labels = LabelLookup.build(None, labels=shared_task.labels)
+    new_label = labels.resolve(new_label) or new_label.strip()
     note = _decision_check(
         shared_task=shared_task,
         actor=actor,
