@@ -27,7 +27,6 @@ from __future__ import annotations
 import csv
 import io
 import itertools
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -58,18 +57,12 @@ def pair_texts(*, shared_task: SharedTask) -> list[str]:
     Pairs excluded by an organizer are left out; pairs label validation may yet leave out
     or let in (invalid, disputed, label unverified) are not: votes come after the
     predictions, and a text predicted for nothing costs less than a system left out."""
-    rows = (
-        entry_pairs(shared_task=shared_task)
-        .filter(is_excluded=False)
-        .values_list("original_text", "variant_text")
-    )
-    texts: Iterable[str] = (text for pair in rows for text in pair)
-    return sorted(set(texts))
+    return sorted({text for text, _ in pair_items(shared_task=shared_task)})
 
 
 def pair_items(*, shared_task: SharedTask) -> list[tuple[str, str]]:
-    """A span task's ``pair_texts``: every distinct (sentence, question) of its pairs, sorted
-    (the same pairs as ``pair_texts``)."""
+    """Every distinct (text, question) of the pairs ``pair_texts`` reads, sorted: a span
+    task's items (the question is '' in a label task)."""
     rows = (
         entry_pairs(shared_task=shared_task)
         .filter(is_excluded=False)
