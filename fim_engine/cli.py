@@ -30,7 +30,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from fim_engine.precision import PRECISIONS
-from fim_engine.span_cli import add_bench_span, bench_span, train_span
+from fim_engine.span_cli import add_bench_span, bench_span, train_span, training_options
 
 CHUNK = 512
 
@@ -399,13 +399,7 @@ def _train(args: argparse.Namespace) -> int:
         train,
         dev,
         args.out,
-        epochs=args.epochs,
-        batch_size=args.batch_size,
-        learning_rate=args.lr,
-        max_steps=args.max_steps,
-        max_length=args.max_length,
-        seed=args.seed,
-        device=args.device,
+        **training_options(args),
     )
     print(f"dev accuracy: {report.dev_accuracy:.4f} ({len(dev)} texts)")
     print(f"wrote {report.architecture} model to {report.out_dir} after {report.steps} steps")

@@ -32,6 +32,19 @@ def read_records(path: Path) -> list[QasrlRecord]:
     return reading.records
 
 
+def training_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options every ``train`` command passes on to its trainer, from its arguments."""
+    return {
+        "epochs": args.epochs,
+        "batch_size": args.batch_size,
+        "learning_rate": args.lr,
+        "max_steps": args.max_steps,
+        "max_length": args.max_length,
+        "seed": args.seed,
+        "device": args.device,
+    }
+
+
 def train_span(args: argparse.Namespace) -> int:
     """``train --arch minilm-span``: fine-tune, save, and print the saved model's dev figures."""
     from fim_engine.span_training import train_span_system
@@ -42,13 +55,7 @@ def train_span(args: argparse.Namespace) -> int:
         train,
         dev,
         args.out,
-        epochs=args.epochs,
-        batch_size=args.batch_size,
-        learning_rate=args.lr,
-        max_steps=args.max_steps,
-        max_length=args.max_length,
-        seed=args.seed,
-        device=args.device,
+        **training_options(args),
     )
     scores = report.dev_scores
     print(
