@@ -112,7 +112,13 @@ def test_the_token_page_creates_shows_and_rotates_the_api_token(cast):
     api = Client(HTTP_AUTHORIZATION=f"Token {first}")
     assert api.get("/api/v1/me/memberships/").status_code == 200
 
-    client.post("/accounts/token/rotate/")
+    asked = client.post("/accounts/token/rotate/")
+    assert asked.status_code == 200
+    assert "Replace your API token?" in asked.content.decode()
+    assert Token.objects.get(user=cast.builder).key == first
+    assert api.get("/api/v1/me/memberships/").status_code == 200
+
+    client.post("/accounts/token/rotate/", {"confirm": "yes"})
     second = Token.objects.get(user=cast.builder).key
     assert second != first
     page = client.get("/accounts/token/").content.decode()

@@ -160,7 +160,13 @@ def test_a_private_task_is_entered_by_an_organizers_link(cast):
     used_up = page_client(cast, "other_organizer").post(link, follow=True)
     assert "This invitation has been used as often as it may be." in used_up.content.decode()
 
-    organizer.post(f"{TASK}organize/task-invitations/{invitation.id}/revoke/")
+    revoke = f"{TASK}organize/task-invitations/{invitation.id}/revoke/"
+    asked = organizer.post(revoke).content.decode()
+    assert "Revoke this link into the task?" in asked
+    assert "the 1 account it already let in keeps its access." in asked
+    invitation.refresh_from_db()
+    assert invitation.revoked_at is None
+    organizer.post(revoke, {"confirm": "yes"})
     invitation.refresh_from_db()
     assert invitation.revoked_at is not None
 

@@ -268,6 +268,7 @@ ACTIONS = [
         "revoke an invitation",
         lambda s: f"/invitations/{s.invitation.token}/revoke/",
         {ORG: 403, OTHER: 404, BUILDER: 404, BREAKER: 302, OUTSIDER: 404, ANON: 302},
+        {"confirm": "yes"},
     ),
 ]
 

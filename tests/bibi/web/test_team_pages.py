@@ -61,7 +61,11 @@ def test_a_revoked_invitation_stops_working(cast):
     owner = page_client(cast, "breaker")
     owner.post(f"{TASK}team/invitations/")
     invitation = Invitation.objects.get(team=cast.breaker_team)
-    owner.post(f"/invitations/{invitation.token}/revoke/")
+    asked = owner.post(f"/invitations/{invitation.token}/revoke/")
+    assert "Revoke this invitation?" in asked.content.decode()
+    invitation.refresh_from_db()
+    assert invitation.revoked_at is None
+    owner.post(f"/invitations/{invitation.token}/revoke/", {"confirm": "yes"})
     response = page_client(cast, "outsider").post(f"/invitations/{invitation.token}/", follow=True)
     assert "This invitation was revoked by the team." in response.content.decode()
     assert not Membership.objects.filter(user=cast.outsider).exists()

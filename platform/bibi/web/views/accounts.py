@@ -8,10 +8,12 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from bibi import accounts
+from bibi.web.confirm import Confirmation, confirm_first
 from bibi.web.forms import SignupForm
 
 
@@ -45,6 +47,19 @@ def api_token(request: HttpRequest) -> HttpResponse:
 @require_POST
 def api_token_rotate(request: HttpRequest) -> HttpResponse:
     had_one = accounts.api_token_get(user=request.user) is not None
+    if had_one:
+        asked = confirm_first(
+            request,
+            Confirmation(
+                title="Replace your API token?",
+                consequence="The token you have now stops working at once: every program "
+                "that uses it must be given the new one.",
+                button="Replace my token",
+                back_url=reverse("web:api-token"),
+            ),
+        )
+        if asked is not None:
+            return asked
     accounts.api_token_rotate(user=request.user)
     if had_one:
         messages.success(request, "Your new API token is below. The old one no longer works.")

@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from bibi.evaluation import selectors as results_selectors
@@ -23,6 +24,7 @@ from bibi.sharedtasks.models import Phase, SharedTask
 from bibi.sharedtasks.selectors import Viewer
 from bibi.systems import selectors as system_selectors
 from bibi.web.access import file_upload, require_organizer, task_and_viewer
+from bibi.web.confirm import Confirmation, confirm_first
 from bibi.web.forms import (
     AdjudicateForm,
     ExamplesImportForm,
@@ -347,9 +349,28 @@ def task_invitation_revoke(request: HttpRequest, slug: str, invitation_id: int) 
     )
     if invitation is None:
         raise Http404("No such link into this task.")
+    asked = confirm_first(
+        request,
+        Confirmation(
+            title="Revoke this link into the task?",
+            consequence="The link stops working at once for whoever has it; "
+            + _let_in(invitation.uses),
+            button="Revoke the link",
+            back_url=reverse("web:organize-teams", kwargs={"slug": slug}),
+        ),
+    )
+    if asked is not None:
+        return asked
     task_services.task_invitation_revoke(invitation=invitation, actor=request.user)
     messages.success(request, "The link is revoked: whoever it let in keeps their access.")
     return redirect("web:organize-teams", slug=slug)
+
+
+def _let_in(uses: int) -> str:
+    if uses == 0:
+        return "nobody has used it yet."
+    people = "account it already let in keeps its" if uses == 1 else "accounts it let in keep their"
+    return f"the {uses} {people} access."
 
 
 @login_required

@@ -8,6 +8,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from bibi.pairs.validation import validator_role
@@ -16,6 +17,7 @@ from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Invitation, SharedTask, TaskInvitation
 from bibi.sharedtasks.selectors import Viewer
 from bibi.web.access import task_and_viewer
+from bibi.web.confirm import Confirmation, confirm_first
 from bibi.web.forms import TeamCreateForm, TeamUpdateForm, add_service_error
 
 
@@ -116,9 +118,22 @@ def _invitation_of_viewer(request: HttpRequest, token: str) -> Invitation:
 @require_POST
 def invitation_revoke(request: HttpRequest, token: str) -> HttpResponse:
     invitation = _invitation_of_viewer(request, token)
+    slug = invitation.team.shared_task.slug
+    asked = confirm_first(
+        request,
+        Confirmation(
+            title="Revoke this invitation?",
+            consequence="Its link stops working at once, for whoever has it; nobody has "
+            "used it yet. You can make a new one afterwards.",
+            button="Revoke the invitation",
+            back_url=reverse("web:team", kwargs={"slug": slug}),
+        ),
+    )
+    if asked is not None:
+        return asked
     task_services.invitation_revoke(invitation=invitation, actor=request.user)
     messages.success(request, "The invitation is revoked: its link no longer works.")
-    return redirect("web:team", slug=invitation.team.shared_task.slug)
+    return redirect("web:team", slug=slug)
 
 
 def invitation_accept(request: HttpRequest, token: str) -> HttpResponse:
