@@ -186,7 +186,7 @@ class PairSetListApi(FileUploadApi):
                 pair_input_from_fields(index, fields)
                 for index, fields in enumerate(serializer.validated_data["pairs"], start=1)
             ]
-            submission = services.pair_set_submit(
+            submission = services.pair_list_submit(
                 team=team,
                 user=request.user,
                 pairs=pairs,

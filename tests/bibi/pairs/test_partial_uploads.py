@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -101,3 +102,20 @@ def test_a_label_written_in_another_case_is_the_tasks_label(cast):
         "negative",
         "positive",
     }
+
+
+def test_an_identical_json_list_is_refused_however_it_is_spaced(cast):
+    cast.shared_task.max_pair_sets_per_team = 2
+    cast.shared_task.save()
+    client = cast.client("breaker")
+    first = client.post(PAIRS_URL, {"pairs": GOOD_PAIRS}, format="json")
+    assert first.status_code == 201, first.json()
+    reordered = [dict(reversed(list(pair.items()))) for pair in GOOD_PAIRS]
+    body = json.dumps({"pairs": reordered}, indent=3)
+    again = client.post(PAIRS_URL, body, content_type="application/json")
+    assert again.status_code == 400
+    detail = again.json()["detail"]
+    assert f"This list of pairs is identical to pair set {first.json()['id']}" in detail
+    assert PairSet.objects.count() == 1
+    # The same pairs in another order are another list.
+    assert client.post(PAIRS_URL, {"pairs": GOOD_PAIRS[::-1]}, format="json").status_code == 201

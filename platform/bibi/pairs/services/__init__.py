@@ -1,8 +1,9 @@
 """Writes for pair sets, pairs and contests: the package's public names, re-exported from
 ``pair_sets`` (whole sets), ``drafts`` (one pair at a time, the entry) and ``contests``.
 
-Pair sets are submitted whole (``pair_set_upload`` for a file, ``pair_set_submit`` for
-pairs already parsed, e.g. a JSON list) or built one pair at a time in the team's draft
+Pair sets are submitted whole (``pair_set_upload`` for a file, ``pair_list_submit`` for a
+JSON list, ``pair_set_submit`` for pairs already parsed; the first two refuse an upload
+identical to a set the team submitted) or built one pair at a time in the team's draft
 (``pair_add``, ``pair_remove``, then ``pair_set_draft_submit``). Every pair is checked by
 ``checks``; a set with one failing pair stores nothing, and ``PairSetRejected`` lists every
 problem by row. The break phase is read off the server clock once per call, and that moment
@@ -36,6 +37,7 @@ from bibi.pairs.services.pair_sets import (
     PAIR_SET_FILE,
     PairSetRejected,
     PairSetSubmission,
+    pair_list_submit,
     pair_set_size_require,
     pair_set_submit,
     pair_set_submit_require,
@@ -57,6 +59,7 @@ __all__ = [
     "contest_adjudicate",
     "contest_create",
     "pair_add",
+    "pair_list_submit",
     "pair_remove",
     "pair_set_draft_submit",
     "pair_set_mark_final",

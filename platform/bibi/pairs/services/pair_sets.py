@@ -6,6 +6,7 @@ submission does to the team's entry)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -331,7 +332,7 @@ def _pair_set_store(
     checked again there), or, for a dry run, only say what storing them would do. One
     transaction: a partial upload stores its passing pairs whole or not at all."""
     team_lock(team)
-    identical_upload_refuse(team=team, digest=origin.digest)
+    identical_upload_refuse(team=team, digest=origin.digest, source=origin.source)
     set_quota_require(team)
     refused_rows = checked.refused_rows or []
     pair_set = PairSet(
@@ -359,11 +360,14 @@ def _pair_set_store(
     return dataclasses.replace(submission, refused=checked.refused)
 
 
-def identical_upload_refuse(*, team: Team, digest: str) -> None:
-    """Refuse a file identical to one of the team's submitted sets (same bytes, label map
-    and mode): it would store the same pairs again and use up the quota."""
+def identical_upload_refuse(*, team: Team, digest: str, source: str) -> None:
+    """Refuse an upload identical to one of the team's submitted sets (a file: same bytes,
+    label map and mode; a JSON list: same pairs in the same order, ``pair_list_digest``): it
+    would store the same pairs again and use up the quota. ``source``: the ``PairSet.Source``
+    of the upload, which names it in the refusal."""
     if not digest:
         return
+    what = "This file" if source == PairSet.Source.FILE else "This list of pairs"
     earlier = (
         PairSet.objects.filter(team=team, status=PairSet.Status.SUBMITTED, content_sha256=digest)
         .order_by("-submitted_at")
@@ -371,7 +375,7 @@ def identical_upload_refuse(*, team: Team, digest: str) -> None:
     )
     if earlier is not None:
         raise ValidationError(
-            f"This file is identical to pair set {earlier.id}, submitted "
+            f"{what} is identical to pair set {earlier.id}, submitted "
             f"{moment_text(earlier.submitted_at)}: nothing was stored, and it did not count "
             "against your team's quota.",
             code="identical_upload",
@@ -425,6 +429,39 @@ def pair_set_submit(
     )
 
 
+def pair_list_digest(pairs: Sequence[PairInput], *, label_map: Mapping[str, str] | None) -> str:
+    """The digest of a JSON list of pairs (``bibi.uploads.upload_digest`` over the pairs' fields
+    as read, in order): the same list sent again, however its JSON is spaced or its keys
+    ordered, has the same digest."""
+    fields = [dataclasses.asdict(pair) for pair in pairs]
+    canonical = json.dumps(fields, sort_keys=True, ensure_ascii=False).encode()
+    return upload_digest(canonical, source="json", label_map=dict(label_map or {}))
+
+
+def pair_list_submit(
+    *,
+    team: Team,
+    user: AbstractBaseUser,
+    pairs: Sequence[PairInput],
+    label_map: Mapping[str, str] | None = None,
+    dry_run: bool = False,
+) -> PairSetSubmission:
+    """Submit a JSON list of pairs with ``pair_set_submit``; a list identical to one the team
+    submitted as a set (``pair_list_digest``) is refused with a ``ValidationError`` naming that
+    set, and does not count against the quota."""
+    pair_set_submit_require(team=team, user=user)
+    digest = pair_list_digest(pairs, label_map=label_map)
+    identical_upload_refuse(team=team, digest=digest, source=PairSet.Source.API)
+    return pair_set_submit(
+        team=team,
+        user=user,
+        pairs=pairs,
+        label_map=label_map,
+        dry_run=dry_run,
+        digest=digest,
+    )
+
+
 def pair_set_upload(
     *,
     team: Team,
@@ -452,7 +489,7 @@ def pair_set_upload(
     digest = upload_digest(
         data, file_format=file_format or "", label_map=dict(label_map or {}), partial=partial
     )
-    identical_upload_refuse(team=team, digest=digest)
+    identical_upload_refuse(team=team, digest=digest, source=PairSet.Source.FILE)
     max_pairs = team.shared_task.max_pairs_per_set
     try:
         pair_file = read_pair_file(
