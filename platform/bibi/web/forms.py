@@ -348,9 +348,18 @@ class ItemFilterForm(forms.Form):
     )
 
     def __init__(
-        self, *args: Any, teams: Choices, systems: Choices, tags: list[str], **kwargs: Any
+        self,
+        *args: Any,
+        teams: Choices,
+        systems: Choices,
+        tags: list[str],
+        span: bool = False,
+        **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
+        if span:
+            # A span pair has no label to keep or change, and span tasks no label validation.
+            del self.fields["label"], self.fields["validation"]
         self.fields["team"].choices = [("", "Every team"), *teams]
         self.fields["system"].choices = [("", "Every system"), *systems]
         self.fields["tag"].choices = [("", "Any tag"), *((tag, tag) for tag in tags)]
