@@ -260,6 +260,17 @@ class PairSetUploadForm(forms.Form):
         "as a file to download, fix and upload again.",
     )
 
+    def __init__(self, *args: Any, shared_task: SharedTask, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if shared_task.is_span:
+            # A span pair has answers, not labels: nothing to translate.
+            del self.fields["label_map"]
+            self.fields["file"].help_text = (
+                "CSV, TSV or JSON Lines: one pair a row (original_id, variant_text, "
+                "variant_answers: texts joined by ' ### ' or a JSON list, empty for the "
+                "original's answers found again; optional question, rationale and tags)."
+            )
+
 
 class PairAddForm(forms.Form):
     original_id = forms.CharField(

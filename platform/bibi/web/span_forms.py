@@ -78,9 +78,12 @@ class SpanAnswerForm(forms.Form):
         return [{"start": answer["start"], "end": answer["end"]}]
 
 
-def _without_labels(form: forms.Form) -> None:
-    """A span pair has no label: its form drops the label field."""
+def _span_fields(form: forms.Form) -> None:
+    """A span pair has no label (its form drops the field) and keeps its question."""
     del form.fields["variant_label"]
+    variant = form.fields["variant_text"]
+    variant.help_text = "The original sentence with a minimal edit; the question stays."
+
 
 
 class SpanPairAddForm(SpanAnswerForm, PairAddForm):
@@ -90,9 +93,7 @@ class SpanPairAddForm(SpanAnswerForm, PairAddForm):
 
     def __init__(self, *args: Any, shared_task: SharedTask, **kwargs: Any) -> None:
         super().__init__(*args, shared_task=shared_task, **kwargs)
-        _without_labels(self)
-        variant = self.fields["variant_text"]
-        variant.help_text = "The original sentence with a minimal edit; the question stays."
+        _span_fields(self)
 
 
 class SpanPairEditorForm(SpanAnswerForm, PairEditorForm):
@@ -102,7 +103,7 @@ class SpanPairEditorForm(SpanAnswerForm, PairEditorForm):
 
     def __init__(self, *args: Any, shared_task: SharedTask, **kwargs: Any) -> None:
         super().__init__(*args, shared_task=shared_task, **kwargs)
-        _without_labels(self)
+        _span_fields(self)
         del self.fields["machine_text"]
 
 

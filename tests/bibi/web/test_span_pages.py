@@ -41,7 +41,7 @@ def test_the_editor_shows_the_question_and_the_gold_answer_and_no_label(breaker)
     page = client.get(EDITOR).content.decode()
     assert '<dd id="question">who beat someone?</dd>' in page
     assert (
-        '<mark class="answer"><span class="visually-hidden">[gold answer: </span>UCD'
+        '<mark class="answer answer-start answer-end"><span class="visually-hidden">[gold answer: </span>UCD'
         '<span class="visually-hidden">]</span></mark>' in page
     )
     assert 'name="variant_answer"' in page and 'name="answer_start"' in page
@@ -175,7 +175,7 @@ def test_the_single_pair_form_adds_a_span_pair_and_the_draft_is_submitted(breake
     assert added.status_code == 302
     draft = client.get("/tasks/qasrl/pairs/").content.decode()
     assert "<td>who beat someone?</td>" in draft
-    answer = '<mark class="answer"><span class="visually-hidden">[answer: </span>UCD'
+    answer = '<mark class="answer answer-start answer-end"><span class="visually-hidden">[answer: </span>UCD'
     assert f"UCD finished the 2006 championship as Dublin champions , by beating {answer}" in draft
     submitted = client.post("/tasks/qasrl/pairs/draft/submit/")
     pair_set_page = client.get(submitted["Location"]).content.decode()
@@ -198,16 +198,20 @@ def published(span_task):  # noqa: F811 (the fixture imported above)
 def test_the_item_explorer_marks_gold_and_system_answers_in_both_sentences(published):
     cast, strong, weak = published
     page = Client().get("/tasks/qasrl/results/items/", {"system": weak.id}).content.decode()
-    gold = '<mark class="answer"><span class="visually-hidden">[gold answer: </span>'
-    mine = '<mark class="answer"><span class="visually-hidden">[its answer: </span>'
+    gold = (
+        '<mark class="answer answer-start answer-end"><span class="visually-hidden">[gold answer: '
+    )
+    mine = (
+        '<mark class="answer answer-start answer-end"><span class="visually-hidden">[its answer: '
+    )
     # s1's variant: Kilmacud is added (the word diff) and the gold answer (both marks kept).
     hidden = '<span class="visually-hidden">]</span>'
     assert (
-        f'<ins><span class="visually-hidden">[added: </span>{gold}Kilmacud{hidden}</mark>'
+        f'<ins><span class="visually-hidden">[added: </span>{gold}</span>Kilmacud{hidden}</mark>'
         f"{hidden}</ins>" in page
     )
     # The weak system answered "UCD" on the original (right) and "St Vincents" on the variant.
-    assert f"{mine}UCD" in page and f"{mine}St Vincents" in page
+    assert f"{mine}</span>UCD" in page and f"{mine}</span>St Vincents" in page
     assert '“St Vincents” <strong class="verdict-wrong">wrong</strong>' in page
     assert "an answer is right by Token F1" in page and "(token_f1)" in page
     # Span pairs have no label to keep or change, and no label validation to filter by.

@@ -83,7 +83,7 @@ def _pairs_page(
         "draft_pairs": pair_selectors.pair_list(pair_set=draft) if draft else [],
         "entry": entry,
         "original": original,
-        "upload_form": forms.get("upload_form") or PairSetUploadForm(),
+        "upload_form": forms.get("upload_form") or PairSetUploadForm(shared_task=shared_task),
         "add_form": add_form,
         "rejected": forms.get("rejected"),
         "add_rejected": forms.get("add_rejected"),
@@ -121,7 +121,7 @@ def say_warnings(request: HttpRequest, warnings: Sequence[RowError]) -> None:
 def pair_set_upload(request: HttpRequest, slug: str) -> HttpResponse:
     shared_task, viewer = task_and_viewer(request, slug)
     team = require_team(viewer, Team.Kind.BREAKER)
-    form = PairSetUploadForm(request.POST, request.FILES)
+    form = PairSetUploadForm(request.POST, request.FILES, shared_task=shared_task)
     dry_run = "dry_run" in request.POST
     rejected = None
     if form.is_valid():
@@ -131,7 +131,7 @@ def pair_set_upload(request: HttpRequest, slug: str) -> HttpResponse:
                 user=request.user,
                 file=form.cleaned_data["file"],
                 file_format=form.cleaned_data["format"] or None,
-                label_map=form.cleaned_data["label_map"],
+                label_map=form.cleaned_data.get("label_map"),
                 dry_run=dry_run,
                 partial=form.cleaned_data["partial"],
             )

@@ -73,7 +73,7 @@ RATE_WORDS = {
 PER_TEAM_WEIGHTS = {"original_accuracy", "original_f1"}
 
 
-def builder_columns(rate: RateWords, weight_mode: str) -> list[Column]:
+def builder_columns(rate: RateWords, weight_mode: str, *, span: bool = False) -> list[Column]:
     weight = {
         "dev_accuracy": "Weight (dev accuracy)",
         "original_accuracy": "Weight: accuracy on each team's originals (mean)",
@@ -85,8 +85,9 @@ def builder_columns(rate: RateWords, weight_mode: str) -> list[Column]:
         Column("system", "System", numeric=False),
         Column("team", "Team", numeric=False),
         Column("broken_pct", rate.heading),
-        Column("f1", "F1", high_first=True),
-        Column("accuracy", "Accuracy", high_first=True),
+        # A span task's builders: answers right under its answer mode, and mean token F1.
+        Column("f1", "Mean token F1" if span else "F1", high_first=True),
+        Column("accuracy", "Answer accuracy" if span else "Accuracy", high_first=True),
         Column("breaks", "Breaks"),
         Column("pairs", "Pairs seen", high_first=True),
         Column("unseen", "Unseen"),
@@ -220,7 +221,7 @@ def leaderboards(request: HttpRequest, slug: str) -> HttpResponse:
         context.update(
             builders=sort_table(
                 builders,
-                builder_columns(used["rate"], used["weight_mode"]),
+                builder_columns(used["rate"], used["weight_mode"], span=bool(used["answer_rule"])),
                 request.GET,
                 "builders",
             ),
