@@ -85,7 +85,6 @@ def _span_fields(form: forms.Form) -> None:
     variant.help_text = "The original sentence with a minimal edit; the question stays."
 
 
-
 class SpanPairAddForm(SpanAnswerForm, PairAddForm):
     """The single-pair form of a span task: the question is the original's, so it is not asked."""
 

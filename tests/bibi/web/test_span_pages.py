@@ -218,9 +218,15 @@ def test_the_item_explorer_marks_gold_and_system_answers_in_both_sentences(publi
     assert 'name="label"' not in page and 'name="validation"' not in page
 
 
-def test_the_item_explorer_filters_span_pairs(published):
+def test_the_results_pages_filter_span_pairs_and_speak_of_answers(published):
     cast, strong, weak = published
     client = Client()
+    boards = client.get("/tasks/qasrl/results/").content.decode()
+    assert "Answer accuracy" in boards and "Mean token F1" in boards
+    assert "<dt>A right answer</dt>" in boards
+    assert "label kept" not in client.get("/tasks/qasrl/results/matrix/").content.decode()
+    system = page_client(cast, "builder").get(f"/tasks/qasrl/systems/{weak.id}/")
+    assert "<dt>Dev mean token F1</dt><dd>0.500</dd>" in system.content.decode()
     broken = client.get("/tasks/qasrl/results/items/", {"system": weak.id, "broken": "yes"})
     assert "2 pairs</h2>" in broken.content.decode()
     unbroken = client.get("/tasks/qasrl/results/items/", {"system": strong.id, "broken": "yes"})
