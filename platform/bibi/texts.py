@@ -99,6 +99,17 @@ def normalize_text(text: str) -> str:
     return _WHITESPACE.sub(" ", unicodedata.normalize("NFC", text)).strip()
 
 
+def normalized_offset(text: str, offset: int) -> int:
+    """Where character ``offset`` of ``text`` lands in ``normalize_text(text)``: an offset
+    a browser measured in what was typed, carried into the text that is stored.
+
+        >>> normalized_offset("  two  words", 7)
+        4
+    """
+    # A letter after the prefix keeps its trailing run of spaces as the one space it becomes.
+    return len(normalize_text(text[:offset] + "x")) - 1
+
+
 def character_name(char: str) -> str:
     """``U+200B ZERO WIDTH SPACE``: the code point and its Unicode name, for messages."""
     name = unicodedata.name(char, "")

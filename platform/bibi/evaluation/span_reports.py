@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 import scoring
-from bibi.evaluation.matrix import PairMatrix, pair_item_keys
+from bibi.evaluation.matrix import Cell, PairMatrix, pair_item_keys
 from bibi.evaluation.reports import ScoringInputs, inputs_assemble
 from bibi.sharedtasks.models import SharedTask
 from bibi.systems.span_answers import SpanAnswer, span_scores
@@ -78,17 +78,25 @@ def _answer_scores(matrix: PairMatrix, shared_task: SharedTask) -> pd.DataFrame:
     return scores
 
 
+def _offsets(cell: Cell | None) -> list[int] | None:
+    if cell is None or cell.answer_start is None or cell.answer_end is None:
+        return None
+    return [cell.answer_start, cell.answer_end]
+
+
 def _shown(matrix: PairMatrix) -> dict[int, dict[str, Any]]:
     """Per pair: the fields the item table stores in place of the break rule's names."""
     shown: dict[int, dict[str, Any]] = {}
     for pair in matrix.pairs:
         keys = pair_item_keys(pair)
-        answers = {}
+        answers, spans = {}, {}
         for version in matrix.versions:
             cells = matrix.cells[version.version_id]
             answers[version.key] = [
                 cells[key].answer_text if key in cells else None for key in keys
             ]
+            # Where each answer lies, so that pages mark it in its sentence (None: no span).
+            spans[version.key] = [_offsets(cells.get(key)) for key in keys]
         shown[pair["pair_id"]] = {
             "original_text": pair["original_text"],
             "variant_text": pair["variant_text"],
@@ -99,6 +107,7 @@ def _shown(matrix: PairMatrix) -> dict[int, dict[str, Any]]:
                 "original_answers": pair["original_answers"],
                 "variant_answers": pair["variant_answers"],
                 "answers": answers,
+                "spans": spans,
             },
         }
     return shown

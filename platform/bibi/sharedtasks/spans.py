@@ -44,6 +44,29 @@ def answer_locate(sentence: str, text: str) -> dict[str, Any] | None:
     return {"start": start, "end": end, "text": sentence[start:end]}
 
 
+def answer_locate_once(sentence: str, text: str) -> tuple[dict[str, Any] | None, str]:
+    """The span of ``text`` (stripped) in ``sentence`` when it occurs there exactly once
+    (case kept), else None and why: a breaker who types the answer instead of selecting it
+    must name one span, not the first of several.
+
+        >>> answer_locate_once("he said he would", "he")[1]
+        "the answer 'he' occurs 2 times in the variant sentence: select the one you mean"
+    """
+    wanted = text.strip()
+    if not wanted:
+        return None, "there is no answer"
+    count = sentence.count(wanted)
+    if count == 0:
+        return None, f"the answer {wanted!r} is not in the variant sentence"
+    if count > 1:
+        return None, (
+            f"the answer {wanted!r} occurs {count} times in the variant sentence: "
+            "select the one you mean"
+        )
+    start = sentence.find(wanted)
+    return {"start": start, "end": start + len(wanted), "text": wanted}, ""
+
+
 def _answer_from_offsets(value: dict[str, Any], sentence: str) -> tuple[dict[str, Any] | None, str]:
     start, end = value.get("start"), value.get("end")
     if not isinstance(start, int) or not isinstance(end, int) or isinstance(start, bool):

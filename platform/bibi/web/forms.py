@@ -260,6 +260,17 @@ class PairSetUploadForm(forms.Form):
         "as a file to download, fix and upload again.",
     )
 
+    def __init__(self, *args: Any, shared_task: SharedTask, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if shared_task.is_span:
+            # A span pair has answers, not labels: nothing to translate.
+            del self.fields["label_map"]
+            self.fields["file"].help_text = (
+                "CSV, TSV or JSON Lines: one pair a row (original_id, variant_text, "
+                "variant_answers: texts joined by ' ### ' or a JSON list, empty for the "
+                "original's answers found again; optional question, rationale and tags)."
+            )
+
 
 class PairAddForm(forms.Form):
     original_id = forms.CharField(
@@ -348,9 +359,18 @@ class ItemFilterForm(forms.Form):
     )
 
     def __init__(
-        self, *args: Any, teams: Choices, systems: Choices, tags: list[str], **kwargs: Any
+        self,
+        *args: Any,
+        teams: Choices,
+        systems: Choices,
+        tags: list[str],
+        span: bool = False,
+        **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
+        if span:
+            # A span pair has no label to keep or change, and span tasks no label validation.
+            del self.fields["label"], self.fields["validation"]
         self.fields["team"].choices = [("", "Every team"), *teams]
         self.fields["system"].choices = [("", "Every system"), *systems]
         self.fields["tag"].choices = [("", "Any tag"), *((tag, tag) for tag in tags)]

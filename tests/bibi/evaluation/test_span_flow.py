@@ -38,6 +38,36 @@ def answers_csv(rows: list[tuple[str, str, str]]) -> bytes:
     return "\n".join(lines).encode()
 
 
+def pairs_predict(cast, strong, weak) -> None:
+    """Both systems answer every pair item: the strong one right everywhere, the weak one
+    keeping its old answers (it breaks on s1 and s2)."""
+    right = {
+        (UCD, "who beat someone?"): "UCD",
+        (UCD.replace("UCD", "Kilmacud"), "who beat someone?"): "Kilmacud",
+        (UCD, "what did someone finish?"): "the 2006 championship",
+        (
+            UCD.replace("2006 championship", "2007 league"),
+            "what did someone finish?",
+        ): "the 2007 league",
+        (SAID, "what did someone say?"): "that he would return",
+        (SAID.replace("He said", "She said"), "what did someone say?"): "he would return",
+    }
+    # The weak system keeps answering "UCD" for the first pair and the old answer elsewhere.
+    weak_answers = dict(right)
+    weak_answers[(UCD.replace("UCD", "Kilmacud"), "who beat someone?")] = "St Vincents"
+    weak_answers[(UCD.replace("2006 championship", "2007 league"), "what did someone finish?")] = (
+        "UCD"
+    )
+    for system, answers in ((strong, right), (weak, weak_answers)):
+        system_predictions.system_predictions_upload(
+            system=system,
+            actor=cast.builder,
+            data=answers_csv([(t, q, a) for (t, q), a in answers.items()]),
+            filename="pairs.csv",
+            source="pairs",
+        )
+
+
 @pytest.fixture
 def span_task(db):
     cast = build_span_cast(current_phase="build")
@@ -90,31 +120,7 @@ def test_a_span_task_runs_end_to_end(span_task):
     assert released.status_code == 200, released.content
     rows = [json.loads(line) for line in released.content.decode().splitlines()]
     assert [(row["text"], row["question"]) for row in rows] == items
-    right = {
-        (UCD, "who beat someone?"): "UCD",
-        (UCD.replace("UCD", "Kilmacud"), "who beat someone?"): "Kilmacud",
-        (UCD, "what did someone finish?"): "the 2006 championship",
-        (
-            UCD.replace("2006 championship", "2007 league"),
-            "what did someone finish?",
-        ): "the 2007 league",
-        (SAID, "what did someone say?"): "that he would return",
-        (SAID.replace("He said", "She said"), "what did someone say?"): "he would return",
-    }
-    # The weak system keeps answering "UCD" for the first pair and the old answer elsewhere.
-    weak_answers = dict(right)
-    weak_answers[(UCD.replace("UCD", "Kilmacud"), "who beat someone?")] = "St Vincents"
-    weak_answers[(UCD.replace("2006 championship", "2007 league"), "what did someone finish?")] = (
-        "UCD"
-    )
-    for system, answers in ((strong, right), (weak, weak_answers)):
-        system_predictions.system_predictions_upload(
-            system=system,
-            actor=cast.builder,
-            data=answers_csv([(t, q, a) for (t, q), a in answers.items()]),
-            filename="pairs.csv",
-            source="pairs",
-        )
+    pairs_predict(cast, strong, weak)
 
     run = services.scoring_run_request(
         shared_task=cast.shared_task, trigger="organizer", send=False
@@ -162,5 +168,5 @@ def test_a_span_task_runs_end_to_end(span_task):
         shown = Client().get(page)
         assert shown.status_code == 200, (page, shown.content.decode()[:3000])
     explorer = Client().get("/tasks/qasrl/results/items/").content.decode()
-    assert "who beat someone?" in explorer and "<mark>Kilmacud</mark>" in explorer
-    assert 'St Vincents <span class="muted">(wrong)</span>' in explorer
+    assert "who beat someone?" in explorer and "“Kilmacud”" in explorer
+    assert '“St Vincents” <strong class="verdict-wrong">wrong</strong>' in explorer

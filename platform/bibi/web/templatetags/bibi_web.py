@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django import template
 
@@ -14,6 +15,7 @@ from bibi.systems.models import System, SystemVersion
 from bibi.systems.selectors import versions_of
 from bibi.texts import moment_text
 from bibi.web.access import validator_role_of
+from bibi.web.answer_marks import Piece, answer_marks
 from bibi.web.failures import FailureHelp, failure_help
 from bibi.web.validation_results import validation_words
 
@@ -120,3 +122,10 @@ def heat(value: float | None) -> str:
 def get(mapping: dict[str, object], key: str) -> object:
     """``{{ row|get:name }}``: a value under a key held in a variable."""
     return mapping.get(key, "")
+
+
+@register.filter
+def answers_marked(text: str, answers: list[Any] | None) -> list[Piece]:
+    """``{% include "web/includes/marked.html" with pieces=text|answers_marked:answers %}``:
+    a span task's sentence with its answer spans marked (``bibi.web.answer_marks``)."""
+    return answer_marks(text, answers or [])

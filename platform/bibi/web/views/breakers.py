@@ -28,11 +28,11 @@ from bibi.sharedtasks.selectors import Viewer
 from bibi.web.access import file_upload, refusal_now, require_team, task_and_viewer
 from bibi.web.forms import (
     ContestForm,
-    PairAddForm,
     PairSetUploadForm,
     add_service_error,
     add_upload_error,
 )
+from bibi.web.span_forms import pair_add_form_class
 
 PAIRS_PER_PAGE = 100
 # Refused rows of a partial upload listed on its set's page; the download has them all.
@@ -62,7 +62,7 @@ def _pairs_page(
         if original_id
         else None
     )
-    add_form = forms.get("add_form") or PairAddForm(
+    add_form = forms.get("add_form") or pair_add_form_class(shared_task)(
         shared_task=shared_task,
         initial={"original_id": original_id, "variant_text": original.text if original else ""},
     )
@@ -83,7 +83,7 @@ def _pairs_page(
         "draft_pairs": pair_selectors.pair_list(pair_set=draft) if draft else [],
         "entry": entry,
         "original": original,
-        "upload_form": forms.get("upload_form") or PairSetUploadForm(),
+        "upload_form": forms.get("upload_form") or PairSetUploadForm(shared_task=shared_task),
         "add_form": add_form,
         "rejected": forms.get("rejected"),
         "add_rejected": forms.get("add_rejected"),
@@ -121,7 +121,7 @@ def say_warnings(request: HttpRequest, warnings: Sequence[RowError]) -> None:
 def pair_set_upload(request: HttpRequest, slug: str) -> HttpResponse:
     shared_task, viewer = task_and_viewer(request, slug)
     team = require_team(viewer, Team.Kind.BREAKER)
-    form = PairSetUploadForm(request.POST, request.FILES)
+    form = PairSetUploadForm(request.POST, request.FILES, shared_task=shared_task)
     dry_run = "dry_run" in request.POST
     rejected = None
     if form.is_valid():
@@ -131,7 +131,7 @@ def pair_set_upload(request: HttpRequest, slug: str) -> HttpResponse:
                 user=request.user,
                 file=form.cleaned_data["file"],
                 file_format=form.cleaned_data["format"] or None,
-                label_map=form.cleaned_data["label_map"],
+                label_map=form.cleaned_data.get("label_map"),
                 dry_run=dry_run,
                 partial=form.cleaned_data["partial"],
             )
@@ -164,7 +164,7 @@ def pair_set_upload(request: HttpRequest, slug: str) -> HttpResponse:
 def pair_add(request: HttpRequest, slug: str) -> HttpResponse:
     shared_task, viewer = task_and_viewer(request, slug)
     team = require_team(viewer, Team.Kind.BREAKER)
-    form = PairAddForm(request.POST, shared_task=shared_task)
+    form = pair_add_form_class(shared_task)(request.POST, shared_task=shared_task)
     rejected = None
     if form.is_valid():
         try:

@@ -58,7 +58,12 @@ from bibi.sharedtasks.models import Dataset, Example, SharedTask, Team
 from bibi.sharedtasks.selectors import Viewer
 from bibi.web.access import require_team, task_and_viewer
 from bibi.web.diff import word_diff
-from bibi.web.forms import PairEditorForm, add_service_error, add_upload_error
+from bibi.web.forms import (
+    PairEditorForm,
+    add_service_error,
+    add_upload_error,
+)
+from bibi.web.span_forms import pair_editor_form_class
 from bibi.web.views.breakers import say_warnings
 
 ORIGINALS_PER_PAGE = 25
@@ -209,15 +214,13 @@ def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpRespon
     team = require_team(viewer, Team.Kind.BREAKER)
     example = _starter_original(shared_task, original_id)
     sight = sight_of(viewer, shared_task)
-    initial = {
-        "original_id": example.external_id,
-        "variant_text": example.text,
-        "variant_label": example.label,
-    }
+    initial = {"original_id": example.external_id, "variant_text": example.text}
+    if not shared_task.is_span:
+        initial["variant_label"] = example.label
     action = request.POST.get("action", "")
     # Suggestions are asked for the original alone: the variant form stays as it was.
     bound = request.POST if request.method == "POST" and action != "suggest" else None
-    form = PairEditorForm(bound, shared_task=shared_task, initial=initial)
+    form = pair_editor_form_class(shared_task)(bound, shared_task=shared_task, initial=initial)
     context: dict[str, Any] = {
         "check": None,
         "suggestions": None,
@@ -255,6 +258,7 @@ def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpRespon
     )
     if context["ranked"] is not None:
         context["segments"] = segments(context["ranked"])
+        context["top_words"] = top_words(context["ranked"])
     return render(request, "web/guidance/editor.html", context, status=status)
 
 
@@ -273,6 +277,14 @@ class _Editor:
 
     def act(self, action: str) -> int | HttpResponse:
         """The status the page answers with, or a redirect once a pair is added."""
+        if self.shared_task.is_span and action in ("suggest", "try"):
+            # The guidance service answers label tasks only: a span pair is checked and added.
+            self.form.add_error(
+                None,
+                "Span tasks have no suggested edits or system checks on this page yet: "
+                "check the pair, or add it to the draft.",
+            )
+            return 400
         if action == "suggest":
             return self.ask("suggestions", SuggestRequest(original_id=self.example.external_id))
         if not self.form.is_valid():

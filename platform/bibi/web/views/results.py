@@ -32,7 +32,7 @@ from bibi.sharedtasks.models import SharedTask
 from bibi.sharedtasks.selectors import Viewer
 from bibi.web import charts
 from bibi.web.access import require_organizer, task_and_viewer
-from bibi.web.diff import word_diff
+from bibi.web.explorer import answer_rule, item_entries
 from bibi.web.forms import ItemFilterForm, LambdaSystemForm
 from bibi.web.organize_forms import SnapshotPublishOlderForm
 from bibi.web.sorting import Column, sort_table
@@ -73,7 +73,7 @@ RATE_WORDS = {
 PER_TEAM_WEIGHTS = {"original_accuracy", "original_f1"}
 
 
-def builder_columns(rate: RateWords, weight_mode: str) -> list[Column]:
+def builder_columns(rate: RateWords, weight_mode: str, *, span: bool = False) -> list[Column]:
     weight = {
         "dev_accuracy": "Weight (dev accuracy)",
         "original_accuracy": "Weight: accuracy on each team's originals (mean)",
@@ -85,8 +85,9 @@ def builder_columns(rate: RateWords, weight_mode: str) -> list[Column]:
         Column("system", "System", numeric=False),
         Column("team", "Team", numeric=False),
         Column("broken_pct", rate.heading),
-        Column("f1", "F1", high_first=True),
-        Column("accuracy", "Accuracy", high_first=True),
+        # A span task's builders: answers right under its answer mode, and mean token F1.
+        Column("f1", "Mean token F1" if span else "F1", high_first=True),
+        Column("accuracy", "Answer accuracy" if span else "Accuracy", high_first=True),
         Column("breaks", "Breaks"),
         Column("pairs", "Pairs seen", high_first=True),
         Column("unseen", "Unseen"),
@@ -171,6 +172,7 @@ def _settings_used(snapshot: Snapshot) -> dict[str, Any]:
         else rate,
         "rate": RATE_WORDS.get(rate, RATE_WORDS["pairs"]),
         "labels": used.get("labels", []),
+        "answer_rule": answer_rule(used),
         "max_sequence_length": used.get("max_sequence_length"),
         # Snapshots from before precisions were recorded say nothing: every cell was fp32 then.
         "precisions": ", ".join(
@@ -219,7 +221,7 @@ def leaderboards(request: HttpRequest, slug: str) -> HttpResponse:
         context.update(
             builders=sort_table(
                 builders,
-                builder_columns(used["rate"], used["weight_mode"]),
+                builder_columns(used["rate"], used["weight_mode"], span=bool(used["answer_rule"])),
                 request.GET,
                 "builders",
             ),
@@ -268,29 +270,14 @@ def items(request: HttpRequest, slug: str) -> HttpResponse:
                 (entry["system_id"], names.system(entry["system_id"])) for entry in snapshot.systems
             ],
             tags=[row["tag"] for row in tables.get("tags", [])],
+            span=results.shared_task.is_span,
         )
         form.is_valid()
         chosen = form.item_filter()
         queryset = results_selectors.snapshot_items_filtered(snapshot=snapshot, filters=chosen)
         page = Paginator(queryset, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
         shown = [chosen.system_id] if chosen.system_id else tables["item_systems"]
-        entries = []
-        for item in page.object_list:
-            cells = table_rows.item_cells(item, tables["vocabulary"], tables["item_systems"])
-            original, variant = word_diff(item.original_text, item.variant_text)
-            entries.append(
-                {
-                    "item": item,
-                    "team": names.team(item.team_id),
-                    "original": original,
-                    "variant": variant,
-                    "predictions": [
-                        {"system": names.system(system_id), **cells[system_id]}
-                        for system_id in shown
-                        if system_id in cells
-                    ],
-                }
-            )
+        entries = item_entries(page.object_list, tables=tables, names=names, shown=shown)
         query = request.GET.copy()
         query.pop("page", None)
         context.update(form=form, page=page, entries=entries, query=query.urlencode())

@@ -1,0 +1,235 @@
+"""The pages of a span task (QA-SRL): the pair editor and the single-pair form, where the
+variant's answer is picked by its offsets (what the page's script sends for a selection) or
+typed, and the item explorer, where the gold answers and each system's answer are marked in
+both sentences."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from bibi.evaluation import compute
+from bibi.evaluation import services as results_services
+from bibi.pairs.models import Pair
+
+from ..evaluation.test_span_flow import pairs_predict, span_task  # noqa: F401 (a fixture)
+from ..pairs.conftest import start_phase_now
+from ..spancast import UCD, build_span_cast
+from .conftest import page_client
+
+pytestmark = pytest.mark.django_db
+
+EDITOR = "/tasks/qasrl/guidance/s1/edit/"
+# s1 asks "who beat someone?" (UCD). In this variant UCD beats its own second team, so "UCD"
+# occurs twice: typed, it names no span; selected, the first is the one meant.
+TWICE = UCD.replace("St Vincents", "UCD B")
+SECOND_UCD = TWICE.index("UCD", 1)
+
+
+@pytest.fixture
+def breaker():
+    cast = build_span_cast()
+    return cast, page_client(cast, "breaker")
+
+
+def draft_pairs(cast):
+    return list(Pair.objects.filter(pair_set__team=cast.breaker_team))
+
+
+def test_the_editor_shows_the_question_and_the_gold_answer_and_no_label(breaker):
+    _, client = breaker
+    page = client.get(EDITOR).content.decode()
+    assert '<dd id="question">who beat someone?</dd>' in page
+    assert (
+        '<mark class="answer answer-start answer-end"><span class="visually-hidden">[gold answer: </span>UCD'
+        '<span class="visually-hidden">]</span></mark>' in page
+    )
+    assert 'name="variant_answer"' in page and 'name="answer_start"' in page
+    assert "data-span-answer" in page and "span_answer.js" in page
+    assert 'name="variant_label"' not in page and "machine_text" not in page
+
+
+def test_a_selected_answer_is_stored_at_its_offsets_in_the_stored_variant(breaker):
+    cast, client = breaker
+    # Typed with doubled spaces: the selection was measured in what was typed, and lands on
+    # the same words of the variant as stored (one space between words).
+    typed = TWICE.replace(" , by", "  ,  by")
+    start = typed.index("UCD", 1)
+    response = client.post(
+        EDITOR,
+        {
+            "action": "add",
+            "original_id": "s1",
+            "variant_text": typed,
+            "variant_answer": "UCD",
+            "answer_start": start,
+            "answer_end": start + 3,
+            "tags": ["semantics"],
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[-3000:]
+    (pair,) = draft_pairs(cast)
+    assert pair.variant_text == TWICE
+    assert pair.question == "who beat someone?"
+    assert pair.variant_answers == [{"start": SECOND_UCD, "end": SECOND_UCD + 3, "text": "UCD"}]
+    assert pair.variant_label == "" and pair.tags == ["semantics"]
+
+
+def test_a_typed_answer_is_found_in_the_variant(breaker):
+    cast, client = breaker
+    variant = UCD.replace("St Vincents", "Kilmacud")
+    response = client.post(
+        EDITOR,
+        {"action": "add", "original_id": "s1", "variant_text": variant, "variant_answer": "UCD"},
+    )
+    assert response.status_code == 302
+    (pair,) = draft_pairs(cast)
+    assert pair.variant_answers == [{"start": 0, "end": 3, "text": "UCD"}]
+
+
+@pytest.mark.parametrize(
+    ("variant", "answer", "message"),
+    [
+        (TWICE, "UCD", "The answer &#x27;UCD&#x27; occurs 2 times in the variant sentence"),
+        (TWICE, "Dublin champs", "The answer &#x27;Dublin champs&#x27; is not in the variant"),
+        # No answer given: the checks look for the original's, which the edit removed.
+        (
+            UCD.replace("UCD", "Kilmacud"),
+            "",
+            "the original&#x27;s answer &#x27;UCD&#x27; is not in the variant sentence",
+        ),
+    ],
+)
+def test_an_answer_that_names_no_one_span_is_refused_with_its_reason(
+    breaker, variant, answer, message
+):
+    cast, client = breaker
+    response = client.post(
+        EDITOR,
+        {"action": "check", "original_id": "s1", "variant_text": variant, "variant_answer": answer},
+    )
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert not draft_pairs(cast)
+
+
+def test_a_selection_that_disagrees_with_the_typed_answer_is_refused(breaker):
+    cast, client = breaker
+    response = client.post(
+        EDITOR,
+        {
+            "action": "add",
+            "original_id": "s1",
+            "variant_text": TWICE,
+            "variant_answer": "St Vincents",
+            "answer_start": 0,
+            "answer_end": 3,
+        },
+    )
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "The answer typed (&#x27;St Vincents&#x27;) is not the one selected" in page
+    response = client.post(
+        EDITOR,
+        {"action": "add", "original_id": "s1", "variant_text": TWICE, "answer_start": 5},
+    )
+    assert "The selected answer is not a part of the variant" in response.content.decode()
+    assert not draft_pairs(cast)
+
+
+def test_the_editor_checks_a_span_pair_without_storing_it_and_offers_no_system_check(breaker):
+    cast, client = breaker
+    variant = UCD.replace("St Vincents", "Kilmacud")
+    fields = {"original_id": "s1", "variant_text": variant, "variant_answer": "UCD"}
+    passed = client.post(EDITOR, {**fields, "action": "check"})
+    assert passed.status_code == 200
+    assert "The pair passes every check." in passed.content.decode()
+    assert 'value="try"' not in passed.content.decode()
+    refused = client.post(EDITOR, {**fields, "action": "try"})
+    assert refused.status_code == 400
+    assert "Span tasks have no suggested edits or system checks" in refused.content.decode()
+    assert not draft_pairs(cast)
+
+
+def test_the_single_pair_form_adds_a_span_pair_and_the_draft_is_submitted(breaker):
+    cast, client = breaker
+    form = client.get("/tasks/qasrl/pairs/?original=s1").content.decode()
+    assert "the question: <strong>who beat someone?</strong>" in form
+    assert 'name="variant_label"' not in form and 'name="variant_answer"' in form
+    refused = client.post(
+        "/tasks/qasrl/pairs/draft/add/",
+        {"original_id": "s1", "variant_text": TWICE, "variant_answer": "UCD"},
+    )
+    assert refused.status_code == 400
+    assert "occurs 2 times in the variant sentence" in refused.content.decode()
+    added = client.post(
+        "/tasks/qasrl/pairs/draft/add/",
+        {
+            "original_id": "s1",
+            "variant_text": TWICE,
+            "variant_answer": "UCD",
+            "answer_start": SECOND_UCD,
+            "answer_end": SECOND_UCD + 3,
+        },
+    )
+    assert added.status_code == 302
+    draft = client.get("/tasks/qasrl/pairs/").content.decode()
+    assert "<td>who beat someone?</td>" in draft
+    answer = '<mark class="answer answer-start answer-end"><span class="visually-hidden">[answer: </span>UCD'
+    assert f"UCD finished the 2006 championship as Dublin champions , by beating {answer}" in draft
+    submitted = client.post("/tasks/qasrl/pairs/draft/submit/")
+    pair_set_page = client.get(submitted["Location"]).content.decode()
+    assert "who beat someone?" in pair_set_page and answer in pair_set_page
+
+
+@pytest.fixture
+def published(span_task):  # noqa: F811 (the fixture imported above)
+    cast, strong, weak = span_task
+    pairs_predict(cast, strong, weak)
+    run = results_services.scoring_run_request(
+        shared_task=cast.shared_task, trigger="organizer", send=False
+    )
+    run = compute.scoring_run_complete(run_id=run.id)
+    results_services.snapshot_publish(snapshot=run.snapshot, actor=cast.organizer)
+    start_phase_now(cast.shared_task, "results")
+    return cast, strong, weak
+
+
+def test_the_item_explorer_marks_gold_and_system_answers_in_both_sentences(published):
+    cast, strong, weak = published
+    page = Client().get("/tasks/qasrl/results/items/", {"system": weak.id}).content.decode()
+    gold = (
+        '<mark class="answer answer-start answer-end"><span class="visually-hidden">[gold answer: '
+    )
+    mine = (
+        '<mark class="answer answer-start answer-end"><span class="visually-hidden">[its answer: '
+    )
+    # s1's variant: Kilmacud is added (the word diff) and the gold answer (both marks kept).
+    hidden = '<span class="visually-hidden">]</span>'
+    assert (
+        f'<ins><span class="visually-hidden">[added: </span>{gold}</span>Kilmacud{hidden}</mark>'
+        f"{hidden}</ins>" in page
+    )
+    # The weak system answered "UCD" on the original (right) and "St Vincents" on the variant.
+    assert f"{mine}</span>UCD" in page and f"{mine}</span>St Vincents" in page
+    assert '“St Vincents” <strong class="verdict-wrong">wrong</strong>' in page
+    assert "an answer is right by Token F1" in page and "(token_f1)" in page
+    # Span pairs have no label to keep or change, and no label validation to filter by.
+    assert 'name="label"' not in page and 'name="validation"' not in page
+
+
+def test_the_results_pages_filter_span_pairs_and_speak_of_answers(published):
+    cast, strong, weak = published
+    client = Client()
+    boards = client.get("/tasks/qasrl/results/").content.decode()
+    assert "Answer accuracy" in boards and "Mean token F1" in boards
+    assert "<dt>A right answer</dt>" in boards
+    assert "label kept" not in client.get("/tasks/qasrl/results/matrix/").content.decode()
+    system = page_client(cast, "builder").get(f"/tasks/qasrl/systems/{weak.id}/")
+    assert "<dt>Dev mean token F1</dt><dd>0.500</dd>" in system.content.decode()
+    broken = client.get("/tasks/qasrl/results/items/", {"system": weak.id, "broken": "yes"})
+    assert "2 pairs</h2>" in broken.content.decode()
+    unbroken = client.get("/tasks/qasrl/results/items/", {"system": strong.id, "broken": "yes"})
+    assert "0 pairs</h2>" in unbroken.content.decode()
+    tagged = client.get("/tasks/qasrl/results/items/", {"tag": "semantics"})
+    assert "1 pair</h2>" in tagged.content.decode()
