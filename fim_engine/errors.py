@@ -71,3 +71,8 @@ class PaddingSensitiveModelError(ModelFormatError):
 
 class WordNetMissingError(FileNotFoundError):
     """The WordNet 3.0 database files are not where bibi looks (see :mod:`fim_engine.wordnet`)."""
+
+
+class OpinionLexiconError(RuntimeError):
+    """The VADER sentiment lexicon that gates label-changing edits (:mod:`fim_engine.opinion`)
+    is not installed, or a line of it cannot be read."""

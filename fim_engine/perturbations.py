@@ -17,7 +17,11 @@ intent by source:
 "By construction" is the intent, not a guarantee. WordNet substitutions pass the fluency gate of
 :mod:`fim_engine.fluency` (one reading in context, same part of speech re-inflected with
 ``lemminflect``, zipf >= 3 in ``wordfreq``, first senses, no proper names); antonyms are direct
-ones of the word's first sense and, like negation, only in a text of one clause. A label-changing
+ones of the word's first sense and, like negation, only in a text of one clause. Both need an
+opinion (:mod:`fim_engine.opinion`, VADER's lexicon): an antonym is label-changing only when it
+and the word carry opposite opinions (*good* → *bad*; not *young* → *old*, which
+:func:`antonym_replacements` leaves out, or gives as a ``probe`` claiming no label), and ``not``
+goes into a clause only when it holds an opinion word. A label-changing
 edit's new label is still a guess: its pairs are marked *label unverified* where they are stored,
 and reach the scores only through validation.
 
@@ -53,6 +57,7 @@ from fim_engine.fluency import (
     reading_in_context,
     single_clause,
 )
+from fim_engine.opinion import OPINION_MIN, opinion_words, opinions_note, opposite_opinions
 from fim_engine.wordnet import WordNet, load_wordnet
 from fim_engine.words import split_words
 
@@ -128,23 +133,26 @@ class Edit:
 
 @dataclass(frozen=True)
 class Replacement:
-    """A candidate word for one word of a text, before it is put into the text."""
+    """A candidate word for one word of a text, before it is put into the text. A ``probe``
+    claims no label at all (``keeps_label`` is then only its source's intent)."""
 
     word: str
     source: str
     keeps_label: bool
     rationale: str
+    probe: bool = False
 
 
 @dataclass(frozen=True)
 class Perturbation:
-    """An edited text; see the module docstring for ``source`` and ``keeps_label``."""
+    """An edited text; see the module docstring for ``source``, ``keeps_label`` and ``probe``."""
 
     text: str
     edit: Edit
     source: str
     keeps_label: bool
     rationale: str
+    probe: bool = False
 
 
 def synonym_replacements(
@@ -158,16 +166,32 @@ def synonym_replacements(
 
 
 def antonym_replacements(
-    word: str, *, wordnet: WordNet | None = None, senses: int = 1, before: str = "", after: str = ""
+    word: str,
+    *,
+    wordnet: WordNet | None = None,
+    senses: int = 1,
+    before: str = "",
+    after: str = "",
+    probes: bool = False,
 ) -> list[Replacement]:
     """Direct WordNet antonyms of an adjective's first sense (``senses``) through the same gate
-    as :func:`synonym_replacements` (*weak* → *strong*; no verbs or nouns: *work* → *idle*). Whether the text allows a label-changing edit at all is
-    :func:`label_change_allowed`'s question, asked by the callers that have the text."""
-    return _wordnet_replacements(word, ANTONYM, wordnet, senses, (before, after))
+    as :func:`synonym_replacements` (*weak* → *strong*; no verbs or nouns: *work* → *idle*),
+    offered as label-changing only where the word and its antonym carry opposite opinions
+    (:func:`fim_engine.opinion.opposite_opinions`: *good* → *bad*; not *young* → *old*). The
+    others are left out, or with ``probes`` given as probes that claim no label. Whether the
+    text allows a label-changing edit at all is :func:`label_change_allowed`'s question, asked
+    by the callers that have the text."""
+    return _wordnet_replacements(word, ANTONYM, wordnet, senses, (before, after), probes=probes)
 
 
 def _wordnet_replacements(
-    word: str, source: str, wordnet: WordNet | None, senses: int, around: tuple[str, str]
+    word: str,
+    source: str,
+    wordnet: WordNet | None,
+    senses: int,
+    around: tuple[str, str],
+    *,
+    probes: bool = False,
 ) -> list[Replacement]:
     if not is_content_word(word):
         return []
@@ -192,13 +216,22 @@ def _wordnet_replacements(
         form = inflected_replacement(lexical.word, reading, before, replacing=word)
         if form is None or form.lower() == word.lower() or form.lower() in found:
             continue
-        found[form.lower()] = Replacement(
-            match_case(word, form),
-            source,
-            KEEPS_LABEL[source],
+        made = (
             f"WordNet {source} of {word!r} ({lexical.note}), as a {reading.pos.lower()} "
-            f"({'/'.join(reading.tags)}), a common word (zipf >= {ZIPF_FLOOR:g}); meant to "
-            f"{intent} the label",
+            f"({'/'.join(reading.tags)}), a common word (zipf >= {ZIPF_FLOOR:g})"
+        )
+        probe = source == ANTONYM and not opposite_opinions(word, form)
+        if probe and not probes:
+            continue
+        if source == ANTONYM:
+            made += f"; {opinions_note(word, form)}"
+        why = (
+            ": a probe of the model that claims no label"
+            if probe
+            else f"; meant to {intent} the label"
+        )
+        found[form.lower()] = Replacement(
+            match_case(word, form), source, KEEPS_LABEL[source], made + why, probe=probe
         )
     return list(found.values())
 
@@ -229,6 +262,7 @@ def substitution(text: str, start: int, end: int, replacement: Replacement) -> P
         replacement.source,
         replacement.keeps_label,
         replacement.rationale,
+        replacement.probe,
     )
 
 
@@ -337,7 +371,10 @@ def negation_edits(text: str) -> list[Perturbation]:
     auxiliary that heads its only clause (:func:`fim_engine.fluency.clause_head`: *is*, *can*,
     *has* before a participle, *did* before a verb; never after a main verb: not "It has not its
     flaws"). From a text with exactly one negation, a ``not``, ``n't`` or ``never`` is removed.
-    A text of several clauses, or with a double negative, gets nothing.
+    A text of several clauses, or with a double negative, gets nothing; ``not`` goes only into a
+    clause that holds an opinion word (:func:`fim_engine.opinion.opinion_words`: not "The plot
+    is set in Paris"). Removal needs none: "do n't see this film" carries its opinion in the
+    negation itself.
     """
     words = split_words(text, lowercase=False)
     tokens = [w for w, _, _ in words]
@@ -347,13 +384,17 @@ def negation_edits(text: str) -> list[Perturbation]:
     negations = [i for i, w in enumerate(lowered) if w in NEGATION_WORDS]
     if not negations:
         head = clause_head(lowered)
-        if head is None:
+        # Negating a clause that holds no opinion ("The plot is set in Paris") says no other one.
+        opinions = list(dict.fromkeys(opinion_words(lowered)))
+        if head is None or not opinions:
             return []
         edit = Edit(words[head][2], words[head][2], "", " not")
         kind = "copula" if lowered[head] in BE else "auxiliary"
         rationale = (
-            f"inserts 'not' after the {kind} {tokens[head]!r} that heads the text's only clause; "
-            "meant to change the label"
+            f"inserts 'not' after the {kind} {tokens[head]!r} that heads the text's only clause, "
+            f"which holds the opinion word{'s' if len(opinions) > 1 else ''} "
+            f"{', '.join(map(repr, opinions))} (|rating| >= {OPINION_MIN:g} in the VADER "
+            "lexicon); meant to change the label"
         )
     elif len(negations) == 1 and lowered[negations[0]] in _REMOVABLE:
         index = negations[0]

@@ -46,7 +46,8 @@ class Suggestion:
     docstring); ``outcomes`` maps each system's name to what it predicts on ``text``.
     ``label_unverified``: a label-changing edit, whose new label nobody has checked (pairs made
     from it are stored so, and count only once validated). ``probe``: an embedding-neighbour
-    edit, which claims no label at all (it shows what moves the model, not a pair to submit).
+    edit, or an antonym whose words carry no opposite opinions, which claims no label at all (it
+    shows what moves the model, not a pair to submit).
     """
 
     text: str

@@ -8,13 +8,16 @@ the word leverage (:class:`fim_engine.FisherResult`). Then:
    with the highest deletion leverage are the places to edit; equal leverage goes to the
    earlier word.
 2. **Candidates** at each of them, one word for one word: WordNet synonyms (label-keeping) and
-   direct WordNet antonyms of the word's first sense (label-changing, only in a text of one
-   clause without negation or lists: :func:`fim_engine.perturbations.label_change_allowed`),
-   both through the fluency gate of :mod:`fim_engine.fluency` (same part of speech and
-   inflection, zipf >= 3, first senses, no proper names); and the ``neighbours`` nearest
-   vocabulary words of the word in the guide's own input-embedding space by cosine. Neighbours
-   are **probes of the model**: a neighbour is as often the word's opposite or an odd word as a
-   synonym, so they claim no label (``probe``) and are never offered as label-keeping pairs. A
+   direct WordNet antonyms of the word's first sense (only in a text of one clause without
+   negation or lists: :func:`fim_engine.perturbations.label_change_allowed`), both through the
+   fluency gate of :mod:`fim_engine.fluency` (same part of speech and inflection, zipf >= 3,
+   first senses, no proper names); and the ``neighbours`` nearest vocabulary words of the word
+   in the guide's own input-embedding space by cosine. An antonym is label-changing only when
+   the word and it carry opposite opinions in the sentiment lexicon of
+   :mod:`fim_engine.opinion` (*good* → *bad*). Neighbours, and antonyms without opposite
+   opinions (*young* → *old*), are **probes of the model**: a neighbour is as often the word's
+   opposite or an odd word as a synonym, so they claim no label (``probe``) and are never
+   offered as pairs. A
    word the guide's tokenizer splits into several pieces has no neighbours (its pieces'
    neighbours are pieces, not words). A replacement found by several sources keeps one:
    antonym, then synonym, then neighbour.
@@ -81,7 +84,8 @@ from fim_engine.words import split_words
 SUGGESTION_SOURCES = (SYNONYM, ANTONYM, NEIGHBOUR)
 # When two sources offer the same word, the more specific claim about the label wins.
 _SOURCE_PRIORITY = {ANTONYM: 0, SYNONYM: 1, NEIGHBOUR: 2}
-# Sources whose edits claim no label: probes of the guide, never offered as label-keeping pairs.
+# Sources whose edits claim no label: probes of the guide, never offered as label-keeping pairs
+# (an antonym without opposite opinions is a probe too: ``Perturbation.probe``).
 PROBE_SOURCES = frozenset({NEIGHBOUR})
 
 
@@ -318,7 +322,7 @@ def _candidates(
         }
         found: list[Replacement] = []
         if antonyms:
-            found += antonym_replacements(word, wordnet=wordnet, senses=1, **around)
+            found += antonym_replacements(word, wordnet=wordnet, senses=1, probes=True, **around)
         if SYNONYM in sources:
             found += synonym_replacements(word, wordnet=wordnet, senses=senses, **around)
         tokens = context.tokens(w)
@@ -372,7 +376,7 @@ def _rank(
 
 def _kind(perturbation: Perturbation) -> str:
     """``probe`` (claims no label), ``keeps`` or ``changes`` (the label, unverified)."""
-    if perturbation.source in PROBE_SOURCES:
+    if perturbation.probe or perturbation.source in PROBE_SOURCES:
         return "probe"
     return "keeps" if perturbation.keeps_label else "changes"
 

@@ -32,7 +32,7 @@ def assert_minimal(text, perturbation):
     "generator", [synonym_swaps, antonym_swaps, name_swaps, keyboard_typos, negation_edits]
 )
 def test_every_generator_makes_one_minimal_explained_edit_per_perturbation(generator):
-    text = TEXT if generator in (name_swaps, keyboard_typos) else "The jokes are stale ."
+    text = TEXT if generator in (name_swaps, keyboard_typos) else "The jokes are weak ."
     perturbations = generator(text)
     assert perturbations
     for perturbation in perturbations:
@@ -154,7 +154,7 @@ def test_keyboard_typos_are_one_slip_inside_a_word_and_repeatable():
         ("i ca n't stand it", ["i can stand it"]),
         ("it is not funny", ["it is funny"]),
         ("never dull", ["dull"]),
-        ("The cast has done a fine job .", ["The cast has not done a fine job ."]),
+        ("The cast has done a good job .", ["The cast has not done a good job ."]),
         ("I did enjoy it .", ["I did not enjoy it ."]),
         # "has" as a main verb: not "It has not its flaws".
         ("It has its flaws .", []),

@@ -97,9 +97,12 @@ def test_suggestions_are_grouped_by_kind_and_ranked_by_projection(systems, text)
         for s in group:
             assert s.predicted_kl == pytest.approx(0.5 * report.lambda_max * s.projection**2)
     for s in report.suggestions:
-        # Label-changing edits are unverified; embedding neighbours are probes claiming nothing.
-        assert s.label_unverified is (s.source == "antonym") is (not s.keeps_label)
-        assert s.probe is (s.source == "neighbour")
+        # Label-changing edits are unverified; embedding neighbours, and antonyms without
+        # opposite opinions, are probes claiming nothing.
+        assert s.keeps_label is (s.source != "antonym")
+        assert s.label_unverified is (s.source == "antonym" and not s.probe)
+        assert not (s.probe and s.source == "synonym")
+        assert s.probe is (s.source == "neighbour" or "claims no label" in s.rationale)
         assert s.to_dict()["label_unverified"] is s.label_unverified
         assert s.to_dict()["probe"] is s.probe
     changing = {s.text for s in report.suggestions if s.label_unverified}
