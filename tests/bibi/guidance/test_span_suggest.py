@@ -5,13 +5,16 @@ by the scoring library's answer rule and break rule."""
 
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 
 import pandas as pd
 import pytest
+from django.utils.html import escape
 
 from ..pairs.conftest import start_phase_now
 from ..systems.span_cast import UCD, build_span_cast, upload_and_validate
+from ..web.conftest import page_client
 from .test_guidance_suggest import SUGGEST, ask
 
 
@@ -72,6 +75,8 @@ def assert_span_suggestions_and_drafts(cast, qa_dir):
             assert outcome["right_variant"] is None and outcome["breaks"] is None
             assert suggestion["breaks"] is None
 
+    assert_the_pages_show_the_item_and_its_suggestions(page_client(cast, "breaker"), suggestions)
+
     # The answer-keeping suggestion as a draft: its moved answer is found without being given,
     # and giving it changes nothing.
     keeping = next(s for s in suggestions if s["keeps_answer"])
@@ -108,6 +113,28 @@ def assert_span_suggestions_and_drafts(cast, qa_dir):
     ]
     [outcome] = named["outcomes"]
     assert outcome["right_variant"] is right(outcome["variant"], named["variant_answers"])
+
+
+def assert_the_pages_show_the_item_and_its_suggestions(client, suggestions):
+    ranking = client.get("/tasks/sst/guidance/")
+    assert ranking.status_code == 200
+    html = ranking.content.decode()
+    assert "<q>who beat someone ?</q>" in html and "<mark>UCD</mark>" in html
+    assert "/tasks/sst/guidance/s1/suggestions/" in html
+
+    page = "/tasks/sst/guidance/s1/suggestions/"
+    response = client.post(page)
+    deadline = time.monotonic() + 180
+    while response.status_code == 202 and time.monotonic() < deadline:
+        job = response.context["job"]
+        time.sleep(0.2)
+        if client.get(job["poll"]).status_code != 202:
+            response = client.get(job["result"])
+    assert response.status_code == 200, response.content
+    html = response.content.decode()
+    assert html.count("answer unverified</span>") == sum(not s["keeps_answer"] for s in suggestions)
+    for suggestion in suggestions:
+        assert escape(suggestion["text"]) in html
 
 
 @pytest.mark.embedded
