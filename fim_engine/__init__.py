@@ -96,6 +96,7 @@ if TYPE_CHECKING:
         answers_stretched,
         changed_stretch,
         check_span_variant,
+        predicate_span,
         span_perturbations,
         span_suggest,
     )
@@ -190,6 +191,7 @@ _EXPORTS = {
         "answers_stretched",
         "changed_stretch",
         "check_span_variant",
+        "predicate_span",
         "span_perturbations",
         "span_suggest",
     ),

@@ -194,21 +194,44 @@ def changed_stretch(original: str, variant: str) -> Edit:
 
 
 def span_perturbations(
-    sentence: str, *, wordnet: WordNet | None, seed: int = 0
+    sentence: str,
+    *,
+    wordnet: WordNet | None,
+    seed: int = 0,
+    protect: Sequence[tuple[int, int]] = (),
 ) -> list[Perturbation]:
     """Candidate edits of a sentence for :func:`span_suggest`: WordNet synonyms, name swaps
     and one keyboard typo per word (meant to keep the answer when outside it), and WordNet
-    antonyms and negation (meant to move it); typos alone without WordNet."""
+    antonyms and negation (meant to move it); typos alone without WordNet. No edit touches a
+    ``protect``-ed character span (the predicate the question asks about: replacing it leaves
+    the question asking about a verb the sentence no longer has)."""
     made = keyboard_typos(sentence, per_word=1, seed=seed)
-    if wordnet is None:
-        return made
-    return (
-        synonym_swaps(sentence, wordnet=wordnet)
-        + name_swaps(sentence, wordnet=wordnet)
-        + made
-        + antonym_swaps(sentence, wordnet=wordnet)
-        + negation_edits(sentence)
-    )
+    if wordnet is not None:
+        made = (
+            synonym_swaps(sentence, wordnet=wordnet)
+            + name_swaps(sentence, wordnet=wordnet)
+            + made
+            + antonym_swaps(sentence, wordnet=wordnet)
+            + negation_edits(sentence)
+        )
+    return [p for p in made if not any(_touches(p.edit, a, b) for a, b in protect)]
+
+
+def predicate_span(sentence: str, index: int | None, predicate: str) -> tuple[int, int] | None:
+    """The character span of the predicate: token ``index`` of the sentence's space-separated
+    tokens (QA-SRL's), when that token is ``predicate`` (ignoring case); else None.
+
+    >>> predicate_span("UCD beat them .", 1, "beat")
+    (4, 8)
+    """
+    if index is None:
+        return None
+    start = 0
+    for position, token in enumerate(sentence.split(" ")):
+        if position == index:
+            return (start, start + len(token)) if token.lower() == predicate.lower() else None
+        start += len(token) + 1
+    return None
 
 
 def word_spans(sentence: str, words: Sequence[str]) -> list[tuple[int, int]]:

@@ -17,6 +17,8 @@ from fim_engine.span_suggestions import (
     answers_stretched,
     changed_stretch,
     check_span_variant,
+    predicate_span,
+    span_perturbations,
     span_suggest,
     word_spans,
 )
@@ -168,3 +170,13 @@ def test_a_draft_is_judged_against_given_moved_or_no_answers(systems):
                 frame = pd.DataFrame([("s", 0, after.text, after.start, after.end)])
                 frame.columns = ["system", "item", "text", "start", "end"]
                 assert outcome.right_after is bool(answer_scores(frame, gold)["correct"].iloc[0])
+
+
+def test_the_predicate_the_question_asks_about_is_never_edited():
+    verb = predicate_span(SENTENCE, 5, "witty")
+    assert verb is not None and SENTENCE[verb[0] : verb[1]] == "witty"
+    assert predicate_span(SENTENCE, 5, "fun") is None  # not the token there: nothing guarded
+    every = span_perturbations(SENTENCE, wordnet=None)
+    guarded = span_perturbations(SENTENCE, wordnet=None, protect=[verb])
+    assert [p for p in every if p.edit.original == "witty"]
+    assert guarded == [p for p in every if p.edit.original != "witty"]

@@ -71,7 +71,10 @@ def span_candidates_make(
             )
             for entry, fisher in zip(group, fishers, strict=True):
                 example = entry.example
-                made = _edits(example.text, fisher, wordnet, seed)
+                verb = fim_engine.predicate_span(
+                    example.text, example.predicate_index, example.predicate
+                )
+                made = _edits(example.text, fisher, wordnet, seed, [verb] if verb else [])
                 suggestions = model_call(
                     fim_engine.span_suggest,
                     ordered,
@@ -95,16 +98,23 @@ def span_candidates_make(
 
 
 def _edits(
-    sentence: str, fisher: fim_engine.SpanFisherResult, wordnet: object, seed: int
+    sentence: str,
+    fisher: fim_engine.SpanFisherResult,
+    wordnet: object,
+    seed: int,
+    protect: list[tuple[int, int]],
 ) -> list[Perturbation]:
     """The sentence's edits meant to keep the answer where it lies outside it (antonyms and
-    negation left out), typos in the guide's most levered content words only, and only
+    negation left out; never the predicate), typos in the guide's most levered content words
+    only, and only
     edits whose text the pair checks keep as it is (the answers' offsets hold)."""
     content = [(kl, word.lower()) for word, kl in fisher.leverage if is_content_word(word)]
     levered = {word for _, word in sorted(content, key=lambda item: -item[0])[:TYPO_WORDS]}
     return [
         p
-        for p in fim_engine.span_perturbations(sentence, wordnet=wordnet, seed=seed)
+        for p in fim_engine.span_perturbations(
+            sentence, wordnet=wordnet, seed=seed, protect=protect
+        )
         if p.keeps_label
         and (p.source != TYPO or p.edit.original.lower() in levered)
         and normalize_text(p.text) == p.text

@@ -68,11 +68,13 @@ def span_guidance_compute(
     variant_answers: list[dict[str, Any]] | None,
     mode: str,
     threshold: float,
+    predicate: tuple[int | None, str] = (None, ""),
 ) -> dict[str, Any]:
     """``guidance_compute`` for a span item: ``{"check": SpanDraftCheck.to_dict()}`` for a
     draft ``variant``, else ``{"suggestions": [SpanSuggestion.to_dict(), ...], "sources",
     "guide", "lambda_max", "leverage", "predictions"}`` with the first version as the guide;
-    ``{"error": reason}`` when a model cannot be loaded or run."""
+    ``{"error": reason}`` when a model cannot be loaded or run. ``predicate`` (its token
+    index and verb) is never edited."""
     judge = {"mode": mode, "threshold": threshold}
     try:
         systems = {
@@ -90,7 +92,10 @@ def span_guidance_compute(
                 **judge,
             )
             return {"check": check.to_dict()}
-        made = fim_engine.span_perturbations(sentence, wordnet=_wordnet())
+        verb = fim_engine.predicate_span(sentence, *predicate)
+        made = fim_engine.span_perturbations(
+            sentence, wordnet=_wordnet(), protect=[verb] if verb else []
+        )
         guide = str(version_ids[0])
         fisher = model_call(systems[guide].fisher, [question], [sentence])[0]
         suggestions = model_call(

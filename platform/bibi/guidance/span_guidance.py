@@ -64,6 +64,7 @@ def span_request(
                 raise ValidationError({"variant_answers": problems})
     return variant, {
         "question": example.question,
+        "predicate": [example.predicate_index, example.predicate],
         "answers": list(example.answers),
         "variant_answers": answers,
         "mode": shared_task.answer_mode,
@@ -76,6 +77,7 @@ def span_original(example: Example) -> dict[str, Any]:
         "id": example.external_id,
         "text": example.text,
         "question": example.question,
+        "predicate": [example.predicate_index, example.predicate],
         "answers": list(example.answers),
     }
 
