@@ -34,6 +34,7 @@ from typing import Any
 import pandas as pd
 
 from fim_engine.perturbations import (
+    TYPO,
     Edit,
     Perturbation,
     antonym_swaps,
@@ -258,7 +259,7 @@ def span_suggest(
     fisher: SpanFisherResult | None = None,
 ) -> list[SpanSuggestion]:
     """The ``top_k`` answer-keeping and the ``top_k`` answer-moving edits of ``sentence`` with
-    the most guide leverage (the first system of ``systems`` is the guide; ``fisher`` its
+    the most guide leverage (fluent ones before typos) (the first system of ``systems`` is the guide; ``fisher`` its
     span Fisher result on the item, when already computed), each verified by every system's
     forward pass; answer-keeping ones first, each group by leverage."""
     if not systems:
@@ -313,7 +314,8 @@ def _ranked(
     top_k: int,
 ) -> list[Ranked]:
     """``(keeps the answer, −leverage, perturbation, moved answers, leverage)`` of the
-    ``top_k`` answer-keeping edits, then of the ``top_k`` others, each by leverage."""
+    ``top_k`` answer-keeping edits, then of the ``top_k`` others, each fluent edits first
+    (typos after them), then by leverage."""
     scored: list[Ranked] = []
     for perturbation in perturbations:
         edit = perturbation.edit
@@ -324,8 +326,13 @@ def _ranked(
             kl for (a, b), kl in zip(spans, leverage, strict=True) if a < reach[1] and reach[0] < b
         )
         scored.append((moved is not None, -total, perturbation, moved, total))
-    keeping = sorted((row for row in scored if row[0]), key=lambda row: row[1])[:top_k]
-    moving = sorted((row for row in scored if not row[0]), key=lambda row: row[1])[:top_k]
+
+    # A keyboard slip is a fair attack but no fluent sentence: fluent edits come first.
+    def order(row: Ranked) -> tuple[bool, float]:
+        return row[2].source == TYPO, row[1]
+
+    keeping = sorted((row for row in scored if row[0]), key=order)[:top_k]
+    moving = sorted((row for row in scored if not row[0]), key=order)[:top_k]
     return keeping + moving
 
 

@@ -291,15 +291,16 @@ def _checked(
         )
         check = partial(pair_check, starter=starter, rules=rules)
     passed: list[Candidate] = []
-    seen: set[str] = set()
+    # A variant is one pair per text (span tasks: per text and question, as the checks count).
+    seen: set[tuple[str, str]] = set()
     refused = 0
     for candidate in candidates:
         checked, _ = check(pair_input(candidate, row=0))
         if checked is None:
             refused += 1
-        elif checked.variant_text not in seen:
+        elif (key := (checked.variant_text, (checked.span or {}).get("question", ""))) not in seen:
             # The same text made twice (a synonym that is a neighbour too): the first stands.
-            seen.add(checked.variant_text)
+            seen.add(key)
             candidate.checked = checked
             passed.append(candidate)
     if not passed:

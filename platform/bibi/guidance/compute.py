@@ -92,33 +92,48 @@ def span_guidance_compute(
                 **judge,
             )
             return {"check": check.to_dict()}
-        verb = fim_engine.predicate_span(sentence, *predicate)
-        made = fim_engine.span_perturbations(
-            sentence, wordnet=_wordnet(), protect=[verb] if verb else []
-        )
-        guide = str(version_ids[0])
-        fisher = model_call(systems[guide].fisher, [question], [sentence])[0]
-        suggestions = model_call(
-            fim_engine.span_suggest,
-            systems,
-            question,
-            sentence,
-            answers,
-            made,
-            top_k=top_k,
-            fisher=fisher,
-            **judge,
-        )
-        return {
-            "suggestions": [suggestion.to_dict() for suggestion in suggestions],
-            "sources": sorted({p.source for p in made}),
-            "guide": guide,
-            "lambda_max": float(fisher.lambda_max),
-            "leverage": [[word, float(kl)] for word, kl in fisher.leverage],
-            "predictions": _span_predictions(systems, question, sentence, answers, judge),
-        }
+        item = (question, sentence, answers)
+        return _span_suggestions(systems, item, predicate, top_k=top_k, judge=judge)
     except ValidationFailed as failed:
         return {"error": failed.detail}
+
+
+def _span_suggestions(
+    systems: dict[str, fim_engine.SpanSystem],
+    item: tuple[str, str, list[dict[str, Any]]],
+    predicate: tuple[int | None, str],
+    *,
+    top_k: int,
+    judge: dict[str, Any],
+) -> dict[str, Any]:
+    """The suggestions' payload for one (question, sentence, answers) item, the first system
+    the guide."""
+    question, sentence, answers = item
+    verb = fim_engine.predicate_span(sentence, *predicate)
+    made = fim_engine.span_perturbations(
+        sentence, wordnet=_wordnet(), protect=[verb] if verb else []
+    )
+    guide = next(iter(systems))
+    fisher = model_call(systems[guide].fisher, [question], [sentence])[0]
+    suggestions = model_call(
+        fim_engine.span_suggest,
+        systems,
+        question,
+        sentence,
+        answers,
+        made,
+        top_k=top_k,
+        fisher=fisher,
+        **judge,
+    )
+    return {
+        "suggestions": [suggestion.to_dict() for suggestion in suggestions],
+        "sources": sorted({p.source for p in made}),
+        "guide": guide,
+        "lambda_max": float(fisher.lambda_max),
+        "leverage": [[word, float(kl)] for word, kl in fisher.leverage],
+        "predictions": _span_predictions(systems, question, sentence, answers, judge),
+    }
 
 
 def _span_predictions(

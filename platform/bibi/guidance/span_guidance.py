@@ -77,7 +77,6 @@ def span_original(example: Example) -> dict[str, Any]:
         "id": example.external_id,
         "text": example.text,
         "question": example.question,
-        "predicate": [example.predicate_index, example.predicate],
         "answers": list(example.answers),
     }
 

@@ -12,6 +12,8 @@ import pandas as pd
 import pytest
 from django.utils.html import escape
 
+from bibi.sharedtasks.models import Example
+
 from ..pairs.conftest import start_phase_now
 from ..systems.span_cast import UCD, build_span_cast, upload_and_validate
 from ..web.conftest import page_client
@@ -23,6 +25,10 @@ def span_task(qa_dir):
     version = upload_and_validate(cast, qa_dir, name="qa")
     assert version.status == "ready"
     start_phase_now(cast.shared_task, "break")
+    # "who beat someone ?" asks about token 10, "beating": no suggestion may edit it.
+    Example.objects.filter(dataset=cast.starter, external_id="s1").update(
+        predicate_index=10, predicate="beating"
+    )
     return cast
 
 
@@ -51,6 +57,7 @@ def assert_span_suggestions_and_drafts(cast, qa_dir):
     assert body["original"] == {"id": "s1", "text": UCD, "question": question, "answers": gold}
     suggestions = body["suggestions"]
     assert suggestions and {s["keeps_answer"] for s in suggestions} == {True, False}
+    assert all(" beating " in s["text"] for s in suggestions)
     model = fim_engine.load_span_system(qa_dir)
     fresh = model.predict(
         [question] * (len(suggestions) + 1), [UCD] + [s["text"] for s in suggestions]
