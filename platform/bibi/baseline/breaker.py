@@ -51,6 +51,11 @@ has. Running the breaker again submits a new version of the team's set (a new pa
 becomes the entry unless the team marked another final, and counts against the task's quota
 of sets).
 
+On a span task (QA-SRL) the candidates are ``span_candidates``' (edits of the sentence
+outside the gold answers keep them; edits inside one carry a guessed answer and are stored
+``label_unverified``; never the predicate), verified as they are made, and the checks are
+``pairs.span_checks``'; the rest is the same.
+
 This module loads models (``bibi.systems.runner``, and with it torch): the command, the demo
 and workers import it, never the web process.
 """

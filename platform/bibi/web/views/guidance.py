@@ -87,6 +87,8 @@ class GuidanceFilterForm(forms.Form):
             self.fields["system"].choices = [("", "Every ready system"), *systems]
         else:
             del self.fields["system"]
+        if shared_task.is_span:  # span items have answers, not labels
+            del self.fields["label"]
 
 
 @dataclass(frozen=True)
