@@ -6,7 +6,6 @@ by the scoring library's answer rule and break rule."""
 from __future__ import annotations
 
 import time
-from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -17,6 +16,7 @@ from bibi.sharedtasks.models import Example
 from ..pairs.conftest import start_phase_now
 from ..systems.span_cast import UCD, build_span_cast, upload_and_validate
 from ..web.conftest import page_client
+from .guidance_conftest import an_interactive_worker
 from .test_guidance_suggest import SUGGEST, ask
 
 
@@ -157,18 +157,10 @@ def test_span_suggestions_and_drafts_through_a_real_interactive_worker(
 ):
     if settings.CELERY_TASK_ALWAYS_EAGER:
         pytest.skip("the embedded default runs tasks in-process: there are no workers")
-    from ...conftest import sent_to_a_queue_of_its_own
-    from ..evaluation.conftest import Stack
-
     cast = span_task(qa_dir)
-    stack = Stack(tmp_path, SimpleNamespace(url=settings.REDIS_URL), {})
-    try:
-        with sent_to_a_queue_of_its_own("interactive") as queue:
-            interactive = stack.start("interactive", queue)
-            assert_span_suggestions_and_drafts(cast, qa_dir)
-            assert interactive.received("gpu.guidance_suggest") >= 5
-    finally:
-        stack.close()
+    with an_interactive_worker(tmp_path, settings.REDIS_URL) as interactive:
+        assert_span_suggestions_and_drafts(cast, qa_dir)
+        assert interactive.received("gpu.guidance_suggest") >= 5
 
 
 @pytest.mark.parametrize(
