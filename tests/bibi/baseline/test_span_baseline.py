@@ -6,9 +6,12 @@ forward pass of the model and the scoring library's rules."""
 
 from __future__ import annotations
 
+from io import StringIO
+
 import pandas as pd
 import pytest
 from django.core.exceptions import ValidationError
+from django.core.management import call_command
 
 import fim_engine
 import scoring
@@ -69,6 +72,12 @@ def test_span_pairs_keep_or_guess_the_answer_and_their_breaks_are_reproduced(db,
             right(before, original.answers), right(after, pair.variant_answers)
         )
         assert bool(baseline.broken) is bool(broken), pair.rationale
+
+    # The command runs the same breaker again: the same pairs, as the team's next set.
+    out = StringIO()
+    call_command("baseline_breaker", "sst", "--team", "Strawman breaker", "--n", "20", stdout=out)
+    assert f"{len(pairs)} pairs around" in out.getvalue()
+    assert f"{result.unverified} pairs carry a guessed answer" in out.getvalue()
 
 
 def test_a_span_task_without_a_ready_hosted_system_is_refused(db):
