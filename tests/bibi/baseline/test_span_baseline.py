@@ -17,6 +17,7 @@ import fim_engine
 import scoring
 from bibi.baseline.breaker import MAX_TYPO_SHARE, baseline_breaker_run
 from bibi.pairs.models import Pair
+from bibi.pairs.validation import pairs_scored
 from scoring.answers import answer_scores
 
 from ..pairs.conftest import start_phase_now
@@ -72,6 +73,10 @@ def test_span_pairs_keep_or_guess_the_answer_and_their_breaks_are_reproduced(db,
             right(before, original.answers), right(after, pair.variant_answers)
         )
         assert bool(baseline.broken) is bool(broken), pair.rationale
+
+    # With validation off, scoring leaves out the pairs with a guessed answer.
+    scored = {row["pair_id"] for row in pairs_scored(shared_task=cast.shared_task).unvalidated}
+    assert scored == {pair.id for pair in pairs if not pair.label_unverified}
 
     # The command runs the same breaker again: the same pairs, as the team's next set.
     out = StringIO()
