@@ -89,9 +89,16 @@ if TYPE_CHECKING:
         load_span_system,
     )
     from fim_engine.span_suggestions import (  # noqa: F401
+        SpanDraftCheck,
         SpanOutcome,
         SpanSuggestion,
         answers_after,
+        answers_right,
+        answers_stretched,
+        changed_stretch,
+        check_span_variant,
+        predicate_span,
+        span_perturbations,
         span_suggest,
     )
     from fim_engine.span_training import SpanTrainingReport, train_span_system  # noqa: F401
@@ -177,7 +184,19 @@ _EXPORTS = {
         "read_tsv",
     ),
     "span_model": ("SpanPrediction", "SpanSystem", "check_span_model_dir", "load_span_system"),
-    "span_suggestions": ("SpanOutcome", "SpanSuggestion", "answers_after", "span_suggest"),
+    "span_suggestions": (
+        "SpanDraftCheck",
+        "SpanOutcome",
+        "SpanSuggestion",
+        "answers_after",
+        "answers_right",
+        "answers_stretched",
+        "changed_stretch",
+        "check_span_variant",
+        "predicate_span",
+        "span_perturbations",
+        "span_suggest",
+    ),
     "span_training": ("SpanTrainingReport", "train_span_system"),
     "spans": ("SpanFisherResult", "span_fisher", "span_lambda_max"),
     "system": ("PredictionBatch", "System", "TextDirections", "load_system"),

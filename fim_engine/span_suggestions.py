@@ -28,14 +28,25 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import pandas as pd
 
-from fim_engine.perturbations import Edit, Perturbation
+from fim_engine.perturbations import (
+    TYPO,
+    Edit,
+    Perturbation,
+    antonym_swaps,
+    keyboard_typos,
+    name_swaps,
+    negation_edits,
+    synonym_swaps,
+)
 from fim_engine.span_model import SpanPrediction, SpanSystem
-from scoring.answers import answer_scores, normalize_answer
+from fim_engine.spans import SpanFisherResult
+from fim_engine.wordnet import WordNet
+from scoring.answers import DEFAULT_F1_THRESHOLD, answer_scores, normalize_answer
 
 
 @dataclass(frozen=True)
@@ -67,6 +78,19 @@ class SpanSuggestion:
     leverage: float
     outcomes: tuple[SpanOutcome, ...]
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON: the edit and every system's outcome (``outcomes`` keyed by system)."""
+        return {
+            "text": self.text,
+            "edit": asdict(self.edit),
+            "source": self.source,
+            "rationale": self.rationale,
+            "keeps_answer": self.keeps_answer,
+            "answers": list(self.answers),
+            "leverage": self.leverage,
+            "outcomes": {o.system: outcome_dict(o) for o in self.outcomes},
+        }
+
     @property
     def breaks(self) -> tuple[str, ...]:
         """Systems right on the original and wrong on the variant (answer-keeping edits only)."""
@@ -80,6 +104,22 @@ class SpanSuggestion:
             for o in self.outcomes
             if normalize_answer(o.original.text) != normalize_answer(o.variant.text)
         )
+
+
+def outcome_dict(outcome: SpanOutcome) -> dict[str, Any]:
+    """One system's outcome as plain JSON (answers as ``{"start", "end", "text"}``)."""
+    return {
+        "original": _answer_dict(outcome.original),
+        "variant": _answer_dict(outcome.variant),
+        "right_original": outcome.right_before,
+        "right_variant": outcome.right_after,
+        "changed": normalize_answer(outcome.original.text)
+        != normalize_answer(outcome.variant.text),
+    }
+
+
+def _answer_dict(prediction: SpanPrediction) -> dict[str, Any]:
+    return {"start": prediction.start, "end": prediction.end, "text": prediction.text}
 
 
 def answers_after(edit: Edit, answers: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]] | None:
@@ -96,15 +136,103 @@ def answers_after(edit: Edit, answers: Sequence[Mapping[str, Any]]) -> list[dict
     moved = []
     for answer in answers:
         start, end = int(answer["start"]), int(answer["end"])
-        if edit.start == edit.end:  # an insertion touches an answer only strictly inside it
-            touches = start < edit.start < end
-        else:
-            touches = edit.start < end and start < edit.end
-        if touches:
+        if _touches(edit, start, end):
             return None
         delta = shift if start >= edit.end else 0
         moved.append({"start": start + delta, "end": end + delta, "text": answer["text"]})
     return moved
+
+
+def answers_stretched(
+    edit: Edit, answers: Sequence[Mapping[str, Any]], variant: str
+) -> list[dict[str, Any]]:
+    """The gold answers in ``variant`` (``edit`` applied) with the edit taken into each answer
+    it touches: a guess at the answer after an edit inside it, which nobody has checked.
+
+    >>> answers_stretched(Edit(4, 8, "2006", "2007 season"),
+    ...                   [{"start": 0, "end": 21, "text": "the 2006 championship"}],
+    ...                   "the 2007 season championship")[0]["text"]
+    'the 2007 season championship'
+    """
+    shift = len(edit.replacement) - (edit.end - edit.start)
+    stretched = []
+    for answer in answers:
+        start, end = int(answer["start"]), int(answer["end"])
+        if _touches(edit, start, end):
+            start, end = min(start, edit.start), max(end, edit.end) + shift
+        elif start >= edit.end:
+            start, end = start + shift, end + shift
+        stretched.append({"start": start, "end": end, "text": variant[start:end]})
+    return stretched
+
+
+def _touches(edit: Edit, start: int, end: int) -> bool:
+    """Whether ``edit`` replaces a character of ``[start, end)`` or inserts strictly inside."""
+    if edit.start == edit.end:
+        return start < edit.start < end
+    return edit.start < end and start < edit.end
+
+
+def changed_stretch(original: str, variant: str) -> Edit:
+    """The one stretch of ``original`` that ``variant`` replaces: what is left once the common
+    prefix and suffix are dropped (an insertion when nothing of the original goes).
+
+    >>> changed_stretch("UCD beat them .", "UCD defeated them .")
+    Edit(start=4, end=8, original='beat', replacement='defeated')
+    """
+    prefix = 0
+    most = min(len(original), len(variant))
+    while prefix < most and original[prefix] == variant[prefix]:
+        prefix += 1
+    suffix = 0
+    while (
+        suffix < most - prefix
+        and original[len(original) - 1 - suffix] == variant[len(variant) - 1 - suffix]
+    ):
+        suffix += 1
+    end, variant_end = len(original) - suffix, len(variant) - suffix
+    return Edit(prefix, end, original[prefix:end], variant[prefix:variant_end])
+
+
+def span_perturbations(
+    sentence: str,
+    *,
+    wordnet: WordNet | None,
+    seed: int = 0,
+    protect: Sequence[tuple[int, int]] = (),
+) -> list[Perturbation]:
+    """Candidate edits of a sentence for :func:`span_suggest`: WordNet synonyms, name swaps
+    and one keyboard typo per word (meant to keep the answer when outside it), and WordNet
+    antonyms and negation (meant to move it); typos alone without WordNet. No edit touches a
+    ``protect``-ed character span (the predicate the question asks about: replacing it leaves
+    the question asking about a verb the sentence no longer has)."""
+    made = keyboard_typos(sentence, per_word=1, seed=seed)
+    if wordnet is not None:
+        made = (
+            synonym_swaps(sentence, wordnet=wordnet)
+            + name_swaps(sentence, wordnet=wordnet)
+            + made
+            + antonym_swaps(sentence, wordnet=wordnet)
+            + negation_edits(sentence)
+        )
+    return [p for p in made if not any(_touches(p.edit, a, b) for a, b in protect)]
+
+
+def predicate_span(sentence: str, index: int | None, predicate: str) -> tuple[int, int] | None:
+    """The character span of the predicate: token ``index`` of the sentence's space-separated
+    tokens (QA-SRL's), when that token is ``predicate`` (ignoring case); else None.
+
+    >>> predicate_span("UCD beat them .", 1, "beat")
+    (4, 8)
+    """
+    if index is None:
+        return None
+    start = 0
+    for position, token in enumerate(sentence.split(" ")):
+        if position == index:
+            return (start, start + len(token)) if token.lower() == predicate.lower() else None
+        start += len(token) + 1
+    return None
 
 
 def word_spans(sentence: str, words: Sequence[str]) -> list[tuple[int, int]]:
@@ -127,14 +255,18 @@ def span_suggest(
     *,
     top_k: int = 5,
     mode: str = "token_f1",
+    threshold: float = DEFAULT_F1_THRESHOLD,
+    fisher: SpanFisherResult | None = None,
 ) -> list[SpanSuggestion]:
     """The ``top_k`` answer-keeping and the ``top_k`` answer-moving edits of ``sentence`` with
-    the most guide leverage (the first system of ``systems`` is the guide), each verified by
-    every system's forward pass; answer-keeping ones first, each group by leverage."""
+    the most guide leverage (fluent ones before typos) (the first system of ``systems`` is the guide; ``fisher`` its
+    span Fisher result on the item, when already computed), each verified by every system's
+    forward pass; answer-keeping ones first, each group by leverage."""
     if not systems:
         raise ValueError("span_suggest needs at least one system")
-    guide = next(iter(systems.values()))
-    fisher = guide.fisher([question], [sentence])[0]
+    if fisher is None:
+        guide = next(iter(systems.values()))
+        fisher = guide.fisher([question], [sentence])[0]
     words, leverage = [w for w, _ in fisher.leverage], [kl for _, kl in fisher.leverage]
     chosen = _ranked(perturbations, answers, word_spans(sentence, words), leverage, top_k)
     variants = [row[2].text for row in chosen]
@@ -143,8 +275,10 @@ def span_suggest(
         name: system.predict([question] * len(variants), variants)
         for name, system in systems.items()
     }
-    right_before = _right(mode, {name: [p] for name, p in before.items()}, [list(answers)])
-    right_after = _right(mode, after, [row[3] or [] for row in chosen])
+    alone = {name: [prediction] for name, prediction in before.items()}
+    right_before = answers_right(alone, [answers], mode=mode, threshold=threshold)
+    golds = [row[3] or [] for row in chosen]
+    right_after = answers_right(after, golds, mode=mode, threshold=threshold)
     return [
         SpanSuggestion(
             text=perturbation.text,
@@ -180,7 +314,8 @@ def _ranked(
     top_k: int,
 ) -> list[Ranked]:
     """``(keeps the answer, −leverage, perturbation, moved answers, leverage)`` of the
-    ``top_k`` answer-keeping edits, then of the ``top_k`` others, each by leverage."""
+    ``top_k`` answer-keeping edits, then of the ``top_k`` others, each fluent edits first
+    (typos after them), then by leverage."""
     scored: list[Ranked] = []
     for perturbation in perturbations:
         edit = perturbation.edit
@@ -191,18 +326,25 @@ def _ranked(
             kl for (a, b), kl in zip(spans, leverage, strict=True) if a < reach[1] and reach[0] < b
         )
         scored.append((moved is not None, -total, perturbation, moved, total))
-    keeping = sorted((row for row in scored if row[0]), key=lambda row: row[1])[:top_k]
-    moving = sorted((row for row in scored if not row[0]), key=lambda row: row[1])[:top_k]
+
+    # A keyboard slip is a fair attack but no fluent sentence: fluent edits come first.
+    def order(row: Ranked) -> tuple[bool, float]:
+        return row[2].source == TYPO, row[1]
+
+    keeping = sorted((row for row in scored if row[0]), key=order)[:top_k]
+    moving = sorted((row for row in scored if not row[0]), key=order)[:top_k]
     return keeping + moving
 
 
-def _right(
-    mode: str,
+def answers_right(
     predictions: Mapping[str, Sequence[SpanPrediction]],
     golds: Sequence[Sequence[Mapping[str, Any]]],
+    *,
+    mode: str = "token_f1",
+    threshold: float = DEFAULT_F1_THRESHOLD,
 ) -> dict[str, list[bool]]:
-    """Per system, whether its answer to item i is right against ``golds[i]`` (False where
-    item i has no gold answer)."""
+    """Per system, whether its answer to item i is right against ``golds[i]`` by
+    :func:`scoring.answers.answer_scores` (False where item i has no gold answer)."""
     frame = pd.DataFrame(
         [
             (name, item, p.text, p.start, p.end)
@@ -218,7 +360,71 @@ def _right(
     )
     right = {name: [False] * len(golds) for name in predictions}
     if not frame.empty:
-        scores = answer_scores(frame, gold, mode=mode)
+        scores = answer_scores(frame, gold, mode=mode, threshold=threshold)
         for name, item, correct in scores[["system", "item", "correct"]].itertuples(index=False):
             right[name][item] = bool(correct)
     return right
+
+
+@dataclass(frozen=True)
+class SpanDraftCheck:
+    """A breaker's draft variant run through every system. ``answers`` are the variant's gold
+    answers: those given, else the original's moved by an ``edit`` outside all of them
+    (``answers_from`` says which: ``given``, ``moved``); None when unknown, and then nothing
+    is claimed right or wrong on the variant."""
+
+    variant: str
+    edit: Edit
+    answers: tuple[dict[str, Any], ...] | None
+    answers_from: str | None
+    outcomes: tuple[SpanOutcome, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "variant": self.variant,
+            "edit": asdict(self.edit),
+            "answers": None if self.answers is None else list(self.answers),
+            "answers_from": self.answers_from,
+            "outcomes": {o.system: outcome_dict(o) for o in self.outcomes},
+        }
+
+
+def check_span_variant(
+    systems: Mapping[str, SpanSystem],
+    question: str,
+    sentence: str,
+    answers: Sequence[Mapping[str, Any]],
+    variant: str,
+    variant_answers: Sequence[Mapping[str, Any]] | None = None,
+    *,
+    mode: str = "token_f1",
+    threshold: float = DEFAULT_F1_THRESHOLD,
+) -> SpanDraftCheck:
+    """Every system's answer on ``sentence`` and on the draft ``variant`` (same question),
+    each judged against the gold answers of its item where they are known."""
+    if not systems:
+        raise ValueError("check_span_variant needs at least one system")
+    edit = changed_stretch(sentence, variant)
+    gold: list[dict[str, Any]] | None
+    source: str | None
+    if variant_answers is not None:
+        gold, source = [dict(answer) for answer in variant_answers], "given"
+    else:
+        gold = answers_after(edit, answers)
+        source = None if gold is None else "moved"
+    predicted = {
+        name: system.predict([question, question], [sentence, variant])
+        for name, system in systems.items()
+    }
+    right = answers_right(predicted, [answers, gold or []], mode=mode, threshold=threshold)
+    outcomes = tuple(
+        SpanOutcome(
+            name,
+            predicted[name][0],
+            predicted[name][1],
+            right[name][0],
+            right[name][1] if gold is not None else None,
+        )
+        for name in systems
+    )
+    return SpanDraftCheck(variant, edit, None if gold is None else tuple(gold), source, outcomes)

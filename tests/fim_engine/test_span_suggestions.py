@@ -12,7 +12,16 @@ import torch
 
 from fim_engine.perturbations import Edit, keyboard_typos, negation_edits
 from fim_engine.span_model import SpanSystem, load_span_system
-from fim_engine.span_suggestions import answers_after, span_suggest, word_spans
+from fim_engine.span_suggestions import (
+    answers_after,
+    answers_stretched,
+    changed_stretch,
+    check_span_variant,
+    predicate_span,
+    span_perturbations,
+    span_suggest,
+    word_spans,
+)
 from scoring.answers import answer_scores
 
 SENTENCE = "the film is fun and witty , and the cast was charming ."
@@ -113,3 +122,61 @@ def test_the_guide_leverage_ranks_the_edits(systems):
         if a >= ANSWER["end"] and len(word) >= 3
     ]
     assert top.leverage == pytest.approx(max(outside))
+
+
+@pytest.mark.parametrize(
+    ("variant", "edit"),
+    [
+        ("the film is great and witty , and the cast was charming .", (12, 15, "fun", "great")),
+        ("the film is fun , and the cast was charming .", (16, 26, "and witty ", "")),
+        ("the new film is fun and witty , and the cast was charming .", (4, 4, "", "new ")),
+    ],
+)
+def test_the_changed_stretch_of_a_draft(variant, edit):
+    found = changed_stretch(SENTENCE, variant)
+    assert (found.start, found.end, found.original, found.replacement) == edit
+    assert found.apply(SENTENCE) == variant
+
+
+def test_an_answer_the_edit_touches_is_stretched_over_it_and_others_move():
+    cast = {"start": 36, "end": 44, "text": "cast was"}
+    edit = Edit(4, 8, "film", "new movie")
+    variant = edit.apply(SENTENCE)
+    stretched = answers_stretched(edit, [ANSWER, cast], variant)
+    assert [a["text"] for a in stretched] == ["the new movie", "cast was"]
+
+
+def test_a_draft_is_judged_against_given_moved_or_no_answers(systems):
+    kept = "the film is great and witty , and the cast was charming ."
+    moved = check_span_variant(systems, QUESTION, SENTENCE, [ANSWER], kept)
+    assert moved.answers_from == "moved" and moved.answers == (ANSWER,)
+    touched = "a film is fun and witty , and the cast was charming ."
+    unknown = check_span_variant(systems, QUESTION, SENTENCE, [ANSWER], touched)
+    assert unknown.answers is None and unknown.answers_from is None
+    given = check_span_variant(
+        systems, QUESTION, SENTENCE, [ANSWER], touched, [{"start": 0, "end": 6, "text": "a film"}]
+    )
+    assert given.answers_from == "given"
+    for check in (moved, unknown, given):
+        for outcome in check.outcomes:
+            before, after = systems[outcome.system].predict(
+                [QUESTION] * 2, [SENTENCE, check.variant]
+            )
+            assert (outcome.original, outcome.variant) == (before, after)
+            assert (outcome.right_after is None) is (check.answers is None)
+            if check.answers is not None:
+                gold = pd.DataFrame([(0, a["text"], a["start"], a["end"]) for a in check.answers])
+                gold.columns = ["item", "text", "start", "end"]
+                frame = pd.DataFrame([("s", 0, after.text, after.start, after.end)])
+                frame.columns = ["system", "item", "text", "start", "end"]
+                assert outcome.right_after is bool(answer_scores(frame, gold)["correct"].iloc[0])
+
+
+def test_the_predicate_the_question_asks_about_is_never_edited():
+    verb = predicate_span(SENTENCE, 5, "witty")
+    assert verb is not None and SENTENCE[verb[0] : verb[1]] == "witty"
+    assert predicate_span(SENTENCE, 5, "fun") is None  # not the token there: nothing guarded
+    every = span_perturbations(SENTENCE, wordnet=None)
+    guarded = span_perturbations(SENTENCE, wordnet=None, protect=[verb])
+    assert [p for p in every if p.edit.original == "witty"]
+    assert guarded == [p for p in every if p.edit.original != "witty"]

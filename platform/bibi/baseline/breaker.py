@@ -51,6 +51,11 @@ has. Running the breaker again submits a new version of the team's set (a new pa
 becomes the entry unless the team marked another final, and counts against the task's quota
 of sets).
 
+On a span task (QA-SRL) the candidates are ``span_candidates``' (edits of the sentence
+outside the gold answers keep them; edits inside one carry a guessed answer and are stored
+``label_unverified``; never the predicate), verified as they are made, and the checks are
+``pairs.span_checks``'; the rest is the same.
+
 This module loads models (``bibi.systems.runner``, and with it torch): the command, the demo
 and workers import it, never the web process.
 """
@@ -58,8 +63,9 @@ and workers import it, never the web process.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -68,7 +74,6 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from bibi.baseline.candidates import (
-    LABEL_CHANGING_SOURCES,
     SOURCES,
     Candidate,
     Hosted,
@@ -77,6 +82,7 @@ from bibi.baseline.candidates import (
     pair_input,
     verify,
 )
+from bibi.baseline.span_candidates import span_candidates_make
 from bibi.guidance.ranking import (
     LABEL_CHANGING,
     LABEL_PRESERVING,
@@ -84,9 +90,10 @@ from bibi.guidance.ranking import (
     boundary_ranking,
 )
 from bibi.pairs import services as pair_services
-from bibi.pairs.checks import PairInput, PairRules, StarterExample, StarterIndex
+from bibi.pairs.checks import CheckedPair, PairInput, PairRules, StarterExample, StarterIndex
 from bibi.pairs.checks import check_pair as pair_check
 from bibi.pairs.models import PairSet
+from bibi.pairs.span_checks import SpanStarterIndex, SpanStarterItem, check_span_pair
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Phase, SharedTask, Team
@@ -119,6 +126,8 @@ class BaselinePair:
     rank: int
     broken: tuple[str, ...]
     label_unverified: bool = False
+    # Span tasks: the variant's answers (a guess when ``label_unverified``).
+    variant_answers: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -188,9 +197,13 @@ def baseline_breaker_run(
     hosted = hosted_systems(shared_task)
     ranked = _originals(shared_task, hosted, originals, n)
     labels = tuple(shared_task.labels)
-    candidates = candidates_make(ranked, hosted, labels=labels, seed=seed)
-    passed, refused = _checked(shared_task, ranked, candidates)
-    verify(passed, hosted, labels=labels)
+    if shared_task.is_span:  # verified as they are made, by every system's forward pass
+        candidates = span_candidates_make(ranked, hosted, shared_task=shared_task, seed=seed)
+        passed, refused = _checked(shared_task, ranked, candidates)
+    else:
+        candidates = candidates_make(ranked, hosted, labels=labels, seed=seed)
+        passed, refused = _checked(shared_task, ranked, candidates)
+        verify(passed, hosted, labels=labels)
     chosen = _select(passed, n)
     pairs = [
         pair_input(candidate, row=row, hosted=len(hosted))
@@ -270,19 +283,29 @@ def _checked(
     """The candidates that pass the task's minimal-pair checks (each text once), and how many
     were refused."""
     rules = PairRules.for_shared_task(shared_task)
-    starter = StarterIndex(
-        StarterExample(e.id, e.external_id, e.text, e.label) for e in (r.example for r in ranked)
-    )
+    examples = [r.example for r in ranked]
+    check: Callable[[PairInput], tuple[CheckedPair | None, list[str]]]
+    if shared_task.is_span:
+        spans = SpanStarterIndex(
+            SpanStarterItem(e.id, e.external_id, e.text, e.question, e.answers) for e in examples
+        )
+        check = partial(check_span_pair, starter=spans, rules=rules)
+    else:
+        starter = StarterIndex(
+            StarterExample(e.id, e.external_id, e.text, e.label) for e in examples
+        )
+        check = partial(pair_check, starter=starter, rules=rules)
     passed: list[Candidate] = []
-    seen: set[str] = set()
+    # A variant is one pair per text (span tasks: per text and question, as the checks count).
+    seen: set[tuple[str, str]] = set()
     refused = 0
     for candidate in candidates:
-        checked, _ = pair_check(pair_input(candidate, row=0), starter=starter, rules=rules)
+        checked, _ = check(pair_input(candidate, row=0))
         if checked is None:
             refused += 1
-        elif checked.variant_text not in seen:
+        elif (key := (checked.variant_text, (checked.span or {}).get("question", ""))) not in seen:
             # The same text made twice (a synonym that is a neighbour too): the first stands.
-            seen.add(checked.variant_text)
+            seen.add(key)
             candidate.checked = checked
             passed.append(candidate)
     if not passed:
@@ -303,7 +326,8 @@ def _made(candidate: Candidate) -> BaselinePair:
         keeps_label=candidate.perturbation.keeps_label,
         rank=candidate.ranked.rank,
         broken=candidate.broken,
-        label_unverified=candidate.source in LABEL_CHANGING_SOURCES,
+        label_unverified=candidate.unverified,
+        variant_answers=tuple(candidate.answers or ()),
     )
 
 
@@ -380,7 +404,7 @@ def _in_turns(
 
     def order(index: int) -> tuple[Any, ...]:
         c = candidates[index]
-        kind = LABEL_PRESERVING if c.perturbation.keeps_label else LABEL_CHANGING
+        kind = LABEL_CHANGING if c.unverified else LABEL_PRESERVING
         return (-len(c.broken), c.ranked.strategy != kind, c.ranked.rank, -c.projection, c.text)
 
     breaking = [i for i in indices if candidates[i].broken]

@@ -8,6 +8,7 @@ Loads models (``bibi.systems.runner``, and with it torch): never imported by the
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -16,7 +17,6 @@ from typing import Any
 import pandas as pd
 from django.core.exceptions import ValidationError
 
-import fim_engine
 import scoring
 from bibi.evaluation.matrix import ScoredVersion, active_versions
 from bibi.guidance.ranking import RankedOriginal, guide_order
@@ -25,7 +25,7 @@ from bibi.pairs.checks import CheckedPair, PairInput
 from bibi.sharedtasks.models import SharedTask
 from bibi.systems.errors import ValidationFailed
 from bibi.systems.models import SystemVersion
-from bibi.systems.runner import model_call, version_system
+from bibi.systems.runner import model_call, version_span_system, version_system
 from fim_engine.perturbations import (
     ANTONYM,
     NAME,
@@ -69,10 +69,18 @@ class Candidate:
     projection: float = 0.0
     checked: CheckedPair | None = None
     broken: tuple[str, ...] = ()
+    # Span tasks: the variant's answers, and whether they are a guess (an edit inside one).
+    answers: list[dict[str, Any]] | None = None
+    moves_answer: bool = False
 
     @property
     def source(self) -> str:
         return self.perturbation.source
+
+    @property
+    def unverified(self) -> bool:
+        """A machine-made label change or a guessed answer: stored ``label_unverified``."""
+        return self.moves_answer or self.source in LABEL_CHANGING_SOURCES
 
     @property
     def text(self) -> str:
@@ -90,7 +98,7 @@ class Candidate:
 class Hosted:
     version: ScoredVersion
     name: str
-    system: fim_engine.System
+    system: Any  # a fim_engine.System; a fim_engine.SpanSystem on a span task
     mapping: Mapping[str, str]
 
     @property
@@ -115,7 +123,9 @@ def hosted_systems(shared_task: SharedTask) -> list[Hosted]:
         # Rationales are public once results are: an anonymous team keeps its alias there.
         name = f"{version.system.team.public_name} / {entry.system_name}"
         try:
-            system = version_system(version)
+            system = (
+                version_span_system(version) if shared_task.is_span else version_system(version)
+            )
         except ValidationFailed as failure:
             raise ValidationError(
                 f"The model of {name} (version {entry.version_number}) could not be loaded: "
@@ -125,7 +135,7 @@ def hosted_systems(shared_task: SharedTask) -> list[Hosted]:
     return hosted
 
 
-def _guide(ranked: RankedOriginal, hosted: Sequence[Hosted]) -> str:
+def guide_of(ranked: RankedOriginal, hosted: Sequence[Hosted]) -> str:
     """The key of the original's guide (``guidance.guide_order`` on the ranking's
     percentiles); the first hosted system when none has the original's λmax."""
     keys = {entry.version.system_id: entry.key for entry in hosted}
@@ -135,17 +145,25 @@ def _guide(ranked: RankedOriginal, hosted: Sequence[Hosted]) -> str:
     return keys[order[0]] if order else hosted[0].key
 
 
+def by_guide(
+    ranked: Sequence[RankedOriginal], hosted: Sequence[Hosted]
+) -> list[tuple[str, list[RankedOriginal]]]:
+    """The originals grouped by their guide's key (``guide_of``), in key order: each group's
+    edits are placed by one model, in one batch."""
+    groups: dict[str, list[RankedOriginal]] = defaultdict(list)
+    for entry in ranked:
+        groups[guide_of(entry, hosted)].append(entry)
+    return sorted(groups.items())
+
+
 def candidates_make(
     ranked: Sequence[RankedOriginal], hosted: Sequence[Hosted], *, labels: Sequence[str], seed: int
 ) -> list[Candidate]:
     """Every edit of every original, with its gold label by construction; in a fixed order."""
     wordnet = load_wordnet()
     systems = {entry.key: entry.system for entry in hosted}
-    by_guide: dict[str, list[RankedOriginal]] = defaultdict(list)
-    for entry in ranked:
-        by_guide[_guide(entry, hosted)].append(entry)
     reports: dict[int, SuggestionReport] = {}
-    for guide, group in sorted(by_guide.items()):
+    for guide, group in by_guide(ranked, hosted):
         sources = (SYNONYM, ANTONYM)
         try:
             made = model_call(
@@ -212,8 +230,13 @@ def pair_input(candidate: Candidate, *, row: int, hosted: int = 0) -> PairInput:
             f"Baseline breaker ({candidate.source}): {rationale}. The original is ranked "
             f"{ranked.rank} nearest the boundary; the pair {broke}."
         )
-    unverified = candidate.source in LABEL_CHANGING_SOURCES
-    if row and unverified:
+    if row and candidate.moves_answer:
+        rationale += (
+            " Answer unverified: the edit is inside the answer, and the variant's answer is the "
+            "original's stretched over it, a guess nobody has checked; the pair counts only "
+            "once validation confirms it."
+        )
+    elif row and candidate.unverified:
         rationale += (
             " Label unverified: the new label is the edit's intent, which nobody has checked; "
             "the pair counts only once validation confirms it."
@@ -226,7 +249,8 @@ def pair_input(candidate: Candidate, *, row: int, hosted: int = 0) -> PairInput:
         rationale=rationale,
         tags=SOURCE_TAGS[candidate.source],
         source_id=f"baseline-{row}" if row else "",
-        label_unverified=unverified,
+        variant_answers="" if candidate.answers is None else json.dumps(candidate.answers),
+        label_unverified=candidate.unverified,
     )
 
 

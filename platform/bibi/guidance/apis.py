@@ -148,6 +148,18 @@ class GuidanceSuggestInput(serializers.Serializer):
     variant_label = serializers.CharField(
         required=False, help_text="The variant's intended gold label (default: the original's)."
     )
+    variant_answers = serializers.ListField(
+        child=serializers.JSONField(),
+        required=False,
+        allow_empty=False,
+        help_text="Span tasks, with variant_text: the variant's answers, as objects with "
+        "'start' and 'end' (character offsets into the normalised variant, end exclusive; "
+        "optional 'text') or as answer texts. Without them, the original's answers moved by an "
+        "edit outside all of them, else the check is unverified.",
+    )
+    question = serializers.CharField(
+        required=False, help_text="Span tasks: must be the original's question when given."
+    )
     systems = serializers.ListField(
         child=serializers.IntegerField(), required=False, help_text="Default: every ready one."
     )
@@ -203,6 +215,10 @@ class GuidanceSuggestApi(APIView):
                     system_ids=tuple(systems) if systems else None,
                     top_k=values["top_k"],
                     words=values["words"],
+                    variant_answers=tuple(values["variant_answers"])
+                    if "variant_answers" in values
+                    else None,
+                    question=values.get("question"),
                 ),
             )
         except jobs.CapReached as cap:

@@ -13,7 +13,7 @@ from typing import Any
 import fim_engine
 from bibi.systems.errors import ValidationFailed
 from bibi.systems.models import SystemVersion
-from bibi.systems.runner import model_call, version_system
+from bibi.systems.runner import model_call, version_span_system, version_system
 
 
 def guidance_compute(
@@ -57,8 +57,108 @@ def guidance_compute_many(
     return [{**report.to_dict(), "sources": list(sources)} for report in reports]
 
 
-def _loaded(version_ids: list[int]) -> dict[str, fim_engine.System]:
-    """The versions' models by version id, in order, from this worker's cache."""
+def span_guidance_compute(
+    *,
+    version_ids: list[int],
+    sentence: str,
+    variant: str | None,
+    top_k: int,
+    question: str,
+    answers: list[dict[str, Any]],
+    variant_answers: list[dict[str, Any]] | None,
+    mode: str,
+    threshold: float,
+    predicate: tuple[int | None, str] = (None, ""),
+) -> dict[str, Any]:
+    """``guidance_compute`` for a span item: ``{"check": SpanDraftCheck.to_dict()}`` for a
+    draft ``variant``, else ``{"suggestions": [SpanSuggestion.to_dict(), ...], "sources",
+    "guide", "lambda_max", "leverage", "predictions"}`` with the first version as the guide;
+    ``{"error": reason}`` when a model cannot be loaded or run. ``predicate`` (its token
+    index and verb) is never edited."""
+    judge = {"mode": mode, "threshold": threshold}
+    try:
+        systems = {
+            str(vid): version_span_system(version) for vid, version in _ready(version_ids).items()
+        }
+        if variant is not None:
+            check = model_call(
+                fim_engine.check_span_variant,
+                systems,
+                question,
+                sentence,
+                answers,
+                variant,
+                variant_answers,
+                **judge,
+            )
+            return {"check": check.to_dict()}
+        item = (question, sentence, answers)
+        return _span_suggestions(systems, item, predicate, top_k=top_k, judge=judge)
+    except ValidationFailed as failed:
+        return {"error": failed.detail}
+
+
+def _span_suggestions(
+    systems: dict[str, fim_engine.SpanSystem],
+    item: tuple[str, str, list[dict[str, Any]]],
+    predicate: tuple[int | None, str],
+    *,
+    top_k: int,
+    judge: dict[str, Any],
+) -> dict[str, Any]:
+    """The suggestions' payload for one (question, sentence, answers) item, the first system
+    the guide."""
+    question, sentence, answers = item
+    verb = fim_engine.predicate_span(sentence, *predicate)
+    made = fim_engine.span_perturbations(
+        sentence, wordnet=_wordnet(), protect=[verb] if verb else []
+    )
+    guide = next(iter(systems))
+    fisher = model_call(systems[guide].fisher, [question], [sentence])[0]
+    suggestions = model_call(
+        fim_engine.span_suggest,
+        systems,
+        question,
+        sentence,
+        answers,
+        made,
+        top_k=top_k,
+        fisher=fisher,
+        **judge,
+    )
+    return {
+        "suggestions": [suggestion.to_dict() for suggestion in suggestions],
+        "sources": sorted({p.source for p in made}),
+        "guide": guide,
+        "lambda_max": float(fisher.lambda_max),
+        "leverage": [[word, float(kl)] for word, kl in fisher.leverage],
+        "predictions": _span_predictions(systems, question, sentence, answers, judge),
+    }
+
+
+def _span_predictions(
+    systems: dict[str, fim_engine.SpanSystem],
+    question: str,
+    sentence: str,
+    answers: list[dict[str, Any]],
+    judge: dict[str, Any],
+) -> dict[str, dict[str, Any]]:
+    """Each system's answer on the original and whether it is right, by version id."""
+    predicted = {
+        name: model_call(system.predict, [question], [sentence]) for name, system in systems.items()
+    }
+    right = fim_engine.answers_right(predicted, [answers], **judge)
+    return {
+        name: {
+            "answer": {"start": p[0].start, "end": p[0].end, "text": p[0].text},
+            "right": right[name][0],
+        }
+        for name, p in predicted.items()
+    }
+
+
+def _ready(version_ids: list[int]) -> dict[int, SystemVersion]:
+    """The ready versions by id, in the order asked; ``ValidationFailed`` if one is not."""
     versions = {
         version.id: version
         for version in SystemVersion.objects.filter(
@@ -71,16 +171,26 @@ def _loaded(version_ids: list[int]) -> dict[str, fim_engine.System]:
             SystemVersion.FailureReason.MODEL_ERROR,
             f"System version(s) {missing} are no longer ready.",
         )
-    return {str(vid): version_system(versions[vid]) for vid in version_ids}
+    return {vid: versions[vid] for vid in version_ids}
+
+
+def _loaded(version_ids: list[int]) -> dict[str, fim_engine.System]:
+    """The versions' models by version id, in order, from this worker's cache."""
+    return {str(vid): version_system(version) for vid, version in _ready(version_ids).items()}
 
 
 def _sources() -> tuple[str, ...]:
     """Every source, or the embedding neighbours alone on a worker without WordNet."""
     from fim_engine.suggestions import SUGGESTION_SOURCES
+
+    return SUGGESTION_SOURCES if _wordnet() is not None else ("neighbour",)
+
+
+def _wordnet() -> Any:
+    """WordNet, or None on a worker without it."""
     from fim_engine.wordnet import load_wordnet
 
     try:
-        load_wordnet()
+        return load_wordnet()
     except fim_engine.WordNetMissingError:
-        return ("neighbour",)
-    return SUGGESTION_SOURCES
+        return None

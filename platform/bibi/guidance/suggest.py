@@ -29,6 +29,7 @@ from bibi.guidance.ranking import (
     ranking_systems,
     starter_percentiles,
 )
+from bibi.guidance.span_guidance import span_answer, span_request
 from bibi.guidance.tasks import guidance_suggest_task
 from bibi.guidance.visibility import GuidanceSight, guidance_sight_require, system_name, team_name
 from bibi.sharedtasks import selectors as task_selectors
@@ -53,6 +54,10 @@ class SuggestRequest:
     system_ids: tuple[int, ...] | None = None
     top_k: int = 5
     words: int = 3
+    # Span tasks: the variant's answers (offsets into the normalised variant, or texts) and
+    # the question, which must be the original's when given.
+    variant_answers: tuple[Any, ...] | None = None
+    question: str | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,16 @@ def suggest_start(
     """
     sight = guidance_sight_require(user=user, shared_task=shared_task, viewer=viewer)
     example, variant, variant_label = _checked(shared_task, sight, request)
+    span = None
+    if shared_task.is_span:
+        variant, span = span_request(
+            shared_task,
+            example,
+            variant=variant,
+            variant_label=request.variant_label,
+            given_answers=request.variant_answers,
+            question=request.question,
+        )
     systems = ranking_systems(shared_task=shared_task, system_ids=request.system_ids)
     if not systems:
         raise ValidationError(
@@ -117,7 +132,7 @@ def suggest_start(
     )
     jobs.admit(record)
     jobs.record_save(record)
-    failed = _send(record, example.text, request)
+    failed = _send(record, example.text, request, span)
     if failed is not None:
         jobs.release(record)
         return JobOutcome(record, "failed", detail=failed)
@@ -158,7 +173,7 @@ def _checked(
         )
     variant = _clean_variant(shared_task, example, request.variant_text)
     variant_label = request.variant_label or example.label
-    if variant_label not in shared_task.labels:
+    if not shared_task.is_span and variant_label not in shared_task.labels:
         raise ValidationError(
             {
                 "variant_label": f"{variant_label!r} is not a label of this task "
@@ -173,12 +188,18 @@ def _checked(
     return example, variant, variant_label
 
 
-def _send(record: jobs.JobRecord, original: str, request: SuggestRequest) -> str | None:
+def _send(
+    record: jobs.JobRecord,
+    original: str,
+    request: SuggestRequest,
+    span: dict[str, Any] | None,
+) -> str | None:
     """Send the job's task (run it, on the embedded default); the reason when that failed."""
     timeout = settings.GUIDANCE_SUGGEST_TIMEOUT
     try:
         result = guidance_suggest_task.apply_async(
             args=(list(record.version_ids), original, record.variant, request.top_k, request.words),
+            kwargs={"span": span} if span is not None else {},
             task_id=record.id,
             # Nobody polls past this: a message not started by then expires unrun, and a task
             # running past it stops.
@@ -255,6 +276,15 @@ def _answer(
         for system_id, version_id in zip(record.system_ids, record.version_ids, strict=True)
         if system_id in by_id
     }
+    if shared_task.is_span:
+        names = {vid: (system.id, _name(system, sight)) for vid, system in by_version.items()}
+        return span_answer(
+            payload,
+            example=example,
+            shared_task=shared_task,
+            names=names,
+            per_system=sight.per_system,
+        )
     original = {"id": example.external_id, "text": example.text, "label": example.label}
     if record.variant is not None:
         return _draft_answer(sight, payload["check"], by_version, original, record.variant_label)

@@ -27,11 +27,22 @@ NAME = "gpu.guidance_suggest"
     acks_late=False,
 )
 def guidance_suggest_task(
-    version_ids: list[int], original: str, variant: str | None, top_k: int, words: int
+    version_ids: list[int],
+    original: str,
+    variant: str | None,
+    top_k: int,
+    words: int,
+    span: dict | None = None,
 ) -> dict:
+    """``span`` (span tasks): the question, the gold answers, the variant's answers if given,
+    and how answers are judged (``compute.span_guidance_compute``)."""
     # Imported here, on the worker: suggestions load models, and with them torch.
-    from bibi.guidance.compute import guidance_compute
+    from bibi.guidance.compute import guidance_compute, span_guidance_compute
 
+    if span is not None:
+        return span_guidance_compute(
+            version_ids=version_ids, sentence=original, variant=variant, top_k=top_k, **span
+        )
     return guidance_compute(
         version_ids=version_ids, original=original, variant=variant, top_k=top_k, words=words
     )

@@ -86,12 +86,20 @@ def _original(pair: PairInput, starter: SpanStarterIndex) -> tuple[SpanStarterIt
         return None, (
             "the pair names no original: give its starter-set id (or its sentence and question)"
         )
-    if question and question != normalize_text(item.question):
-        return None, (
+    problem = question_problem(pair.question, item)
+    return (None, problem) if problem else (item, "")
+
+
+def question_problem(question: str, item: SpanStarterItem) -> str:
+    """Why a given ``question`` is refused for ``item`` ('' when it is none or the item's,
+    compared after ``normalize_text``): the question is the same on both sides of a pair."""
+    given = normalize_text(question)
+    if given and given != normalize_text(item.question):
+        return (
             f"the question must stay the original's: it is {item.question!r}, "
-            f"not {pair.question.strip()!r}"
+            f"not {question.strip()!r}"
         )
-    return item, ""
+    return ""
 
 
 def variant_answers(
@@ -152,6 +160,8 @@ def check_span_pair(
             tags=tags,
             edit_distance=distance,
             warnings=(out_of_sight,) if out_of_sight else (),
+            # A machine-made answer (the baseline breaker's edit inside an answer): unverified.
+            label_unverified=pair.label_unverified,
             span={
                 "question": original.question,
                 "original_answers": original.answers,

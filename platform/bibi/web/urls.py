@@ -102,6 +102,11 @@ urlpatterns = [
     # Breakers
     path(f"{task}guidance/", guidance.guidance_page, name="guidance"),
     path(f"{task}guidance/<str:original_id>/edit/", guidance.pair_editor, name="guidance-editor"),
+    path(
+        f"{task}guidance/<str:original_id>/suggestions/",
+        guidance.span_suggestions_page,
+        name="guidance-span-suggestions",
+    ),
     path(f"{task}pairs/", breakers.pairs, name="pairs"),
     path(f"{task}pairs/upload/", breakers.pair_set_upload, name="pair-set-upload"),
     path(f"{task}pairs/draft/add/", breakers.pair_add, name="pair-add"),

@@ -293,7 +293,7 @@ def test_typos_are_at_most_a_tenth_of_the_set_after_the_fluent_edits():
         perturbation = SimpleNamespace(keeps_label=True)
         return SimpleNamespace(
             source=source, text=f"{source} {i}", broken=(), ranked=ranked,
-            perturbation=perturbation, projection=0.0,
+            perturbation=perturbation, projection=0.0, unverified=False,
         )  # fmt: skip
 
     typos = [made(i, "typo") for i in range(40)]

@@ -9,8 +9,12 @@ model with its output negated: it disagrees with the others on every original.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 from django.contrib.auth import get_user_model
 
@@ -106,3 +110,20 @@ def many_pairs(task: GeometryTask, count: int) -> None:
         ],
     )
     start_phase_now(task.shared_task, "contest")
+
+
+@contextmanager
+def an_interactive_worker(tmp_path: Path, redis_url: str) -> Iterator[Any]:
+    """A real worker process on this test's broker and result backend (``redis_url``),
+    reading a queue of the test's own that the ``interactive`` route sends to: the session's
+    worker, which reads "interactive" too, never takes these messages, so this one answers
+    them all."""
+    from ...conftest import sent_to_a_queue_of_its_own
+    from ..evaluation.conftest import Stack
+
+    stack = Stack(tmp_path, SimpleNamespace(url=redis_url), {})
+    try:
+        with sent_to_a_queue_of_its_own("interactive") as queue:
+            yield stack.start("interactive", queue)
+    finally:
+        stack.close()

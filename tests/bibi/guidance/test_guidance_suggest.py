@@ -5,11 +5,10 @@ enough follows its job); every reported outcome reproduced by a separate forward
 from __future__ import annotations
 
 import time
-from types import SimpleNamespace
 
 import pytest
 
-from .guidance_conftest import build_geometry_task
+from .guidance_conftest import an_interactive_worker, build_geometry_task
 
 SUGGEST = "/api/v1/shared-tasks/sst/guidance/suggest/"
 
@@ -114,22 +113,11 @@ def test_suggestions_and_drafts_through_a_real_interactive_worker(
 ):
     if settings.CELERY_TASK_ALWAYS_EAGER:
         pytest.skip("the embedded default runs tasks in-process: there are no workers")
-    from ...conftest import sent_to_a_queue_of_its_own
-    from ..evaluation.conftest import Stack
-
     task = build_geometry_task(tmp_path)
-    # The worker on this test's broker and result backend (the settings' Redis database).
-    stack = Stack(tmp_path, SimpleNamespace(url=settings.REDIS_URL), {})
-    # A queue of the test's own: the session's worker, which reads "interactive" too, never
-    # takes these messages, so this worker answers them all.
-    try:
-        with sent_to_a_queue_of_its_own("interactive") as queue:
-            interactive = stack.start("interactive", queue)
-            assert_suggestions_are_reproduced(task)
-            assert_a_draft_reports_breaks_by_the_intended_labels(task)
-            assert interactive.received("gpu.guidance_suggest") >= 2
-    finally:
-        stack.close()
+    with an_interactive_worker(tmp_path, settings.REDIS_URL) as interactive:
+        assert_suggestions_are_reproduced(task)
+        assert_a_draft_reports_breaks_by_the_intended_labels(task)
+        assert interactive.received("gpu.guidance_suggest") >= 2
 
 
 def test_no_worker_in_time_answers_202_with_a_job_whose_message_expires(

@@ -92,6 +92,8 @@ class GuidanceFilterForm(forms.Form):
             self.fields["system"].choices = [("", "Every ready system"), *systems]
         else:
             del self.fields["system"]
+        if shared_task.is_span:  # span items have answers, not labels
+            del self.fields["label"]
 
 
 @dataclass(frozen=True)
@@ -312,15 +314,7 @@ class _Editor:
 
     def follow(self, job_id: str) -> int:
         """The page of a job asked from this editor (``?job=``): its answer, or still waiting."""
-        try:
-            outcome = suggest_job(
-                shared_task=self.shared_task, user=self.request.user, job_id=job_id,
-                viewer=self.viewer,
-            )  # fmt: skip
-        except JobNotFound as missing:
-            raise Http404(str(missing)) from None
-        if outcome.record.original_id != self.example.external_id:
-            raise Http404("This job was asked from another original's page.")
+        outcome = _job_of(self.request, self.shared_task, self.viewer, self.example, job_id)
         if outcome.record.variant is not None:
             # The draft the job checked, in the form again.
             self.form.initial["variant_text"] = outcome.record.variant
@@ -358,9 +352,11 @@ def _ask_systems(
     shared_task: SharedTask,
     viewer: Viewer,
     sight: GuidanceSight,
-    form: PairEditorForm,
+    form: forms.Form,
     context: dict[str, Any],
     ask: SuggestRequest,
+    *,
+    page: str | None = None,
 ) -> int:
     """Suggestions for the original, or the draft variant through every hosted system
     (``suggest_start``), into the context; the status the page answers with (202: a job the
@@ -389,14 +385,72 @@ def _ask_systems(
     except CapReached as cap:
         context["try_error"] = cap.message
         return 429
-    return job_into_context(request, shared_task, outcome, context)
+    return job_into_context(request, shared_task, outcome, context, page=page)
+
+
+def span_suggestions_page(request: HttpRequest, slug: str, original_id: str) -> HttpResponse:
+    """Verified suggestions for one starter item of a span task (QA-SRL): POST asks for them
+    (a job, as the API's), GET ``?job=`` shows a job's answer; the pair editor is another
+    page. Anyone who sees the guidance may ask, signed in."""
+    shared_task, viewer = task_and_viewer(request, slug)
+    if not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
+    if not shared_task.is_span:
+        raise Http404("This page is for span tasks: a label task's suggestions are in its editor.")
+    sight = _sight_or_refuse(request, shared_task, viewer)
+    assert sight is not None  # signed in
+    example = _starter_original(shared_task, original_id)
+    form = forms.Form(request.POST or None)
+    context: dict[str, Any] = {"suggestions": None, "try_error": None, "job": None}
+    page = reverse(
+        "web:guidance-span-suggestions", kwargs={"slug": slug, "original_id": original_id}
+    )
+    status = 200
+    if request.method == "POST":
+        ask = SuggestRequest(original_id=example.external_id)
+        status = _ask_systems(request, shared_task, viewer, sight, form, context, ask, page=page)
+    elif request.GET.get("job"):
+        outcome = _job_of(request, shared_task, viewer, example, request.GET["job"])
+        status = job_into_context(request, shared_task, outcome, context, page=page)
+    context.update(
+        {
+            "shared_task": shared_task,
+            "viewer": viewer,
+            "tab": "guidance",
+            "original": example,
+            "form": form,
+            "can_edit": viewer.team is not None and viewer.team.kind == Team.Kind.BREAKER,
+        }
+    )
+    return render(request, "web/guidance/span_suggestions.html", context, status=status)
+
+
+def _job_of(
+    request: HttpRequest, shared_task: SharedTask, viewer: Viewer, example: Example, job_id: str
+) -> JobOutcome:
+    """The caller's job asked from ``example``'s page (404 otherwise)."""
+    try:
+        outcome = suggest_job(
+            shared_task=shared_task, user=request.user, job_id=job_id, viewer=viewer
+        )
+    except JobNotFound as missing:
+        raise Http404(str(missing)) from None
+    if outcome.record.original_id != example.external_id:
+        raise Http404("This job was asked from another original's page.")
+    return outcome
 
 
 def job_into_context(
-    request: HttpRequest, shared_task: SharedTask, outcome: JobOutcome, context: dict[str, Any]
+    request: HttpRequest,
+    shared_task: SharedTask,
+    outcome: JobOutcome,
+    context: dict[str, Any],
+    *,
+    page: str | None = None,
 ) -> int:
     """A job's answer (``suggestions`` or ``check``), its failure (``try_error``) or, while it
-    waits, the addresses the page polls (``job``); the status the page answers with."""
+    waits, the addresses the page polls (``job``: ``page``, default the pair editor, shows the
+    job's answer); the status the page answers with."""
     record = outcome.record
     if outcome.status == "done":
         context[record.kind] = outcome.answer
@@ -405,7 +459,9 @@ def job_into_context(
         context["try_error"] = outcome.detail
         return 503
     slug = shared_task.slug
-    page = reverse("web:guidance-editor", kwargs={"slug": slug, "original_id": record.original_id})
+    page = page or reverse(
+        "web:guidance-editor", kwargs={"slug": slug, "original_id": record.original_id}
+    )
     context["job"] = {
         "id": record.id,
         "kind": record.kind,

@@ -78,10 +78,15 @@ class Command(BaseCommand):
             "did not."
         )
         if result.unverified:
+            change = (
+                "carry a guessed answer (an edit inside a gold answer)"
+                if shared_task.is_span
+                else "change the label (antonyms, negation)"
+            )
             self.stdout.write(
-                f"{result.unverified} pairs change the label (antonyms, negation) and are marked "
-                "label unverified: they count only once validated, and with validation off they "
-                "are left out of the scored set."
+                f"{result.unverified} pairs {change} and are marked label unverified: they "
+                "count only once validated, and with validation off they are left out of the "
+                "scored set."
             )
         for warning in submission.warnings:
             self.stdout.write(f"Note: {warning.reason}")
