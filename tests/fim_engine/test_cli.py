@@ -406,3 +406,27 @@ def test_bench_times_baselines_with_more_labels(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([*arguments, "--labels", "1"])
     assert "--labels must be at least 2, got 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([*arguments, "--labels", "2;3"])
+    assert "counts separated by commas (e.g. 2,3,5), got '2;3'" in capsys.readouterr().err
+
+
+def test_bench_times_several_label_counts_in_one_run(tmp_path, capsys):
+    figures_file = tmp_path / "bench.json"
+    arguments = ["bench", "--arch", "cnn", "--sentences", "8", "--repeats", "2"]
+    assert (
+        main([*arguments, "--labels", "2,3", "--alg1-sentences", "0", "--json", str(figures_file)])
+        == 0
+    )
+    figures = json.loads(figures_file.read_text())
+    assert figures["labels"] == [2, 3]
+    assert [(name, row["labels"]) for name, row in figures["systems"].items()] == [
+        ("cnn/2", 2),
+        ("cnn/3", 3),
+    ]
+    assert all(row["lambda_max_over_forward"] > 0 for row in figures["systems"].values())
+    assert figures["load_average_before"] >= 0 and figures["repeats"] == 2
+    out = capsys.readouterr().out
+    ratios = [figures["systems"][f"cnn/{c}"]["lambda_max_over_forward"] for c in (2, 3)]
+    assert f"cnn: C=2 {ratios[0]:.2f}x, C=3 {ratios[1]:.2f}x" in out
+    assert "median of 2 interleaved repeats, load average" in out
