@@ -37,12 +37,11 @@ from bibi.pairs.services.pair_sets import (
     PAIR_SET_FILE,
     PairSetRejected,
     PairSetSubmission,
-    pair_list_submit,
     pair_set_size_require,
     pair_set_submit,
     pair_set_submit_require,
-    pair_set_upload,
 )
+from bibi.pairs.services.pair_uploads import pair_list_submit, pair_set_upload
 from bibi.pairs.services.validation import (
     ValidationVote,
     validation_next,

@@ -6,20 +6,16 @@ submission does to the team's entry)."""
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import PurePath
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
-from django.core.files import File
 from django.db import transaction
 from django.utils import timezone
 
-from bibi.files import FileFormatError, FileRejected, RowError, RowErrors, refused_rows_csv
+from bibi.files import FileRejected, RowError, RowErrors, refused_rows_csv
 from bibi.pairs import selectors
 from bibi.pairs.checks import (
     KIND_SUMMARIES,
@@ -30,7 +26,6 @@ from bibi.pairs.checks import (
     StarterIndex,
     check_pairs,
 )
-from bibi.pairs.layouts import read_pair_file
 from bibi.pairs.models import Pair, PairSet
 from bibi.pairs.span_checks import (
     SpanStarterIndex,
@@ -40,7 +35,6 @@ from bibi.pairs.span_checks import (
 from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Dataset, Example, Phase, SharedTask, Team
 from bibi.texts import moment_text
-from bibi.uploads import upload_digest, upload_size_require
 
 PAIR_SET_FILE = "the pair-set file"
 # A set may name the same few originals many times; below this many pairs, fetching just
@@ -426,98 +420,4 @@ def pair_set_submit(
     )
     return _pair_set_store(
         team=team, user=user, checked=checked, origin=origin, now=now, dry_run=dry_run
-    )
-
-
-def pair_list_digest(pairs: Sequence[PairInput], *, label_map: Mapping[str, str] | None) -> str:
-    """The digest of a JSON list of pairs (``bibi.uploads.upload_digest`` over the pairs' fields
-    as read, in order): the same list sent again, however its JSON is spaced or its keys
-    ordered, has the same digest."""
-    fields = [dataclasses.asdict(pair) for pair in pairs]
-    canonical = json.dumps(fields, sort_keys=True, ensure_ascii=False).encode()
-    return upload_digest(canonical, source="json", label_map=dict(label_map or {}))
-
-
-def pair_list_submit(
-    *,
-    team: Team,
-    user: AbstractBaseUser,
-    pairs: Sequence[PairInput],
-    label_map: Mapping[str, str] | None = None,
-    dry_run: bool = False,
-) -> PairSetSubmission:
-    """Submit a JSON list of pairs with ``pair_set_submit``; a list identical to one the team
-    submitted as a set (``pair_list_digest``) is refused with a ``ValidationError`` naming that
-    set, and does not count against the quota."""
-    pair_set_submit_require(team=team, user=user)
-    digest = pair_list_digest(pairs, label_map=label_map)
-    identical_upload_refuse(team=team, digest=digest, source=PairSet.Source.API)
-    return pair_set_submit(
-        team=team,
-        user=user,
-        pairs=pairs,
-        label_map=label_map,
-        dry_run=dry_run,
-        digest=digest,
-    )
-
-
-def pair_set_upload(
-    *,
-    team: Team,
-    user: AbstractBaseUser,
-    file: File,
-    file_format: str | None = None,
-    label_map: Mapping[str, str] | None = None,
-    dry_run: bool = False,
-    partial: bool = False,
-) -> PairSetSubmission:
-    """Read a pair-set file (see ``layouts``) and submit it with ``pair_set_submit``.
-
-    ``file`` is any Django ``File`` (an upload, a ``ContentFile`` with a name). A file that
-    cannot be read at all is rejected like a set with failing pairs; one over
-    ``PAIR_SET_UPLOAD_MAX_BYTES`` raises ``bibi.uploads.UploadTooLarge`` unread. A file
-    identical to a set the team submitted (same bytes, label map and mode) is refused with
-    a ``ValidationError`` that names that set, and does not count. ``partial``: see
-    ``pair_set_submit``.
-    """
-    pair_set_submit_require(team=team, user=user)
-    upload_size_require(file.size, limit=settings.PAIR_SET_UPLOAD_MAX_BYTES, what=PAIR_SET_FILE)
-    filename = PurePath((file.name or "").replace("\\", "/")).name[:255]
-    file.seek(0)
-    data = file.read()
-    digest = upload_digest(
-        data, file_format=file_format or "", label_map=dict(label_map or {}), partial=partial
-    )
-    identical_upload_refuse(team=team, digest=digest, source=PairSet.Source.FILE)
-    max_pairs = team.shared_task.max_pairs_per_set
-    try:
-        pair_file = read_pair_file(
-            data, filename=filename, file_format=file_format, max_pairs=max_pairs
-        )
-    except FileFormatError as error:
-        raise PairSetRejected.from_format_error(error, source=filename or "the file") from None
-    pair_set_size_require(
-        shared_task=team.shared_task,
-        count=pair_file.pair_count,
-        source=filename or "the file",
-        encoding=pair_file.encoding,
-        file_format=pair_file.file_format,
-    )
-    return pair_set_submit(
-        team=team,
-        user=user,
-        pairs=pair_file.pairs,
-        label_map=label_map,
-        source=PairSet.Source.FILE,
-        filename=filename,
-        file_format=pair_file.file_format,
-        layout=pair_file.layout,
-        encoding=pair_file.encoding,
-        read_errors=pair_file.errors,
-        read_warnings=pair_file.warnings,
-        dry_run=dry_run,
-        partial=partial,
-        text=pair_file.text,
-        digest=digest,
     )
