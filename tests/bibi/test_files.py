@@ -22,9 +22,6 @@ from bibi.files import (
 
 from .sharedtasks.conftest import FIXTURES, REVIEWS, SST2_DEV
 
-pytestmark = pytest.mark.embedded
-
-
 # One quirk per sentence: each would be misread by the wrong legacy encoding.
 TRICKY_SENTENCES = [
     "don’t",
