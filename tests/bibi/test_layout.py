@@ -13,8 +13,6 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.embedded
-
 
 def test_import_platform_is_the_standard_library():
     import platform

@@ -4,10 +4,6 @@ import os
 import subprocess
 import sys
 
-import pytest
-
-pytestmark = pytest.mark.embedded
-
 
 def _settings_in_subprocess(env: dict[str, str], expression: str) -> subprocess.CompletedProcess:
     clean = {

@@ -13,7 +13,7 @@ import pytest
 
 from .conftest import REPO_ROOT, code_blocks
 
-pytestmark = [pytest.mark.embedded, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 
 def _block(option: str) -> str:

@@ -5,10 +5,6 @@ from __future__ import annotations
 import json
 import urllib.request
 
-import pytest
-
-pytestmark = pytest.mark.embedded
-
 
 def test_the_embedded_site_migrates_and_serves_healthz(embedded_site):
     assert (embedded_site.var_dir / "bibi.sqlite3").exists()

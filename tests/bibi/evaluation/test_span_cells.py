@@ -17,7 +17,7 @@ from bibi.systems.models import Prediction, item_digest
 from bibi.systems.selectors import span_dev_scores
 from fim_engine.span_model import load_span_system
 
-from ..systems.span_cast import PLAN, SPAN_STARTER, UCD, build_span_cast, upload_and_validate
+from ..spancast import PLAN, QA_ITEMS, QA_STARTER, UCD, build_span_cast, upload_and_validate
 
 pytestmark = pytest.mark.django_db
 
@@ -37,14 +37,14 @@ def chunk_of(version, source: str, items: list) -> CellChunk:
 
 @pytest.fixture
 def span_version(qa_dir):
-    cast = build_span_cast()
+    cast = build_span_cast(current_phase="build", **QA_ITEMS)
     version = upload_and_validate(cast, qa_dir)
     assert version.status == "ready", version.failure_detail
     return version
 
 
 def test_a_pair_item_gets_its_answer_span_and_span_lambda_max(span_version, qa_dir):
-    _, original, question, _ = SPAN_STARTER[1]
+    _, original, question, *_ = QA_STARTER[1]
     chunk = chunk_of(span_version, "pairs", [[VARIANT, question], [original, question]])
 
     # The original's starter cell from validation serves the pair: only the variant is new.

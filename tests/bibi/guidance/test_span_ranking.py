@@ -7,19 +7,19 @@ import pytest
 from bibi.guidance.ranking import boundary_ranking
 from bibi.systems.models import Prediction
 
-from ..systems.span_cast import SPAN_STARTER, build_span_cast, tiny_qa_model, upload_and_validate
+from ..spancast import QA_ITEMS, QA_STARTER, build_span_cast, tiny_qa_model, upload_and_validate
 
 pytestmark = pytest.mark.django_db
 
 
 def test_span_starter_items_are_ranked_by_the_qa_systems_span_lambda_max(qa_dir, tmp_path):
-    cast = build_span_cast()
+    cast = build_span_cast(current_phase="build", **QA_ITEMS)
     first = upload_and_validate(cast, qa_dir, name="qa")
     second = upload_and_validate(cast, tiny_qa_model(tmp_path / "qa2", seed=11), name="qa2")
     assert first.status == second.status == "ready"
 
     ranking = boundary_ranking(cast.shared_task)
-    assert sorted(o.example.external_id for o in ranking) == sorted(s[0] for s in SPAN_STARTER)
+    assert sorted(o.example.external_id for o in ranking) == sorted(s[0] for s in QA_STARTER)
     assert [o.rank for o in ranking] == [1, 2, 3]
     scores = [o.boundary_score for o in ranking]
     assert scores == sorted(scores, reverse=True)

@@ -23,8 +23,6 @@ from bibi.pairs.tokens import (
 
 from ..conftest import STARTER
 
-pytestmark = pytest.mark.embedded
-
 RULES = PairRules(
     labels=("negative", "positive"),
     strategy_tags=("morphosyntax", "semantics", "pragmatics", "world_knowledge", "other"),

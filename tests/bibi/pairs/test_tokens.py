@@ -17,8 +17,6 @@ from bibi.pairs.tokens import (
     tokens_in_sight,
 )
 
-pytestmark = pytest.mark.embedded
-
 LONG = "the film is a slow , quiet and oddly moving study of grief and memory ."
 
 

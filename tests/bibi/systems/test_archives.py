@@ -11,8 +11,6 @@ import pytest
 
 from bibi.systems.archives import ArchiveLimits, ArchiveRejected, unpack_archive
 
-pytestmark = pytest.mark.embedded
-
 LIMITS = ArchiveLimits(max_files=10, max_bytes=1_000_000, max_ratio=20)
 
 

@@ -14,27 +14,36 @@ from bibi.systems.models import Prediction, item_digest
 from fim_engine.span_model import load_span_system
 from scoring.answers import answer_scores
 
+from ..spancast import (
+    PLAN,
+    QA_BLIND_DEV,
+    QA_ITEMS,
+    QA_STARTER,
+    RAIN,
+    answers_of,
+    build_span_cast,
+    upload_and_validate,
+)
 from .conftest import TINY_MODELS
-from .span_cast import SPAN_BLIND_DEV, SPAN_STARTER, build_span_cast, upload_and_validate
 
 pytestmark = pytest.mark.django_db
 
 
 def test_a_qa_model_answers_the_blind_dev_set_and_is_scored_by_the_task_rule(qa_dir):
-    cast = build_span_cast()
+    cast = build_span_cast(current_phase="build", **QA_ITEMS)
     version = upload_and_validate(cast, qa_dir)
     assert version.status == "ready", version.failure_detail
     assert version.model_format == "transformers" and version.label_mapping == {}
 
     direct = load_span_system(qa_dir, device="cpu").predict(
-        [q for _, _, q, _ in SPAN_BLIND_DEV], [s for _, s, _, _ in SPAN_BLIND_DEV]
+        [q for _, _, q, *_ in QA_BLIND_DEV], [s for _, s, _, *_ in QA_BLIND_DEV]
     )
     cells = {
         c.example.external_id: c
         for c in version.predictions.filter(source="blind_dev").select_related("example")
     }
     assert sorted(cells) == ["d1", "d2", "d3"]
-    for (eid, sentence, question, _), answer in zip(SPAN_BLIND_DEV, direct, strict=True):
+    for (eid, sentence, question, *_), answer in zip(QA_BLIND_DEV, direct, strict=True):
         cell = cells[eid]
         assert (cell.answer_start, cell.answer_end) == (answer.start, answer.end)
         assert cell.answer_text == sentence[answer.start : answer.end] == answer.text
@@ -46,12 +55,12 @@ def test_a_qa_model_answers_the_blind_dev_set_and_is_scored_by_the_task_rule(qa_
         pd.DataFrame(
             {
                 "system": "qa",
-                "item": [eid for eid, *_ in SPAN_BLIND_DEV],
+                "item": [eid for eid, *_ in QA_BLIND_DEV],
                 "text": [a.text for a in direct],
             }
         ),
         pd.DataFrame(
-            [(eid, g["text"]) for eid, _, _, gold in SPAN_BLIND_DEV for g in gold],
+            [(eid, text) for eid, *_, texts in QA_BLIND_DEV for text in texts],
             columns=["item", "text"],
         ),
         mode="token_f1",
@@ -63,7 +72,7 @@ def test_a_qa_model_answers_the_blind_dev_set_and_is_scored_by_the_task_rule(qa_
 
 
 def test_every_starter_item_gets_span_lambda_max_with_word_hints_and_leverage(qa_dir):
-    cast = build_span_cast()
+    cast = build_span_cast(current_phase="build", **QA_ITEMS)
     version = upload_and_validate(cast, qa_dir)
     assert version.status == "ready", version.failure_detail
     cells = list(version.predictions.filter(source="starter").select_related("example"))
@@ -72,9 +81,9 @@ def test_every_starter_item_gets_span_lambda_max_with_word_hints_and_leverage(qa
     assert len({c.text_sha256 for c in cells}) == 3
 
     system = load_span_system(qa_dir, device="cpu")
-    direct = system.fisher([q for _, _, q, _ in SPAN_STARTER], [s for _, s, _, _ in SPAN_STARTER])
+    direct = system.fisher([q for _, _, q, *_ in QA_STARTER], [s for _, s, _, *_ in QA_STARTER])
     by_id = {c.example.external_id: c for c in cells}
-    for (eid, sentence, _, _), result in zip(SPAN_STARTER, direct, strict=True):
+    for (eid, sentence, *_), result in zip(QA_STARTER, direct, strict=True):
         cell = by_id[eid]
         assert cell.lambda_max > 0
         assert cell.lambda_max == pytest.approx(result.lambda_max, rel=1e-4)
@@ -86,7 +95,7 @@ def test_every_starter_item_gets_span_lambda_max_with_word_hints_and_leverage(qa
 
 
 def test_a_task_answer_mode_decides_the_dev_accuracy(qa_dir):
-    cast = build_span_cast()
+    cast = build_span_cast(current_phase="build", **QA_ITEMS)
     task = cast.shared_task
     task.answer_mode = "overlap_2017"
     task.save(update_fields=["answer_mode"])
@@ -108,8 +117,8 @@ def test_a_task_answer_mode_decides_the_dev_accuracy(qa_dir):
         pd.DataFrame(
             [
                 (eid, g["text"], g["start"], g["end"])
-                for eid, _, _, gold in SPAN_BLIND_DEV
-                for g in gold
+                for eid, sentence, *_, texts in QA_BLIND_DEV
+                for g in answers_of(sentence, texts)
             ],
             columns=["item", "text", "start", "end"],
         ),
@@ -119,7 +128,7 @@ def test_a_task_answer_mode_decides_the_dev_accuracy(qa_dir):
 
 
 def test_a_sequence_classifier_is_refused_on_a_span_task():
-    cast = build_span_cast()
+    cast = build_span_cast(current_phase="build", **QA_ITEMS)
     version = upload_and_validate(cast, TINY_MODELS / "tiny-bert")
     assert (version.status, version.failure_reason) == ("failed", "invalid_model")
     assert "extractive QA model" in version.failure_detail
@@ -131,7 +140,7 @@ def test_a_qa_directory_with_pickled_weights_is_refused_before_loading(qa_dir, t
     directory = tmp_path / "qa"
     shutil.copytree(qa_dir, directory)
     (directory / "pytorch_model.bin").write_bytes(pickle.dumps({"w": [1.0]}))
-    cast = build_span_cast()
+    cast = build_span_cast(current_phase="build", **QA_ITEMS)
     version = upload_and_validate(cast, directory)
     assert (version.status, version.failure_reason) == ("failed", "invalid_model")
     assert "pytorch_model.bin" in version.failure_detail
@@ -145,7 +154,7 @@ def test_a_qa_directory_asking_for_remote_code_is_refused(qa_dir, tmp_path):
     config = json.loads((directory / "config.json").read_text())
     config["auto_map"] = {"AutoModelForQuestionAnswering": "modeling.MyQA"}
     (directory / "config.json").write_text(json.dumps(config))
-    cast = build_span_cast()
+    cast = build_span_cast(current_phase="build", **QA_ITEMS)
     version = upload_and_validate(cast, directory)
     assert (version.status, version.failure_reason) == ("failed", "invalid_model")
     assert "auto_map" in version.failure_detail
@@ -164,11 +173,7 @@ def test_two_examples_asking_one_question_of_one_sentence_share_a_cell_and_both_
     # wiki1.dev): one cell answers both, and each is scored against its own gold answers.
     from bibi.sharedtasks.models import Example
 
-    from .span_cast import RAIN
-
-    cast = build_span_cast()
-    from .span_cast import PLAN
-
+    cast = build_span_cast(current_phase="build", **QA_ITEMS)
     repeats = (
         (cast.blind_dev, "d4", RAIN, "what flooded something ?", "Heavy rain"),
         (cast.starter, "s4", PLAN, "what did someone approve ?", "the plan"),

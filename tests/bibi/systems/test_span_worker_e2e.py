@@ -13,8 +13,8 @@ from bibi.evaluation.chunks import message_send
 from bibi.evaluation.models import CellChunk
 from bibi.systems.models import Prediction, SystemVersion, item_digest
 
+from ..spancast import QA_BLIND_DEV, QA_ITEMS, QA_STARTER, UCD, build_span_cast
 from .conftest import zip_directory
-from .span_cast import SPAN_BLIND_DEV, SPAN_STARTER, UCD, build_span_cast
 from .test_worker_e2e import wait_for_outcome
 
 pytestmark = pytest.mark.slow
@@ -33,9 +33,9 @@ def wait_until_done(chunk: CellChunk, timeout: float = 240) -> CellChunk:
 def test_a_qa_archive_is_validated_and_its_span_cells_computed_by_a_real_worker(
     transactional_db, celery_worker_process, qa_dir
 ):
-    cast = build_span_cast()
+    cast = build_span_cast(current_phase="build", **QA_ITEMS)
     client = cast.client("builder")
-    base = "/api/v1/shared-tasks/sst/systems/"
+    base = f"/api/v1/shared-tasks/{cast.shared_task.slug}/systems/"
     created = client.post(base, {"name": "qa", "kind": "hosted"}, format="json")
     assert created.status_code == 201, created.json()
     system_url = f"{base}{created.json()['id']}/"
@@ -48,14 +48,14 @@ def test_a_qa_archive_is_validated_and_its_span_cells_computed_by_a_real_worker(
     body = wait_for_outcome(client, f"{system_url}versions/1/")
     assert body["status"] == "ready", (body, celery_worker_process.log()[-3000:])
     version = SystemVersion.objects.get(system_id=created.json()["id"], number=1)
-    assert version.dev_count == len(SPAN_BLIND_DEV)
+    assert version.dev_count == len(QA_BLIND_DEV)
     assert 0.0 <= version.dev_accuracy <= 1.0 and 0.0 <= version.dev_token_f1 <= 1.0
     starter = version.predictions.filter(source="starter")
-    assert starter.count() == len(SPAN_STARTER)
+    assert starter.count() == len(QA_STARTER)
     assert all(cell.lambda_max > 0 and cell.hints for cell in starter)
 
     variant = UCD.replace("in the final", "in the county final")
-    question = SPAN_STARTER[0][2]
+    question = QA_STARTER[0][2]
     with transaction.atomic():
         chunk = CellChunk.objects.create(
             shared_task=cast.shared_task,

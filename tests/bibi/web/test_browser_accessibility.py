@@ -11,7 +11,7 @@ from ..conftest import build_cast
 from ..pairs.conftest import start_phase_now
 from .conftest import TASK, build_scene
 
-pytestmark = [pytest.mark.browser, pytest.mark.embedded]
+pytestmark = [pytest.mark.browser]
 
 PAGES = {
     None: ["/", "/accounts/login/", "/accounts/password-reset/", f"{TASK}data/train/"],

@@ -23,7 +23,7 @@ from ..evaluation.conftest import build_scored_task, score_now, upload_self_repo
 from ..pairs.conftest import GOOD_PAIRS, pair_inputs, start_phase_now
 from .conftest import PHONE
 
-pytestmark = [pytest.mark.browser, pytest.mark.embedded, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 WIDTHS = [1280, 1920]
 PAGES = {

@@ -13,7 +13,7 @@ from bibi.sharedtasks.models import AuditLogEntry, SharedTask
 
 from ..conftest import build_cast
 
-pytestmark = [pytest.mark.browser, pytest.mark.embedded]
+pytestmark = [pytest.mark.browser]
 
 
 def local(moment) -> str:

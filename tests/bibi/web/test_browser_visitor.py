@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from ..conftest import build_cast
 from .conftest import PHONE
 
-pytestmark = [pytest.mark.browser, pytest.mark.embedded]
+pytestmark = [pytest.mark.browser]
 
 
 def close_break_phase_in(cast, delta: timedelta) -> None:

@@ -11,8 +11,6 @@ import pytest
 from .conftest import page_client
 from .test_page_permissions import PAGES
 
-pytestmark = pytest.mark.embedded
-
 
 class Refused(HTMLParser):
     """What a ``script-src 'self'; style-src 'self'`` policy refuses in a page."""

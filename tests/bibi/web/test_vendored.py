@@ -5,11 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
-
 from ...conftest import REPO_ROOT
-
-pytestmark = pytest.mark.embedded
 
 VENDOR = REPO_ROOT / "platform" / "bibi" / "web" / "static" / "vendor"
 
