@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import importlib.util
 import io
 import json
 import time
@@ -136,10 +137,10 @@ def heuristic_pairs_submit(*, system: System, builder_user: Any, say: Say) -> No
 
 
 def baseline_breaker_takes_spans() -> bool:
-    """Whether this checkout's baseline breaker builds span pairs (helper spanguide's work)."""
-    from bibi.baseline import breaker as baseline_breaker
-
-    return bool(getattr(baseline_breaker, "SPAN_TASKS", False))
+    """Whether this checkout's baseline breaker builds span pairs: helper spanguide's branch
+    adds ``bibi.baseline.span_candidates`` (/work/wt/span-guidance-contract.md: the call is the
+    label tasks' ``baseline_breaker_run``, unchanged)."""
+    return importlib.util.find_spec("bibi.baseline.span_candidates") is not None
 
 
 def baseline_pairs_submit(*, shared_task: SharedTask, say: Say) -> None:
