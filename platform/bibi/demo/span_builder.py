@@ -150,7 +150,11 @@ def baseline_pairs_submit(*, shared_task: SharedTask, say: Say) -> None:
             "builds pairs for label tasks only"
         )
         return
-    builder.baseline_pairs_submit(shared_task=shared_task, say=say, n=BASELINE_SPAN_PAIRS)
+    try:
+        builder.baseline_pairs_submit(shared_task=shared_task, say=say, n=BASELINE_SPAN_PAIRS)
+    except ValidationError as error:
+        # The task stands without it (e.g. no candidate edit passed the span pair checks).
+        say(f"  {builder.BASELINE_TEAM}: no pairs, {builder.problems(error)}")
 
 
 def span_demo_build(
