@@ -10,6 +10,8 @@ BIBI_WORDNET_DIR ?= /usr/share/wordnet
 DEMO_ADDR ?= 127.0.0.1:8000
 # The demo's data: this project's small set, or e.g. DATA=../shared/data/sst2.
 DATA ?= fixtures/demo
+# The demo's QA-SRL span task reads slices of the shared wiki1 files here (absent: no span task).
+SPAN_DATA ?= ../shared/data/qasrl
 
 .PHONY: install demo test test-services test-embedded lint lint-layout format services browser vendor worker bench bench-labels bench-gpu clean
 
@@ -27,7 +29,7 @@ install: $(STAMP)
 # demo task (three trained systems, two breaker teams, published results), then serves it.
 demo: install
 	DEBUG=1 $(BIN)/python manage.py migrate --noinput
-	DEBUG=1 BIBI_WORDNET_DIR=$(BIBI_WORDNET_DIR) $(BIN)/python manage.py demo --data $(DATA)
+	DEBUG=1 BIBI_WORDNET_DIR=$(BIBI_WORDNET_DIR) $(BIN)/python manage.py demo --data $(DATA) --span-data $(SPAN_DATA)
 	DEBUG=1 $(BIN)/python manage.py runserver --noreload $(DEMO_ADDR)
 
 lint: install lint-layout

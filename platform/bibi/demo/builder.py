@@ -10,8 +10,9 @@ this process and the snapshot is published as the leaderboard.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -21,7 +22,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from bibi.demo.data import DemoData
-from bibi.demo.models import ARCHITECTURES, TrainedModel, model_archive, model_train
+from bibi.demo.models import (
+    ARCHITECTURES,
+    TrainedModel,
+    TrainedSpanModel,
+    model_archive,
+    model_train,
+)
 from bibi.evaluation import selectors as evaluation_selectors
 from bibi.evaluation import services as evaluation_services
 from bibi.evaluation.exports import TABLES
@@ -96,18 +103,28 @@ def task_create(
     slug: str = SLUG,
     name: str = "Demo: sentiment, Build It Break It",
 ) -> SharedTask:
-    """The task, open in its build phase; the later phases follow, a week each."""
-    now = timezone.now()
-    shared_task = task_services.shared_task_create(
-        creator=organizer,
-        name=name,
+    """The sentiment task, open in its build phase; the later phases follow, a week each."""
+    return task_with_phases_create(
+        organizer=organizer,
         slug=slug,
+        name=name,
         description=(
             "A sample shared task built by `make demo` from "
             f"{data.name}: three baseline systems (bag of words, CNN, fine-tuned MiniLM), a "
             "breaker team's hand-written minimal pairs and the automatic baseline breaker."
         ),
         labels=LABELS,
+    )
+
+
+def task_with_phases_create(
+    *, organizer: Any, slug: str, name: str, description: str, **fields: Any
+) -> SharedTask:
+    """A task (``fields`` as ``shared_task_create`` takes them) open in its build phase since
+    an hour ago; the later phases follow, a week each."""
+    now = timezone.now()
+    shared_task = task_services.shared_task_create(
+        creator=organizer, name=name, slug=slug, description=description, **fields
     )
     start = now - timedelta(hours=1)
     for index, kind in enumerate(Phase.Kind.values):
@@ -155,9 +172,13 @@ def models_train(*, data: DemoData, say: Say, progress: bool) -> list[TrainedMod
 
 
 def systems_upload(
-    *, shared_task: SharedTask, builder: Any, trained: list[TrainedModel], say: Say
-) -> None:
-    """Upload each trained baseline as the builder would."""
+    *,
+    shared_task: SharedTask,
+    builder: Any,
+    trained: Sequence[TrainedModel | TrainedSpanModel],
+    say: Say,
+) -> Team:
+    """Upload each trained baseline as the builder would, in the builder team (created here)."""
     team = task_services.team_create(
         shared_task=shared_task, owner=builder, kind=Team.Kind.BUILDER, name=BUILDER_TEAM
     )
@@ -179,7 +200,18 @@ def systems_upload(
                 f"The {model.architecture} system was refused by validation: "
                 f"{version.failure_reason} {version.failure_detail}".strip()
             )
-        say(f"  uploaded {system.name}: validated, blind-dev accuracy {version.dev_accuracy:.1%}")
+        say(f"  uploaded {system.name}: validated, {dev_figures(version)}")
+    return team
+
+
+def dev_figures(version: SystemVersion) -> str:
+    """A version's blind-dev figures as the demo prints them (answers in a span task)."""
+    if version.system.team.shared_task.is_span:
+        return (
+            f"blind-dev answer accuracy {_share(version.dev_accuracy).strip()}, "
+            f"mean token F1 {'—' if version.dev_token_f1 is None else f'{version.dev_token_f1:.2f}'}"
+        )
+    return f"blind-dev accuracy {_share(version.dev_accuracy).strip()}"
 
 
 def _validated(version: SystemVersion) -> SystemVersion:
@@ -198,31 +230,34 @@ def _validated(version: SystemVersion) -> SystemVersion:
     return version
 
 
-def human_pairs_submit(*, shared_task: SharedTask, breaker: Any, data: DemoData, say: Say) -> None:
-    """The sample pair set, uploaded as a file by the breaker team (none when the data has none)."""
+def human_pairs_submit(
+    *, shared_task: SharedTask, breaker: Any, pairs: Path | None, data_name: str, say: Say
+) -> None:
+    """The sample pair set ``pairs``, uploaded as a file by the breaker team (none when the
+    data has none)."""
     team = task_services.team_create(
         shared_task=shared_task, owner=breaker, kind=Team.Kind.BREAKER, name=BREAKER_TEAM
     )
-    if data.pairs is None:
+    if pairs is None:
         say(
-            f"  {BREAKER_TEAM}: no sample pairs for {data.name} (fixtures/demo/pairs.tsv edits "
+            f"  {BREAKER_TEAM}: no sample pairs for {data_name} (fixtures/demo/pairs.tsv edits "
             "the fixture starter set); the team is there to try the pages"
         )
         return
     submission = pair_services.pair_set_upload(
         team=team,
         user=breaker,
-        file=ContentFile(data.pairs.read_bytes(), name=data.pairs.name),
+        file=ContentFile(pairs.read_bytes(), name=pairs.name),
     )
     count = submission.pair_set.pair_count
-    say(f"  {BREAKER_TEAM}: {count} pairs from {data.pairs.name}")
+    say(f"  {BREAKER_TEAM}: {count} pairs from {pairs.name}")
 
 
-def baseline_pairs_submit(*, shared_task: SharedTask, say: Say) -> None:
-    """The automatic baseline breaker as a second breaker team."""
+def baseline_pairs_submit(*, shared_task: SharedTask, say: Say, n: int = BASELINE_PAIRS) -> None:
+    """The automatic baseline breaker as a second breaker team (at most ``n`` pairs)."""
     from bibi.baseline.breaker import baseline_breaker_run
 
-    result = baseline_breaker_run(shared_task, team_name=BASELINE_TEAM, n=BASELINE_PAIRS)
+    result = baseline_breaker_run(shared_task, team_name=BASELINE_TEAM, n=n)
     count = result.pair_set.pair_count
     say(
         f"  {BASELINE_TEAM}: {count} pairs built around the {result.originals} originals "
@@ -254,9 +289,16 @@ def leaderboards_text(snapshot: Snapshot) -> str:
     viewer = evaluation_selectors.Viewer(private_teams=None, results_started=True)
     names = evaluation_selectors.names_for(viewer=viewer, snapshot=snapshot)
     settings_used = snapshot.settings_used
+    if snapshot.shared_task.is_span:
+        what = (
+            "mean token F1 and answer accuracy (answer mode "
+            f"{settings_used.get('answer_mode')}) on the pairs' items; answer accuracy on the "
+            "blind dev set"
+        )
+    else:
+        what = "F1 and accuracy on the pairs' texts; accuracy on the blind dev set"
     lines = [
-        "Builders (ranked by the share of pairs that break the system, fewest first; F1 and "
-        "accuracy on the pairs' texts; accuracy on the blind dev set):",
+        f"Builders (ranked by the share of pairs that break the system, fewest first; {what}):",
         f"  {'#':>2}  {'system':<28} {'F1':>6} {'acc':>6} {'broken':>7} {'dev acc':>8}",
     ]
     for row in TABLES["builders"].as_json(snapshot, names):
@@ -276,7 +318,7 @@ def leaderboards_text(snapshot: Snapshot) -> str:
     return "\n".join(lines)
 
 
-def _problems(error: Exception) -> str:
+def problems(error: Exception) -> str:
     messages = getattr(error, "messages", None) or [str(error)]
     shown = "; ".join(messages[:PROBLEMS_SHOWN])
     more = (getattr(error, "error_count", None) or len(messages)) - PROBLEMS_SHOWN
@@ -336,7 +378,13 @@ def demo_build(*, data: DemoData, say: Say = print, progress: bool = True) -> Sn
         systems_upload(shared_task=shared_task, builder=users["builder"], trained=trained, say=say)
         phase_advance(shared_task=shared_task, organizer=organizer, kind=Phase.Kind.BUILD)
         say("Breakers: the break phase is open")
-        human_pairs_submit(shared_task=shared_task, breaker=users["breaker"], data=data, say=say)
+        human_pairs_submit(
+            shared_task=shared_task,
+            breaker=users["breaker"],
+            pairs=data.pairs,
+            data_name=data.name,
+            say=say,
+        )
         baseline_pairs_submit(shared_task=shared_task, say=say)
         phase_advance(shared_task=shared_task, organizer=organizer, kind=Phase.Kind.BREAK)
         phase_advance(shared_task=shared_task, organizer=organizer, kind=Phase.Kind.CONTEST)
@@ -345,7 +393,7 @@ def demo_build(*, data: DemoData, say: Say = print, progress: bool = True) -> Sn
         open_task_build(users=users, data=data, trained=trained, say=say)
     except (ValidationError, PermissionDenied, PairSetRejected) as error:
         demo_reset()
-        raise DemoError(f"The demo could not be built: {_problems(error)}") from error
+        raise DemoError(f"The demo could not be built: {problems(error)}") from error
     except BaseException:
         demo_reset()
         raise

@@ -1,6 +1,7 @@
-"""The demo's three baseline builder systems: trained once with fim_engine, then cached.
+"""The demo's baseline builder systems: trained once with fim_engine, then cached.
 
-A model lives in ``VAR_DIR/demo-models/<arch>-<key>/``, where the key digests the training and
+The sentiment tasks' three (bow, cnn, MiniLM) and the span task's fine-tuned MiniLM span
+model (``minilm-span``). A model lives in ``VAR_DIR/demo-models/<arch>-<key>/``, where the key digests the training and
 dev files and the training settings: a second ``make demo`` finds it and trains nothing. A
 model is written to a temporary directory and renamed into place, so an interrupted run never
 leaves half a model in the cache.
@@ -13,6 +14,7 @@ import io
 import json
 import shutil
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,8 +23,26 @@ from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from bibi.demo.data import DemoData
+from bibi.demo.span_data import SpanDemoData
 
 ARCHITECTURES = ("bow", "cnn", "minilm")
+SPAN_ARCHITECTURE = "minilm-span"
+# The span model's training (fim_engine.span_training.train_span_system's arguments): a bounded
+# run over the demo's training slice. Measured 2026-11-26 on this project's 2-core machine: at a
+# load average of 3 to 4, 4 min 44 s of wall time and 198 s of CPU time for the whole run (100
+# steps, 265 s, then scoring the 301 blind-dev questions); at a load of 9 to 13, 14 min 33 s and
+# 352 s of CPU time. On two idle cores, estimated from that CPU time (never measured idle), 2-3
+# minutes. The run is deterministic (seed 0): blind dev exact 11.6%, token F1 >= 0.5 27.9%,
+# 2017 overlap 14.6%, mean token F1 0.31.
+SPAN_TRAINING: dict[str, Any] = {
+    "epochs": 1,
+    "max_steps": 100,
+    "batch_size": 8,
+    "max_length": 96,
+    "learning_rate": 1e-4,
+}
+# The demo's own report in a cached model's directory (left out of the uploaded archive).
+REPORT_FILE = "demo-training.json"
 # Below this many training sentences, a model sees its data more often.
 SMALL_TRAIN = 2000
 
@@ -32,6 +52,20 @@ class TrainedModel:
     architecture: str
     directory: Path
     dev_accuracy: float
+    cached: bool
+
+
+@dataclass(frozen=True)
+class TrainedSpanModel:
+    """The span model and the figures of its training run on the blind dev slice:
+    ``dev_scores`` maps each answer mode (scoring.answers) to its accuracy, and
+    ``mean_token_f1`` to the mean best token F1."""
+
+    architecture: str
+    directory: Path
+    dev_scores: dict[str, float]
+    dev_questions: int
+    seconds: float
     cached: bool
 
 
@@ -58,26 +92,70 @@ def model_train(architecture: str, data: DemoData, *, progress: bool = True) -> 
 
     train = datasets.read_labelled(data.files["train"])
     options = training_settings(architecture, len(train))
-    key = hashlib.sha256(
-        json.dumps(
-            [architecture, data.split_digest("train", "blind_dev"), options], sort_keys=True
-        ).encode()
-    ).hexdigest()[:16]
-    target = cache_dir() / f"{architecture}-{key}"
-    report_file = target / "demo-training.json"
+
+    def fit(out: Path) -> dict[str, Any]:
+        dev = datasets.read_labelled(data.files["blind_dev"])
+        report = training.train_system(architecture, train, dev, out, progress=progress, **options)
+        return {"dev_accuracy": report.dev_accuracy, "steps": report.steps, **options}
+
+    key = [architecture, data.split_digest("train", "blind_dev"), options]
+    target, report, cached = _cached_model(architecture, key, fit)
+    return TrainedModel(architecture, target, report["dev_accuracy"], cached=cached)
+
+
+def span_model_train(data: SpanDemoData, *, progress: bool = True) -> TrainedSpanModel:
+    """The demo's MiniLM span model for ``data``'s training slice (``SPAN_TRAINING``), scored
+    on its blind dev slice: from the cache, or fine-tuned now and cached."""
+
+    def fit(out: Path) -> dict[str, Any]:
+        from fim_engine.span_training import train_span_system
+
+        train, dev = (_span_records(data, split) for split in ("train", "blind_dev"))
+        report = train_span_system(train, dev, out, progress=progress, **SPAN_TRAINING)
+        return {
+            "dev_scores": report.dev_scores,
+            "dev_questions": report.dev_questions,
+            "steps": report.steps,
+            "seconds": round(report.seconds, 1),
+            **SPAN_TRAINING,
+        }
+
+    key = [SPAN_ARCHITECTURE, data.digest("train", "blind_dev"), SPAN_TRAINING]
+    target, report, cached = _cached_model(SPAN_ARCHITECTURE, key, fit)
+    return TrainedSpanModel(
+        SPAN_ARCHITECTURE,
+        target,
+        report["dev_scores"],
+        report["dev_questions"],
+        report["seconds"],
+        cached=cached,
+    )
+
+
+def _span_records(data: SpanDemoData, split: str) -> list[Any]:
+    from fim_engine.qasrl import read_qa
+
+    return list(read_qa(data.slices[split].lines()).records)
+
+
+def _cached_model(
+    name: str, key: list[Any], fit: Callable[[Path], dict[str, Any]]
+) -> tuple[Path, dict[str, Any], bool]:
+    """The model directory cached under ``name`` and ``key``, its report and whether it was
+    cached: ``fit(directory)`` trains into a temporary directory and returns the report, then
+    the directory is renamed into place."""
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    target = cache_dir() / f"{name}-{digest}"
+    report_file = target / REPORT_FILE
     if report_file.is_file():
-        report = json.loads(report_file.read_text())
-        return TrainedModel(architecture, target, report["dev_accuracy"], cached=True)
-    dev = datasets.read_labelled(data.files["blind_dev"])
+        return target, json.loads(report_file.read_text()), True
     partial = target.with_name(target.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
-    report = training.train_system(architecture, train, dev, partial, progress=progress, **options)
-    (partial / "demo-training.json").write_text(
-        json.dumps({"dev_accuracy": report.dev_accuracy, "steps": report.steps, **options})
-    )
+    report = fit(partial)
+    (partial / REPORT_FILE).write_text(json.dumps(report))
     shutil.rmtree(target, ignore_errors=True)
     partial.rename(target)
-    return TrainedModel(architecture, target, report.dev_accuracy, cached=False)
+    return target, report, False
 
 
 def model_archive(directory: Path, name: str) -> SimpleUploadedFile:
@@ -85,6 +163,6 @@ def model_archive(directory: Path, name: str) -> SimpleUploadedFile:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for path in sorted(directory.rglob("*")):
-            if path.is_file() and path.name != "demo-training.json":
+            if path.is_file() and path.name != REPORT_FILE:
                 archive.write(path, path.relative_to(directory).as_posix())
     return SimpleUploadedFile(name, buffer.getvalue(), content_type="application/zip")
