@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import importlib.util
 import io
 import json
 import time
@@ -136,20 +135,7 @@ def heuristic_pairs_submit(*, system: System, builder_user: Any, say: Say) -> No
     say(f"  {HEURISTIC}: answers on the {len(items)} pair items uploaded")
 
 
-def baseline_breaker_takes_spans() -> bool:
-    """Whether this checkout's baseline breaker builds span pairs: helper spanguide's branch
-    adds ``bibi.baseline.span_candidates`` (/work/wt/span-guidance-contract.md: the call is the
-    label tasks' ``baseline_breaker_run``, unchanged)."""
-    return importlib.util.find_spec("bibi.baseline.span_candidates") is not None
-
-
 def baseline_pairs_submit(*, shared_task: SharedTask, say: Say) -> None:
-    if not baseline_breaker_takes_spans():
-        say(
-            f"  {builder.BASELINE_TEAM}: skipped, the baseline breaker of this checkout "
-            "builds pairs for label tasks only"
-        )
-        return
     try:
         builder.baseline_pairs_submit(shared_task=shared_task, say=say, n=BASELINE_SPAN_PAIRS)
     except ValidationError as error:
