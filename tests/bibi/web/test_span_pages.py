@@ -13,6 +13,7 @@ from django.utils.html import strip_tags
 
 from bibi.evaluation import compute
 from bibi.evaluation import services as results_services
+from bibi.guidance.suggest import SuggestRequest, suggest_start
 from bibi.pairs.models import Pair
 
 from ..evaluation.test_span_flow import pairs_predict, span_task  # noqa: F401 (a fixture)
@@ -307,6 +308,22 @@ def test_trying_a_span_variant_shows_each_systems_answer_and_whether_it_breaks(h
     breaks = judged_row(model, check, page, TWICE, gold)
     assert f"{int(breaks)} of 1 system would break" in page
     assert f'name="answer_start" value="{SECOND_UCD}"' in page
+    # A job's own page (what guidance_job.js fetches once a worker has answered) fills the
+    # form again: the variant, and the answer the breaker gave.
+    outcome = suggest_start(
+        shared_task=cast.shared_task,
+        user=cast.breaker,
+        request=SuggestRequest(
+            original_id="s1",
+            variant_text=TWICE,
+            variant_answers=({"start": SECOND_UCD, "end": SECOND_UCD + 3},),
+        ),
+    )
+    followed = client.get(EDITOR, {"job": outcome.job_id})
+    assert followed.context["check"] == check
+    page = followed.content.decode()
+    assert f">\n{TWICE}</textarea>" in page
+    assert f'name="answer_start" value="{SECOND_UCD}"' in page and 'value="UCD"' in page
 
     # An edit of the answer itself with no answer picked: nothing is claimed.
     touched = UCD.replace("UCD", "Dublin University", 1)
