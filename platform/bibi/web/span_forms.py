@@ -96,14 +96,15 @@ class SpanPairAddForm(SpanAnswerForm, PairAddForm):
 
 
 class SpanPairEditorForm(SpanAnswerForm, PairEditorForm):
-    """The pair editor's form on a span task."""
+    """The pair editor's form on a span task. ``machine_text`` is set by an answer-moving
+    suggestion's "Try": while the variant is still that text, the editor asks for its answer
+    (``bibi.web.span_guidance.span_machine_problem``)."""
 
     field_order = SpanPairAddForm.field_order
 
     def __init__(self, *args: Any, shared_task: SharedTask, **kwargs: Any) -> None:
         super().__init__(*args, shared_task=shared_task, **kwargs)
         _span_fields(self)
-        del self.fields["machine_text"]
 
 
 def pair_add_form_class(shared_task: SharedTask) -> type[PairAddForm]:

@@ -59,3 +59,33 @@ def test_a_task_without_ready_hosted_systems_says_so(db):
     build_cast()
     with pytest.raises(CommandError, match="No ready hosted system has λmax"):
         call_command("guidance_suggest", "sst", verbosity=0)
+
+
+def test_a_span_task_gets_the_span_suggestions_of_its_top_item(db, qa_dir, tmp_path):
+    import fim_engine
+
+    from .test_span_suggest import span_task
+
+    span_task(qa_dir)
+    out = tmp_path / "span.jsonl"
+
+    call_command("guidance_suggest", "sst", top=1, out=out, top_k=2, verbosity=0)
+
+    [line] = [json.loads(text) for text in out.read_text(encoding="utf-8").splitlines()]
+    assert line["rank"] == 1
+    report = line["report"]
+    assert report["task_type"] == "span_extraction"
+    assert report["original"]["id"] == line["original_id"]
+    suggestions = report["suggestions"]
+    assert suggestions
+    # Each system's answer on each variant is what a separate forward pass says; a break is
+    # claimed only where the variant's answer is known.
+    question = report["original"]["question"]
+    fresh = fim_engine.load_span_system(qa_dir).predict(
+        [question] * len(suggestions), [s["text"] for s in suggestions]
+    )
+    for suggestion, answer in zip(suggestions, fresh, strict=True):
+        [outcome] = suggestion["outcomes"]
+        assert outcome["system"] == str(line["guide"])
+        assert outcome["variant"]["text"] == answer.text
+        assert (suggestion["breaks"] is None) is suggestion["label_unverified"]

@@ -5,16 +5,22 @@ both sentences."""
 
 from __future__ import annotations
 
+import html
+
 import pytest
 from django.test import Client
+from django.utils.html import strip_tags
 
 from bibi.evaluation import compute
 from bibi.evaluation import services as results_services
+from bibi.guidance.suggest import SuggestRequest, suggest_start
 from bibi.pairs.models import Pair
 
 from ..evaluation.test_span_flow import pairs_predict, span_task  # noqa: F401 (a fixture)
+from ..guidance.test_span_suggest import right
 from ..pairs.conftest import start_phase_now
 from ..spancast import UCD, build_span_cast
+from ..systems.span_cast import upload_and_validate
 from .conftest import page_client
 
 pytestmark = pytest.mark.django_db
@@ -46,7 +52,7 @@ def test_the_editor_shows_the_question_and_the_gold_answer_and_no_label(breaker)
     )
     assert 'name="variant_answer"' in page and 'name="answer_start"' in page
     assert "data-span-answer" in page and "span_answer.js" in page
-    assert 'name="variant_label"' not in page and "machine_text" not in page
+    assert 'name="variant_label"' not in page
 
 
 def test_a_selected_answer_is_stored_at_its_offsets_in_the_stored_variant(breaker):
@@ -137,17 +143,18 @@ def test_a_selection_that_disagrees_with_the_typed_answer_is_refused(breaker):
     assert not draft_pairs(cast)
 
 
-def test_the_editor_checks_a_span_pair_without_storing_it_and_offers_no_system_check(breaker):
+def test_the_editor_checks_a_span_pair_without_storing_it(breaker):
     cast, client = breaker
     variant = UCD.replace("St Vincents", "Kilmacud")
     fields = {"original_id": "s1", "variant_text": variant, "variant_answer": "UCD"}
     passed = client.post(EDITOR, {**fields, "action": "check"})
     assert passed.status_code == 200
     assert "The pair passes every check." in passed.content.decode()
-    assert 'value="try"' not in passed.content.decode()
+    # Trying it needs a hosted system: this task has none (the hosted ones are below).
+    assert 'value="try"' in passed.content.decode()
     refused = client.post(EDITOR, {**fields, "action": "try"})
     assert refused.status_code == 400
-    assert "Span tasks have no suggested edits or system checks" in refused.content.decode()
+    assert "This task has no ready hosted system" in refused.content.decode()
     assert not draft_pairs(cast)
 
 
@@ -233,3 +240,151 @@ def test_the_results_pages_filter_span_pairs_and_speak_of_answers(published):
     assert "0 pairs</h2>" in unbroken.content.decode()
     tagged = client.get("/tasks/qasrl/results/items/", {"tag": "semantics"})
     assert "1 pair</h2>" in tagged.content.decode()
+
+
+@pytest.fixture
+def hosted(db, qa_dir, settings):
+    """The span task with a hosted QA system (a tiny random model), and the model loaded
+    apart to say what it answers; in-process on the embedded default only (the guidance
+    API's tests cover a real worker)."""
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("runs the model in-process; the guidance API's tests use a real worker")
+    from fim_engine import load_span_system
+
+    cast = build_span_cast(current_phase="build")
+    upload_and_validate(cast, qa_dir)
+    start_phase_now(cast.shared_task, "break")
+    return cast, page_client(cast, "breaker"), load_span_system(qa_dir)
+
+
+def try_variant(client, variant, **fields):
+    response = client.post(
+        EDITOR, {"action": "try", "original_id": "s1", "variant_text": variant, **fields}
+    )
+    assert response.status_code == 200, response.content.decode()[-3000:]
+    return response.context["check"], html.unescape(response.content.decode())
+
+
+def judged_row(model, check, page, variant, gold):
+    """The page's row for the one system, against the model's own answers on both sentences
+    and the scoring library's answer rule (``gold``: the variant's answers, None unknown)."""
+    before, after = model.predict(["who beat someone?"] * 2, [UCD, variant])
+    [outcome] = check["outcomes"]
+    assert outcome["original"]["text"] == before.text and outcome["variant"]["text"] == after.text
+    was_right = right(outcome["original"], [{"start": 0, "end": 3, "text": "UCD"}])
+    row = page[page.index(f"<td>{outcome['system']}</td>") :]
+    row = row[: row.index("</tr>")]
+    assert f"“{before.text}” {'right' if was_right else 'wrong'}" in strip_tags(row)
+    if gold is None:
+        assert "not judged" in row and "(unverified)" in row
+        return None
+    is_right = right(outcome["variant"], gold)
+    assert f"“{after.text}” {'right' if is_right else 'wrong'}" in strip_tags(row)
+    assert ("<strong>yes</strong>" in row) is (was_right != is_right)
+    return was_right != is_right
+
+
+@pytest.mark.embedded
+def test_trying_a_span_variant_shows_each_systems_answer_and_whether_it_breaks(hosted):
+    cast, client, model = hosted
+    # An edit outside the gold answer, no answer picked: the gold answer moves with the edit.
+    kept = UCD.replace("St Vincents", "Kilmacud")
+    check, page = try_variant(client, kept)
+    assert check["answers_from"] == "moved"
+    breaks = judged_row(model, check, page, kept, [{"start": 0, "end": 3, "text": "UCD"}])
+    assert f"{int(breaks)} of 1 system would break" in page
+    assert "the original's, moved with your edit" in page
+    # The variant's gold answer boxed, and the system's answer in both sentences.
+    assert '<span class="visually-hidden">[answer: </span>UCD' in page
+    assert page.count("[its answer: ") == 2
+
+    # The answer picked by its offsets (the second "UCD"): judged against it, and kept in the
+    # form for the next try.
+    check, page = try_variant(
+        client, TWICE, variant_answer="UCD", answer_start=SECOND_UCD, answer_end=SECOND_UCD + 3
+    )
+    assert check["answers_from"] == "given"
+    gold = [{"start": SECOND_UCD, "end": SECOND_UCD + 3, "text": "UCD"}]
+    breaks = judged_row(model, check, page, TWICE, gold)
+    assert f"{int(breaks)} of 1 system would break" in page
+    assert f'name="answer_start" value="{SECOND_UCD}"' in page
+    # A job's own page (what guidance_job.js fetches once a worker has answered) fills the
+    # form again: the variant, and the answer the breaker gave.
+    outcome = suggest_start(
+        shared_task=cast.shared_task,
+        user=cast.breaker,
+        request=SuggestRequest(
+            original_id="s1",
+            variant_text=TWICE,
+            variant_answers=({"start": SECOND_UCD, "end": SECOND_UCD + 3},),
+        ),
+    )
+    followed = client.get(EDITOR, {"job": outcome.job_id})
+    assert followed.context["check"] == check
+    page = followed.content.decode()
+    assert f">\n{TWICE}</textarea>" in page
+    assert f'name="answer_start" value="{SECOND_UCD}"' in page and 'value="UCD"' in page
+
+    # An edit of the answer itself with no answer picked: nothing is claimed.
+    touched = UCD.replace("UCD", "Dublin University", 1)
+    check, page = try_variant(client, touched)
+    assert check["verified"] is False and check["breaks"] is None
+    judged_row(model, check, page, touched, None)
+    assert "Unverified: no break is claimed." in page and "would break" not in page
+    assert not draft_pairs(cast)
+
+
+@pytest.mark.embedded
+def test_the_editor_suggests_span_edits_and_asks_the_answer_of_an_answer_moving_one(hosted):
+    cast, client, _ = hosted
+    response = client.post(EDITOR, {"action": "suggest"})
+    assert response.status_code == 200
+    suggestions = response.context["suggestions"]["suggestions"]
+    page = html.unescape(response.content.decode())
+    assert page.count("answer unverified</span>") == sum(not s["keeps_answer"] for s in suggestions)
+    keeping = next(s for s in suggestions if s["keeps_answer"])
+    moving = next(s for s in suggestions if not s["keeps_answer"])
+    # "Try" on an answer-keeping edit carries its moved answer; on an answer-moving one the
+    # machine's text, so that the editor can ask for the answer.
+    [moved] = keeping["variant_answers"]
+    row = page[page.index(f"<td>{keeping['text']}</td>") :][:2000]
+    assert f'name="answer_start" value="{moved["start"]}"' in row.split("</tr>")[0]
+    row = page[page.index(f"<td>{moving['text']}</td>") :].split("</tr>")[0]
+    assert f'name="machine_text" value="{moving["text"]}"' in row
+    assert 'name="answer_start"' not in row
+
+    tried = client.post(
+        EDITOR,
+        {
+            "action": "try",
+            "original_id": "s1",
+            "variant_text": keeping["text"],
+            "variant_answer": moved["text"],
+            "answer_start": moved["start"],
+            "answer_end": moved["end"],
+        },
+    )
+    assert tried.context["check"]["breaks"] == keeping["breaks"]
+    assert tried.context["check"]["answers_from"] == "given"
+
+    fields = {"original_id": "s1", "variant_text": moving["text"], "machine_text": moving["text"]}
+    assert client.post(EDITOR, {**fields, "action": "try"}).context["check"]["breaks"] is None
+    refused = client.post(EDITOR, {**fields, "action": "add"})
+    assert refused.status_code == 400
+    assert "meant to move the answer" in html.unescape(refused.content.decode())
+    assert not draft_pairs(cast)
+
+
+def test_trying_a_span_variant_is_refused_where_the_guidance_or_the_variant_says_no(breaker):
+    # Refused before any system is looked for: this task has none.
+    cast, client = breaker
+    unchanged = client.post(EDITOR, {"action": "try", "original_id": "s1", "variant_text": UCD})
+    assert unchanged.status_code == 400
+    assert "The variant is the original unchanged." in unchanged.content.decode()
+    cast.shared_task.guidance_visibility = "organizers"
+    cast.shared_task.save(update_fields=["guidance_visibility"])
+    closed = client.post(
+        EDITOR, {"action": "try", "original_id": "s1", "variant_text": TWICE, "variant_answer": ""}
+    )
+    assert closed.status_code == 403
+    assert 'value="try"' not in closed.content.decode()

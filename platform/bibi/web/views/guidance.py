@@ -64,6 +64,12 @@ from bibi.web.forms import (
     add_upload_error,
 )
 from bibi.web.span_forms import pair_editor_form_class
+from bibi.web.span_guidance import (
+    span_answer_initial,
+    span_check_view,
+    span_draft_request,
+    span_machine_problem,
+)
 from bibi.web.views.breakers import say_warnings
 
 ORIGINALS_PER_PAGE = 25
@@ -258,6 +264,8 @@ def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpRespon
             "diff": word_diff(example.text, variant),  # (original's parts, variant's parts)
         }
     )
+    if shared_task.is_span and context["check"]:
+        context["span_check"] = span_check_view(context["check"])
     if context["ranked"] is not None:
         context["segments"] = segments(context["ranked"])
         context["top_words"] = top_words(context["ranked"])
@@ -279,33 +287,29 @@ class _Editor:
 
     def act(self, action: str) -> int | HttpResponse:
         """The status the page answers with, or a redirect once a pair is added."""
-        if self.shared_task.is_span and action in ("suggest", "try"):
-            # The guidance service answers label tasks only: a span pair is checked and added.
-            self.form.add_error(
-                None,
-                "Span tasks have no suggested edits or system checks on this page yet: "
-                "check the pair, or add it to the draft.",
-            )
-            return 400
         if action == "suggest":
             return self.ask("suggestions", SuggestRequest(original_id=self.example.external_id))
         if not self.form.is_valid():
             return 400
         if action == "try":
-            return self.ask(
-                "check",
-                SuggestRequest(
-                    original_id=self.example.external_id,
-                    variant_text=self.form.cleaned_data["variant_text"],
-                    variant_label=self.form.cleaned_data["variant_label"],
-                ),
-            )
+            return self.ask("check", self.draft_request())
         if action in ("check", "add"):
             return self.check_or_add(action)
         self.form.add_error(
             None, "Choose what to do: suggest edits, try the variant, check it, or add it."
         )
         return 400
+
+    def draft_request(self) -> SuggestRequest:
+        """The draft check of the variant in the form, with the label or answer it means."""
+        cleaned = self.form.cleaned_data
+        if self.shared_task.is_span:
+            return span_draft_request(self.example, cleaned)
+        return SuggestRequest(
+            original_id=self.example.external_id,
+            variant_text=cleaned["variant_text"],
+            variant_label=cleaned["variant_label"],
+        )
 
     def ask(self, key: str, ask: SuggestRequest) -> int:
         return _ask_systems(
@@ -318,16 +322,25 @@ class _Editor:
         if outcome.record.variant is not None:
             # The draft the job checked, in the form again.
             self.form.initial["variant_text"] = outcome.record.variant
-            self.form.initial["variant_label"] = outcome.record.variant_label
-        return job_into_context(self.request, self.shared_task, outcome, self.context)
+            if not self.shared_task.is_span:
+                self.form.initial["variant_label"] = outcome.record.variant_label
+        status = job_into_context(self.request, self.shared_task, outcome, self.context)
+        if self.shared_task.is_span and self.context["check"]:
+            self.form.initial.update(span_answer_initial(self.context["check"]))
+        return status
 
     def check_or_add(self, action: str) -> int | HttpResponse:
         request, team = self.request, self.team
         cleaned = self.form.cleaned_data
         pair = pair_input_from_fields(1, {**cleaned, "original_id": self.example.external_id})
         # A machine's suggestion taken as offered, with a new label: nobody checked that label.
+        # A span task's answer-moving one asks for the answer instead.
         machine = (cleaned.get("machine_text") or "").strip()
-        if machine and machine == cleaned["variant_text"].strip():
+        problem = span_machine_problem(cleaned) if self.shared_task.is_span else None
+        if problem:
+            self.form.add_error("variant_answer", problem)
+            return 400
+        if machine and machine == cleaned["variant_text"].strip() and not self.shared_task.is_span:
             pair = dataclasses.replace(pair, label_unverified=True)
         try:
             if action == "add":

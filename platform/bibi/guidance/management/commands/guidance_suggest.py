@@ -7,6 +7,10 @@ grouped by their guide (the ready hosted system with the highest λmax percentil
 once, its forward passes batched per system. One JSON line per original: its id, rank,
 boundary score, the guide's system id, and the report (systems named by system id; what a
 suggestion does to each, and whether it breaks it given the label the suggestion means).
+
+On a span task (QA-SRL) each item goes through the guidance service's span suggestions in
+turn, and its report is the API's answer for it (``bibi.guidance.span_guidance``): answer-keeping
+edits with their breaks, answer-moving ones ``label_unverified`` with no break claimed.
 """
 
 from __future__ import annotations
@@ -21,8 +25,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 import scoring
 from bibi.guidance.ranking import RankedOriginal, boundary_ranking, guide_order, ranking_systems
+from bibi.guidance.span_guidance import span_answer, span_request
 from bibi.guidance.suggest import intended_label
 from bibi.sharedtasks.models import SharedTask
+from bibi.systems.models import System
 
 
 class Command(BaseCommand):
@@ -36,10 +42,6 @@ class Command(BaseCommand):
         parser.add_argument("--words", type=int, default=3, help="Words edited per original.")
 
     def handle(self, *args: Any, task_slug: str, top: int, out: Path | None, **options: Any):
-        # Imported here: suggestions load models, and with them torch.
-        from bibi.guidance.compute import guidance_compute_many
-        from bibi.systems.errors import ValidationFailed
-
         shared_task = SharedTask.objects.filter(slug=task_slug).first()
         if shared_task is None:
             raise CommandError(f"No shared task has the slug '{task_slug}'.")
@@ -49,25 +51,8 @@ class Command(BaseCommand):
         if not ranking:
             raise CommandError("No ready hosted system has λmax on the starter set yet.")
         systems = {s.id: s for s in ranking_systems(shared_task=shared_task)}
-        groups: dict[int, list[RankedOriginal]] = defaultdict(list)
-        for original in ranking[:top]:
-            percentiles = {view.system_id: view.percentile for view in original.systems}
-            groups[guide_order(percentiles)[0]].append(original)
-        lines: dict[int, dict[str, Any]] = {}
-        for guide_id, originals in groups.items():
-            order = [guide_id, *(sid for sid in systems if sid != guide_id)]
-            try:
-                reports = guidance_compute_many(
-                    version_ids=[systems[sid].active_version_id or 0 for sid in order],
-                    originals=[original.example.text for original in originals],
-                    top_k=options["top_k"],
-                    words=options["words"],
-                )
-            except ValidationFailed as failed:
-                raise CommandError(f"A system could not run: {failed.detail}") from None
-            names = {str(systems[sid].active_version_id): str(sid) for sid in order}
-            for original, report in zip(originals, reports, strict=True):
-                lines[original.rank] = _line(shared_task, original, guide_id, report, names)
+        make = _span_lines if shared_task.is_span else _label_lines
+        lines = make(shared_task, ranking[:top], systems, options["top_k"], options["words"])
         stream = out.open("w", encoding="utf-8") if out else sys.stdout
         try:
             for rank in sorted(lines):
@@ -78,6 +63,94 @@ class Command(BaseCommand):
         if out:
             count = sum(len(line["report"]["suggestions"]) for line in lines.values())
             self.stdout.write(f"{len(lines)} originals, {count} verified suggestions: {out}")
+
+
+def _guide(original: RankedOriginal) -> int:
+    """The original's guide: as ``POST .../guidance/suggest/`` picks it."""
+    return guide_order({view.system_id: view.percentile for view in original.systems})[0]
+
+
+def _guide_first(guide_id: int, systems: dict[int, System]) -> list[int]:
+    return [guide_id, *(sid for sid in systems if sid != guide_id)]
+
+
+def _label_lines(
+    shared_task: SharedTask,
+    ranking: list[RankedOriginal],
+    systems: dict[int, System],
+    top_k: int,
+    words: int,
+) -> dict[int, dict[str, Any]]:
+    """Each label original's line by rank, its guide's group through ``suggest_many`` once."""
+    # Imported here: suggestions load models, and with them torch.
+    from bibi.guidance.compute import guidance_compute_many
+    from bibi.systems.errors import ValidationFailed
+
+    groups: dict[int, list[RankedOriginal]] = defaultdict(list)
+    for original in ranking:
+        groups[_guide(original)].append(original)
+    lines: dict[int, dict[str, Any]] = {}
+    for guide_id, originals in groups.items():
+        order = _guide_first(guide_id, systems)
+        try:
+            reports = guidance_compute_many(
+                version_ids=[systems[sid].active_version_id or 0 for sid in order],
+                originals=[original.example.text for original in originals],
+                top_k=top_k,
+                words=words,
+            )
+        except ValidationFailed as failed:
+            raise CommandError(f"A system could not run: {failed.detail}") from None
+        names = {str(systems[sid].active_version_id): str(sid) for sid in order}
+        for original, report in zip(originals, reports, strict=True):
+            lines[original.rank] = _line(shared_task, original, guide_id, report, names)
+    return lines
+
+
+def _span_lines(
+    shared_task: SharedTask,
+    ranking: list[RankedOriginal],
+    systems: dict[int, System],
+    top_k: int,
+    words: int,
+) -> dict[int, dict[str, Any]]:
+    """Each span item's line by rank: the guidance service's span suggestions (as the API
+    answers them, systems named by id), one item at a time; ``words`` does not apply."""
+    from bibi.guidance.compute import span_guidance_compute
+
+    lines: dict[int, dict[str, Any]] = {}
+    for original in ranking:
+        example, guide_id = original.example, _guide(original)
+        order = _guide_first(guide_id, systems)
+        _, span = span_request(
+            shared_task,
+            example,
+            variant=None,
+            variant_label=None,
+            given_answers=None,
+            question=None,
+        )
+        payload = span_guidance_compute(
+            version_ids=[systems[sid].active_version_id or 0 for sid in order],
+            sentence=example.text,
+            variant=None,
+            top_k=top_k,
+            **span,
+        )
+        if "error" in payload:
+            raise CommandError(f"A system could not run: {payload['error']}")
+        names = {str(systems[sid].active_version_id): (sid, str(sid)) for sid in order}
+        report = span_answer(
+            payload, example=example, shared_task=shared_task, names=names, per_system=True
+        )
+        lines[original.rank] = {
+            "original_id": example.external_id,
+            "rank": original.rank,
+            "boundary_score": original.boundary_score,
+            "guide": guide_id,
+            "report": report,
+        }
+    return lines
 
 
 def _line(
