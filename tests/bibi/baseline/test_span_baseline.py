@@ -80,7 +80,7 @@ def test_span_pairs_keep_or_guess_the_answer_and_their_breaks_are_reproduced(db,
 
     # The command runs the same breaker again: the same pairs, as the team's next set.
     out = StringIO()
-    call_command("baseline_breaker", "sst", "--team", "Strawman breaker", "--n", "20", stdout=out)
+    call_command("baseline_breaker", "qasrl", "--team", "Strawman breaker", "--n", "20", stdout=out)
     assert f"{len(pairs)} pairs around" in out.getvalue()
     assert f"{result.unverified} pairs carry a guessed answer" in out.getvalue()
 

@@ -66,10 +66,10 @@ def test_a_span_task_gets_the_span_suggestions_of_its_top_item(db, qa_dir, tmp_p
 
     from .test_span_suggest import span_task
 
-    span_task(qa_dir)
+    cast = span_task(qa_dir)
     out = tmp_path / "span.jsonl"
 
-    call_command("guidance_suggest", "sst", top=1, out=out, top_k=2, verbosity=0)
+    call_command("guidance_suggest", cast.shared_task.slug, top=1, out=out, top_k=2, verbosity=0)
 
     [line] = [json.loads(text) for text in out.read_text(encoding="utf-8").splitlines()]
     assert line["rank"] == 1

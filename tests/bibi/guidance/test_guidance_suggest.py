@@ -13,9 +13,9 @@ from .guidance_conftest import an_interactive_worker, build_geometry_task
 SUGGEST = "/api/v1/shared-tasks/sst/guidance/suggest/"
 
 
-def ask(client, body):
+def ask(client, body, url=SUGGEST):
     """The answer to a POST, following a 202 to its job until it is no longer waiting."""
-    response = client.post(SUGGEST, body, format="json")
+    response = client.post(url, body, format="json")
     deadline = time.monotonic() + 180
     while response.status_code == 202 and time.monotonic() < deadline:
         time.sleep(0.2)

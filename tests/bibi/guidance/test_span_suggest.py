@@ -9,6 +9,8 @@ import time
 
 import pandas as pd
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils.html import escape
 
 from bibi.sharedtasks.models import Example
@@ -16,8 +18,15 @@ from bibi.sharedtasks.models import Example
 from ..pairs.conftest import start_phase_now
 from ..systems.span_cast import UCD, build_span_cast, upload_and_validate
 from ..web.conftest import page_client
+from ..web.test_page_queries import MAX_QUERIES
 from .guidance_conftest import an_interactive_worker
-from .test_guidance_suggest import SUGGEST, ask
+from .test_guidance_suggest import ask
+
+SUGGEST = "/api/v1/shared-tasks/qasrl/guidance/suggest/"
+
+
+def ask_span(client, body):
+    return ask(client, body, url=SUGGEST)
 
 
 def span_task(qa_dir):
@@ -51,7 +60,7 @@ def assert_span_suggestions_and_drafts(cast, qa_dir):
     question = "who beat someone ?"
     gold = [{"start": 0, "end": 3, "text": "UCD"}]
 
-    body = ask(client, {"original_id": "s1", "top_k": 3}).json()
+    body = ask_span(client, {"original_id": "s1", "top_k": 3}).json()
 
     assert body["task_type"] == "span_extraction" and body["answer_mode"] == "token_f1"
     assert body["original"] == {"id": "s1", "text": UCD, "question": question, "answers": gold}
@@ -87,8 +96,8 @@ def assert_span_suggestions_and_drafts(cast, qa_dir):
     # The answer-keeping suggestion as a draft: its moved answer is found without being given,
     # and giving it changes nothing.
     keeping = next(s for s in suggestions if s["keeps_answer"])
-    moved = ask(client, {"original_id": "s1", "variant_text": keeping["text"]}).json()
-    given = ask(
+    moved = ask_span(client, {"original_id": "s1", "variant_text": keeping["text"]}).json()
+    given = ask_span(
         client,
         {
             "original_id": "s1",
@@ -107,11 +116,11 @@ def assert_span_suggestions_and_drafts(cast, qa_dir):
 
     # An edit of the answer itself: unverified until the breaker says what the answer is.
     variant = UCD.replace("UCD", "Dublin University", 1)
-    touched = ask(client, {"original_id": "s1", "variant_text": variant}).json()
+    touched = ask_span(client, {"original_id": "s1", "variant_text": variant}).json()
     assert not touched["verified"] and touched["answers_from"] is None
     assert touched["breaks"] is None and "touches a gold answer" in touched["unverified_reason"]
     assert touched["edit"]["original"] == "UCD"
-    named = ask(
+    named = ask_span(
         client,
         {"original_id": "s1", "variant_text": variant, "variant_answers": ["Dublin University"]},
     ).json()
@@ -123,13 +132,13 @@ def assert_span_suggestions_and_drafts(cast, qa_dir):
 
 
 def assert_the_pages_show_the_item_and_its_suggestions(client, suggestions):
-    ranking = client.get("/tasks/sst/guidance/")
+    ranking = client.get("/tasks/qasrl/guidance/")
     assert ranking.status_code == 200
     html = ranking.content.decode()
     assert "<q>who beat someone ?</q>" in html and "<mark>UCD</mark>" in html
-    assert "/tasks/sst/guidance/s1/suggestions/" in html
+    assert "/tasks/qasrl/guidance/s1/suggestions/" in html
 
-    page = "/tasks/sst/guidance/s1/suggestions/"
+    page = "/tasks/qasrl/guidance/s1/suggestions/"
     response = client.post(page)
     deadline = time.monotonic() + 180
     while response.status_code == 202 and time.monotonic() < deadline:
@@ -138,6 +147,10 @@ def assert_the_pages_show_the_item_and_its_suggestions(client, suggestions):
         if client.get(job["poll"]).status_code != 202:
             response = client.get(job["result"])
     assert response.status_code == 200, response.content
+    # The page as the ranking links it costs what every page may (test_page_queries).
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(page).status_code == 200
+    assert len(queries) <= MAX_QUERIES, [query["sql"] for query in queries]
     html = response.content.decode()
     assert html.count("answer unverified</span>") == sum(not s["keeps_answer"] for s in suggestions)
     for suggestion in suggestions:
