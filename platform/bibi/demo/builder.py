@@ -47,9 +47,12 @@ OPEN_SLUG = "demo-sentiment-open"
 LABELS = ["negative", "positive"]
 # Demo accounts: username → (password, what the account is for).
 ACCOUNTS = {
-    "organizer": ("demo-organizer", "organizes both demo tasks (dashboard, settings, scoring)"),
-    "builder": ("demo-builder", "owns the builder team and its three systems in both tasks"),
-    "breaker": ("demo-breaker", "owns a breaker team in both tasks (sample pairs in the first)"),
+    "organizer": ("demo-organizer", "organizes every demo task (dashboard, settings, scoring)"),
+    "builder": ("demo-builder", "owns the builder team and its systems in every demo task"),
+    "breaker": (
+        "demo-breaker",
+        "owns a breaker team in every demo task (sample pairs in the finished ones)",
+    ),
 }
 BUILDER_TEAM = "Demo builders"
 BREAKER_TEAM = "Demo breakers"
@@ -77,7 +80,8 @@ def open_task() -> SharedTask | None:
 
 
 def demo_reset() -> None:
-    """Remove both demo tasks (everything hangs off them) and keep the accounts."""
+    """Remove the two sentiment demo tasks (everything hangs off them) and keep the accounts
+    (the span task is reset by ``span_builder``)."""
     SharedTask.objects.filter(slug__in=[SLUG, OPEN_SLUG]).delete()
 
 
