@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from django.conf import settings as django_settings
 
 from bibi.demo import builder, models
 from bibi.evaluation.exports import TABLES
@@ -16,6 +17,16 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 FIXTURE_DATA = REPO_ROOT / "fixtures" / "demo"
 TINY = REPO_ROOT / "fixtures" / "fim_engine" / "models"
 STAND_INS = {"bow": "tiny-bow", "cnn": "tiny-cnn", "minilm": "tiny-bert"}
+
+
+@pytest.fixture(autouse=True)
+def _demo_builds_run_on_the_embedded_default(request):
+    """`make demo` is the embedded default's main job (SQLite, tasks in-process): a demo test
+    that builds tasks (marked ``embedded``) runs in the embedded run only. PostgreSQL and
+    Redis under the same services are covered by the rest of the services run, and the demo
+    builds cost the services run about two minutes of CI time for nothing more."""
+    if request.node.get_closest_marker("embedded") and not django_settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("a demo build runs on the embedded default only (the embedded run)")
 
 
 @pytest.fixture
