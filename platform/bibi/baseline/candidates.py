@@ -196,7 +196,7 @@ def candidates_make(
             if not s.probe and (s.source != ANTONYM or s.projection > 0)
         ]
         made_here += [(p, 0.0) for p in name_swaps(example.text, wordnet=wordnet)]
-        levered = _levered_words(report, TYPO_WORDS)
+        levered = levered_words(report.leverage, TYPO_WORDS)
         made_here += [
             (p, 0.0)
             for p in keyboard_typos(example.text, per_word=1, seed=seed)
@@ -211,9 +211,10 @@ def candidates_make(
     return candidates
 
 
-def _levered_words(report: SuggestionReport, count: int) -> set[str]:
-    """The ``count`` content words of the original whose deletion moves the guide most."""
-    content = [(score, word.lower()) for word, score in report.leverage if is_content_word(word)]
+def levered_words(leverage: Sequence[tuple[str, float]], count: int) -> set[str]:
+    """The ``count`` content words of the original whose deletion moves the guide most, from
+    its word leverage (label reports and span Fisher results alike), lower-cased."""
+    content = [(score, word.lower()) for word, score in leverage if is_content_word(word)]
     return {word for _, word in sorted(content, key=lambda item: -item[0])[:count]}
 
 

@@ -26,13 +26,13 @@ from django.core.exceptions import ValidationError
 
 import fim_engine
 import scoring
-from bibi.baseline.candidates import TYPO_WORDS, Candidate, Hosted, by_guide
+from bibi.baseline.candidates import TYPO_WORDS, Candidate, Hosted, by_guide, levered_words
 from bibi.guidance.ranking import RankedOriginal
 from bibi.sharedtasks.models import SharedTask
 from bibi.systems.errors import ValidationFailed
 from bibi.systems.runner import model_call
 from bibi.texts import normalize_text
-from fim_engine.perturbations import TYPO, Perturbation, is_content_word
+from fim_engine.perturbations import TYPO, Perturbation
 from fim_engine.span_suggestions import SpanSuggestion
 from fim_engine.wordnet import load_wordnet
 
@@ -108,8 +108,7 @@ def _edits(
     negation left out; never the predicate), typos in the guide's most levered content words
     only, and only
     edits whose text the pair checks keep as it is (the answers' offsets hold)."""
-    content = [(kl, word.lower()) for word, kl in fisher.leverage if is_content_word(word)]
-    levered = {word for _, word in sorted(content, key=lambda item: -item[0])[:TYPO_WORDS]}
+    levered = levered_words(fisher.leverage, TYPO_WORDS)
     return [
         p
         for p in fim_engine.span_perturbations(
