@@ -1,4 +1,4 @@
-"""The fluency gate of one-word substitutions, and the clause shape that label-changing edits need.
+"""The fluency gate of one-word substitutions: how a word reads in its sentence, and what may replace it.
 
 A substitution is offered only when the new word reads as naturally in the sentence as the old
 one did. Without a part-of-speech tagger, each word's *reading* (part of speech and Penn tag) is
@@ -23,17 +23,12 @@ whose reading stays ambiguous (*steals*: a plural noun or a verb?) gets no subst
 Proper names get no synonyms (:func:`is_proper_name`): a word capitalised inside a sentence, or
 a noun WordNet knows as a particular person (*john* is a toilet to WordNet, *can* another).
 
-Clauses (:func:`single_clause`): label-changing edits (a WordNet antonym, ``not`` inserted or a
-negation removed) are made only in a text of one clause, where the edited word decides the
-label: one sentence, no clause connective (*but*, *although*, *because*, *which*, ...), no
-semicolon or dash, no *and*/*or*/comma before a subject (*, and the cast*), and at most
-one verb group (:func:`clause_head`). This module does not
-import torch.
+The closed word classes here (``DETERMINERS``, ``SUBJECTS``, ``DEGREE``) are also what the clause
+rules of :mod:`fim_engine.clauses` read. This module does not import torch.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -56,27 +51,16 @@ def _set(words: str) -> frozenset[str]:
     return frozenset(words.split())
 
 
-_DETERMINERS = _set(
+DETERMINERS = _set(
     "a an the this that these those my your his her its our their some any every each no "
     "another such"
 )
-_SUBJECTS = _set("i you he she it we they who")
+SUBJECTS = _set("i you he she it we they who")
 # Not "to": "from start to finish" is no infinitive.
 _MODALS = _set("can could will would shall should may might must do does did")
-_DEGREE = _set("very so too quite rather really more most less least pretty")
+DEGREE = _set("very so too quite rather really more most less least pretty")
 COPULAS = _set("is are was were am be been being 's 're 'm seems seem seemed")
-# Words that join or start a clause of their own.
-CLAUSE_WORDS = _set(
-    "but although though while whereas because since unless if when whenever which who whom "
-    "whose however yet nevertheless otherwise despite"
-)
-_COORDINATORS = frozenset({"and", "or", "nor", ",", "so"})
 SENTENCE_ENDS = frozenset(".!?")
-CLAUSE_MARKS = frozenset(";:—–")
-HAVE = _set("has have had")
-DO = _set("do does did")
-BE = _set("is are was were am be been being")
-MODAL_AUXILIARIES = _set("will would can could shall should may might must")
 # Particles that make a phrasal verb of the verb before them ("lets up", "comes off").
 PARTICLES = _set("up down out off in on over away back around through along")
 # Words whose swap changes what is claimed (quantifiers) or is no fluent substitution.
@@ -86,8 +70,6 @@ NO_SUBSTITUTE = _set(
     "seven eight nine ten hundred thousand million first second third last much many more "
     "most little few less least"
 )
-# Adverbs that may stand between an auxiliary and its verb ("has also won").
-_BETWEEN = _set("also really just still already always never ever even truly")
 
 
 @dataclass(frozen=True)
@@ -144,16 +126,16 @@ def reading_in_context(
     if adjective and not any(r.pos == "ADJ" for r in options):
         options.append(Reading("ADJ", word.lower(), ("JJ",)))
     previous = before.lower()
-    if previous in _DETERMINERS:
+    if previous in DETERMINERS:
         options = [r for r in options if r.pos in ("NOUN", "ADJ")]
         if len({r.pos for r in options}) > 1:
             noun_next = any(r.pos == "NOUN" for r in readings(after)) if after.isalpha() else False
             options = [r for r in options if r.pos == ("ADJ" if noun_next else "NOUN")]
-    elif previous in _SUBJECTS:
+    elif previous in SUBJECTS:
         options = [r for r in options if r.pos in ("VERB", "ADV")]
     elif previous in _MODALS:
         options = [r for r in options if r.pos in ("VERB", "ADV") and "VB" in r.tags]
-    elif previous in _DEGREE or previous in COPULAS:
+    elif previous in DEGREE or previous in COPULAS:
         options = [r for r in options if r.pos in ("ADJ", "ADV")]
         if len(options) > 1 and previous in COPULAS:
             options = [r for r in options if r.pos == "ADJ"]
@@ -211,82 +193,3 @@ def is_proper_name(word: str, before: str, *, person: bool) -> bool:
         word[:1].isupper() and not word.isupper() and bool(before) and before not in SENTENCE_ENDS
     )
     return capitalised_inside or person
-
-
-def single_clause(words: Sequence[str]) -> bool:
-    """Whether the words (``fim_engine.words.split_words``) make one clause (module docstring)."""
-    lowered = [w.lower() for w in words]
-    if not lowered:
-        return False
-    body = lowered[:-1] if lowered[-1] in SENTENCE_ENDS else lowered
-    while body and body[-1] in SENTENCE_ENDS:
-        body = body[:-1]
-    if any(w in SENTENCE_ENDS or w in CLAUSE_MARKS or w in CLAUSE_WORDS for w in body):
-        return False
-    # "and", "or" or a comma before a subject starts a clause: "funny, and the cast is good".
-    for word, following in zip(body, [*body[1:], ""], strict=True):
-        if word in _COORDINATORS and (following in _SUBJECTS or following in _DETERMINERS):
-            return False
-    # A subject pronoun after the first word, or "that" before a verb, starts a relative
-    # clause: "every scene she is in", "a film that never takes off".
-    for index, word in enumerate(body[1:], start=1):
-        following = body[index + 1] if index + 1 < len(body) else ""
-        if word in _SUBJECTS - {"it", "you"} or (word == "that" and _verb_like(following)):
-            return False
-    return len(verb_groups(lowered)) <= 1
-
-
-def _verb_like(word: str) -> bool:
-    """Whether ``word`` can start a verb phrase (an auxiliary, an adverb like *never*, a verb)."""
-    if word in BE | HAVE | DO | MODAL_AUXILIARIES or word in _BETWEEN:
-        return True
-    return any(r.pos == "VERB" and r.tags != ("VB",) for r in readings(word))
-
-
-def _listed_predicate(rest: Sequence[str]) -> bool:
-    """Whether what follows the head is a list of adjectives ("too long and too loud", "funny,
-    smart and sweet"), where an inserted "not" has no clear scope."""
-    first = next((w for w in rest if w not in _DEGREE), "")
-    adjective = any(r.pos == "ADJ" for r in readings(first))
-    return adjective and any(w in _COORDINATORS for w in rest)
-
-
-def verb_groups(words: Sequence[str]) -> list[int]:
-    """Indexes of the auxiliaries and copulas that start a verb group (an auxiliary right after
-    another belongs to its group: "has been", "will be")."""
-    starts = []
-    for index, word in enumerate(words):
-        if word in BE | HAVE | DO | MODAL_AUXILIARIES | {"'s", "'re", "'m"}:
-            if index > 0 and words[index - 1] in BE | HAVE | DO | MODAL_AUXILIARIES:
-                continue
-            starts.append(index)
-    return starts
-
-
-def clause_head(words: Sequence[str]) -> int | None:
-    """The index of the copula or auxiliary that heads the text's only clause, where ``not``
-    can go after it; None when the text is not one clause or its verb group has no such head
-    (*has* as a main verb: "It has its flaws"; *do* before no verb)."""
-    lowered = [w.lower() for w in words]
-    if not single_clause(lowered):
-        return None
-    groups = verb_groups(lowered)
-    if len(groups) != 1:
-        return None
-    index = groups[0]
-    head = lowered[index]
-    after = lowered[index + 1] if index + 1 < len(lowered) else ""
-    if (index > 0 and lowered[index - 1] == "to") or after in NO_SUBSTITUTE:
-        # "seems to have lost" has no head of its own; "not much weaker" still says weaker.
-        return None
-    if _listed_predicate(lowered[index + 1 :]):
-        return None
-    if head in BE or head in MODAL_AUXILIARIES:
-        return index
-    following = next((w for w in lowered[index + 1 :] if w not in _BETWEEN), "")
-    tags = {tag for r in readings(following) if r.pos == "VERB" for tag in r.tags}
-    if head in HAVE and "VBN" in tags:
-        return index
-    if head in DO and "VB" in tags:
-        return index
-    return None

@@ -61,6 +61,12 @@ def opinion_words(words: Iterable[str]) -> list[str]:
     return [word for word in words if carries_opinion(word)]
 
 
+def opinion_signs(words: Iterable[str]) -> set[int]:
+    """The signs (+1, -1) of the ratings of the opinion words of ``words``:
+    ``opinion_signs(["a", "dull", "grim", "film"]) == {-1}``."""
+    return {1 if (valence(word) or 0.0) > 0 else -1 for word in opinion_words(words)}
+
+
 def opinions_note(word: str, replacement: str) -> str:
     """How the lexicon rates ``word`` and ``replacement`` and whether that is opposite, for a
     rationale: "opposite opinions in the VADER lexicon (good +1.9, bad -2.5; ...)"."""

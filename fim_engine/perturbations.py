@@ -17,12 +17,13 @@ intent by source:
 "By construction" is the intent, not a guarantee. WordNet substitutions pass the fluency gate of
 :mod:`fim_engine.fluency` (one reading in context, same part of speech re-inflected with
 ``lemminflect``, zipf >= 3 in ``wordfreq``, first senses, no proper names); antonyms are direct
-ones of the word's first sense and, like negation, only in a text of one clause. Both need an
-opinion (:mod:`fim_engine.opinion`, VADER's lexicon): an antonym is label-changing only when it
-and the word carry opposite opinions (*good* → *bad*; not *young* → *old*, which
-:func:`antonym_replacements` leaves out, or gives as a ``probe`` claiming no label), and ``not``
-goes into a clause only when it holds an opinion word. A label-changing
-edit's new label is still a guess: its pairs are marked *label unverified* where they are stored,
+ones of the word's first sense and, like negation, only in a text of one clause with nothing
+set off from it (:mod:`fim_engine.clauses`). Both need an opinion (:mod:`fim_engine.opinion`,
+VADER's lexicon): an antonym is label-changing only when it and the word carry opposite opinions
+(*good* → *bad*; not *young* → *old*, which :func:`antonym_replacements` leaves out, or gives as
+a ``probe`` claiming no label), and ``not`` goes into a clause only when it holds an opinion
+word and no opinion ahead of the ``not`` agrees with one after it. A label-changing edit's new
+label is still a guess: its pairs are marked *label unverified* where they are stored,
 and reach the scores only through validation.
 
 Words are those of :func:`fim_engine.words.split_words`; a replacement takes the case of the
@@ -43,21 +44,23 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from fim_engine.clauses import AUXILIARY_FORMS, BE, clause_head, single_clause
 from fim_engine.fluency import (
-    BE,
-    DO,
-    HAVE,
-    MODAL_AUXILIARIES,
     NO_SUBSTITUTE,
     PARTICLES,
+    SENTENCE_ENDS,
     ZIPF_FLOOR,
-    clause_head,
     inflected_replacement,
     is_proper_name,
     reading_in_context,
-    single_clause,
 )
-from fim_engine.opinion import OPINION_MIN, opinion_words, opinions_note, opposite_opinions
+from fim_engine.opinion import (
+    OPINION_MIN,
+    opinion_signs,
+    opinion_words,
+    opinions_note,
+    opposite_opinions,
+)
 from fim_engine.wordnet import WordNet, load_wordnet
 from fim_engine.words import split_words
 
@@ -113,6 +116,8 @@ FUNCTION_WORDS = (
         "only s ca wo sha"
     )
 )
+# Words that need a negation before them: a removal would leave "can act a lick" behind.
+_POLARITY_ITEMS = _word_set("any anything anyone anybody anywhere ever either lick ounce")
 # Hosts whose "n't" form is irregular: "ca n't" → "can", "wo n't" → "will".
 _NEGATED_HOSTS = {"ca": "can", "wo": "will", "sha": "shall"}
 _KEYBOARD_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
@@ -247,7 +252,7 @@ def neighbours_of(words: Sequence[tuple[str, int, int]], index: int) -> dict[str
 
 def label_change_allowed(text: str) -> bool:
     """Whether a one-word label-changing edit (an antonym) is believable in ``text``: one
-    clause (:func:`fim_engine.fluency.single_clause`), no negation and no list (a comma, *and*,
+    clause (:func:`fim_engine.clauses.single_clause`), no negation and no list (a comma, *and*,
     *or*: "a weak, boring film" → "a strong, boring film" says two things)."""
     words = [w for w, _, _ in split_words(text)]
     return single_clause(words) and not any(w in NEGATION_WORDS or w in _LISTING for w in words)
@@ -368,13 +373,15 @@ def negation_edits(text: str) -> list[Perturbation]:
     """Negate or affirm a text of one clause; both are meant to change the label.
 
     Into a text without any negation (``NEGATION_WORDS``), ``not`` goes after the copula or
-    auxiliary that heads its only clause (:func:`fim_engine.fluency.clause_head`: *is*, *can*,
+    auxiliary that heads its only clause (:func:`fim_engine.clauses.clause_head`: *is*, *can*,
     *has* before a participle, *did* before a verb; never after a main verb: not "It has not its
     flaws"). From a text with exactly one negation, a ``not``, ``n't`` or ``never`` is removed.
-    A text of several clauses, or with a double negative, gets nothing; ``not`` goes only into a
-    clause that holds an opinion word (:func:`fim_engine.opinion.opinion_words`: not "The plot
-    is set in Paris"). Removal needs none: "do n't see this film" carries its opinion in the
-    negation itself.
+    A text of several clauses or with a phrase set off (:func:`fim_engine.clauses.single_clause`),
+    or with a double negative, gets nothing. ``not`` goes only into a clause that holds an
+    opinion word (:mod:`fim_engine.opinion`: not "The plot is set in Paris"), and none ahead of
+    the head that agrees with one after it ("A dull flick is not a grim exercise" still says
+    dull). Removal needs none ("do n't see this film" carries its opinion in the negation), but
+    no word after the negation that needs it (``_POLARITY_ITEMS``: "does amount to anything").
     """
     words = split_words(text, lowercase=False)
     tokens = [w for w, _, _ in words]
@@ -384,9 +391,11 @@ def negation_edits(text: str) -> list[Perturbation]:
     negations = [i for i, w in enumerate(lowered) if w in NEGATION_WORDS]
     if not negations:
         head = clause_head(lowered)
-        # Negating a clause that holds no opinion ("The plot is set in Paris") says no other one.
+        if head is None:
+            return []
+        # The docstring's opinion rules: something to reverse, and nothing that stays as it was.
         opinions = list(dict.fromkeys(opinion_words(lowered)))
-        if head is None or not opinions:
+        if not opinions or opinion_signs(lowered[:head]) & opinion_signs(lowered[head:]):
             return []
         edit = Edit(words[head][2], words[head][2], "", " not")
         kind = "copula" if lowered[head] in BE else "auxiliary"
@@ -398,11 +407,11 @@ def negation_edits(text: str) -> list[Perturbation]:
         )
     elif len(negations) == 1 and lowered[negations[0]] in _REMOVABLE:
         index = negations[0]
-        if lowered[index] != "never" and (
-            index == 0
-            or lowered[index - 1] not in BE | HAVE | DO | MODAL_AUXILIARIES | {"ca", "wo"}
-        ):
+        if lowered[index] != "never" and (index == 0 or lowered[index - 1] not in AUXILIARY_FORMS):
             return []
+        rest = lowered[index + 1 :]
+        if _POLARITY_ITEMS.intersection(rest) or all(w in SENTENCE_ENDS for w in rest):
+            return []  # "topkapi this is not ." has no verb phrase left to affirm
         edit = _negation_removal(text, words, index)
         rationale = f"removes the negation {tokens[index]!r}; meant to change the label"
     else:
@@ -478,10 +487,6 @@ def _alphabetic_words(text: str) -> list[tuple[str, int, int]]:
 def is_content_word(word: str) -> bool:
     """Whether ``word`` is alphabetic, longer than one letter and no function word."""
     return word.isalpha() and len(word) > 1 and word.lower() not in FUNCTION_WORDS
-
-
-def _single_word(lemma: str) -> bool:
-    return "_" not in lemma and " " not in lemma
 
 
 def match_case(template: str, word: str) -> str:

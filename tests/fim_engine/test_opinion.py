@@ -68,12 +68,25 @@ def test_the_antonym_of_a_word_without_opinion_is_a_probe_or_nothing():
         ("The film is long .", []),
         # Removing a negation needs none: the negation holds the opinion.
         ("Do n't see this film .", ["Do see this film ."]),
+        # An opinion ahead of the head that the "not" leaves standing: fine where it then
+        # agrees with the new predicate, refused where it agreed with the old one.
+        ("The wasted cast will love it .", ["The wasted cast will not love it ."]),
+        ("The talented cast will love it .", []),
+        ("The dull flick is a grim exercise .", []),
     ],
 )
 def test_not_goes_only_into_a_clause_with_an_opinion_word(text, expected):
     edits = negation_edits(text)
     assert [p.text for p in edits] == expected
-    assert all("opinion word 'love'" in p.rationale for p in edits if "not" in p.text)
+    assert all(
+        "opinion word" in p.rationale and "'love'" in p.rationale for p in edits if "not" in p.text
+    )
+
+
+def test_opinion_signs_are_the_signs_of_the_opinion_words():
+    assert opinion.opinion_signs(["a", "dull", "grim", "film"]) == {-1}
+    assert opinion.opinion_signs(["good", "but", "dull"]) == {1, -1}
+    assert opinion.opinion_signs(["a", "young", "film"]) == set()
 
 
 def test_suggest_shows_an_antonym_without_opinions_as_a_probe(model_dir):

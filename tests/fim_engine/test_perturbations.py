@@ -185,3 +185,37 @@ def test_negation_edits_insert_after_auxiliaries_and_remove_negations(text, expe
     edits = negation_edits(text)
     assert [p.text for p in edits] == expected
     assert all(p.source == "negation" and not p.keeps_label for p in edits)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A subordinate or relative clause: the "not" would land in one of two clauses.
+        "The film is a delight because the cast is superb .",
+        "It encourages knowing laughter at jokes only a insider would get .",
+        "It appears that something has been lost in the move to the screen .",
+        "The strength of the film is that it never loses its nerve .",
+        "The problem with the film is that it lacks focus .",
+        "What sets it apart is its concern with the cost of words .",
+        "It plays like you could smell the script from miles away .",
+        "A routine effort that wo n't do much for the franchise .",
+        # Coordinated clauses or verb phrases with their own verb.
+        "The humor is forced , and the plot is simply unpleasant .",
+        "The director has taken a fine cast and turned it into a bore .",
+        "He put his heart into the first film and did n't save any for this one .",
+        # A contrast, a dash, a phrase set off by a comma.
+        "The cast is great , but the plot is thin .",
+        "The film is a train wreck -- a stunning waste of a fine cast .",
+        "This is a shameless sham , calculated to cash in on its stars .",
+        "At its best , the film is campy fun .",
+        "A delightful thriller filled with surprises , the film is an original .",
+        # A question, and a quantifier that the "not" would tangle with.
+        "Is the time really ripe for another spy spoof ?",
+        "Is n't it great ?",
+        "Few films this year have been as tender .",
+        # A word that needs the negation: "It does amount to anything".
+        "It does n't amount to anything .",
+    ],
+)
+def test_no_label_changing_negation_in_a_text_of_several_clauses(text):
+    assert negation_edits(text) == []
