@@ -221,7 +221,16 @@ def test_span_suggestions_and_drafts_through_a_real_interactive_worker(
             "variant_answers",
             "Answers go with a draft variant_text",
         ),
-        ({"original_id": "s1", "variant_text": UCD + "  "}, "variant_text", "unchanged"),
+        (
+            {"original_id": "s1", "variant_text": UCD + "  "},
+            "variant_text",
+            "The variant is the original unchanged.",
+        ),
+        (
+            {"original_id": "s1", "variant_text": UCD.replace(" ", "  \t", 2)},
+            "variant_text",
+            "The variant is the original unchanged.",
+        ),
         ({"original_id": "zz", "variant_text": "x"}, "original_id", "not an original"),
     ],
 )
