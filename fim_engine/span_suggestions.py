@@ -279,10 +279,10 @@ def span_suggest(
         name: system.predict([question] * len(variants), variants)
         for name, system in systems.items()
     }
-    alone = {name: [prediction] for name, prediction in before.items()}
-    right_before = answers_right(alone, [answers], mode=mode, threshold=threshold)
-    golds = [row[3] or [] for row in chosen]
-    right_after = answers_right(after, golds, mode=mode, threshold=threshold)
+    # One call judges the original (item 0) and every variant: each call costs tens of ms.
+    golds = [answers, *(row[3] or [] for row in chosen)]
+    answered = {name: [before[name], *after[name]] for name in systems}
+    right = answers_right(answered, golds, mode=mode, threshold=threshold)
     return [
         SpanSuggestion(
             text=perturbation.text,
@@ -297,8 +297,8 @@ def span_suggest(
                     name,
                     before[name],
                     after[name][row],
-                    right_before[name][0],
-                    right_after[name][row] if keeps else None,
+                    right[name][0],
+                    right[name][row + 1] if keeps else None,
                 )
                 for name in systems
             ),
