@@ -387,6 +387,8 @@ def test_a_span_variant_tried_through_a_real_worker_is_followed_to_its_answer(
     breaker left it."""
     from fim_engine import load_span_system
 
+    if worker is None:
+        pytest.skip("in-process on the embedded default: the answer comes with the page")
     settings.GUIDANCE_SUGGEST_WAIT = 0
     cast = build_span_cast(current_phase="build")
     upload_and_validate(cast, qa_dir)
