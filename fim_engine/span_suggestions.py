@@ -257,28 +257,32 @@ def span_suggest(
     mode: str = "token_f1",
     threshold: float = DEFAULT_F1_THRESHOLD,
     fisher: SpanFisherResult | None = None,
+    originals: Mapping[str, SpanPrediction] | None = None,
 ) -> list[SpanSuggestion]:
     """The ``top_k`` answer-keeping and the ``top_k`` answer-moving edits of ``sentence`` with
-    the most guide leverage (fluent ones before typos) (the first system of ``systems`` is the guide; ``fisher`` its
-    span Fisher result on the item, when already computed), each verified by every system's
-    forward pass; answer-keeping ones first, each group by leverage."""
+    the most guide leverage (fluent ones before typos), each verified by every system's
+    forward pass; answer-keeping ones first, each group by leverage.
+
+    The first system of ``systems`` is the guide; ``fisher`` is its span Fisher result on the
+    item and ``originals`` every system's answer on ``sentence`` (by name), when the caller
+    already has them: each is then not computed again."""
     if not systems:
         raise ValueError("span_suggest needs at least one system")
+    before = _answers_on_original(systems, question, sentence, originals)
     if fisher is None:
         guide = next(iter(systems.values()))
         fisher = guide.fisher([question], [sentence])[0]
     words, leverage = [w for w, _ in fisher.leverage], [kl for _, kl in fisher.leverage]
     chosen = _ranked(perturbations, answers, word_spans(sentence, words), leverage, top_k)
     variants = [row[2].text for row in chosen]
-    before = {name: system.predict([question], [sentence])[0] for name, system in systems.items()}
     after = {
         name: system.predict([question] * len(variants), variants)
         for name, system in systems.items()
     }
-    alone = {name: [prediction] for name, prediction in before.items()}
-    right_before = answers_right(alone, [answers], mode=mode, threshold=threshold)
-    golds = [row[3] or [] for row in chosen]
-    right_after = answers_right(after, golds, mode=mode, threshold=threshold)
+    # One call judges the original (item 0) and every variant: each call costs tens of ms.
+    golds = [answers, *(row[3] or [] for row in chosen)]
+    answered = {name: [before[name], *after[name]] for name in systems}
+    right = answers_right(answered, golds, mode=mode, threshold=threshold)
     return [
         SpanSuggestion(
             text=perturbation.text,
@@ -293,14 +297,29 @@ def span_suggest(
                     name,
                     before[name],
                     after[name][row],
-                    right_before[name][0],
-                    right_after[name][row] if keeps else None,
+                    right[name][0],
+                    right[name][row + 1] if keeps else None,
                 )
                 for name in systems
             ),
         )
         for row, (keeps, _, perturbation, moved, leverage) in enumerate(chosen)
     ]
+
+
+def _answers_on_original(
+    systems: Mapping[str, SpanSystem],
+    question: str,
+    sentence: str,
+    originals: Mapping[str, SpanPrediction] | None,
+) -> dict[str, SpanPrediction]:
+    """Each system's answer on the original: ``originals`` when given (for every system and
+    no other), else a forward pass of each."""
+    if originals is None:
+        return {name: system.predict([question], [sentence])[0] for name, system in systems.items()}
+    if set(originals) != set(systems):
+        raise ValueError("span_suggest needs the original's answer of every system, and no other")
+    return dict(originals)
 
 
 Ranked = tuple[bool, float, Perturbation, list[dict[str, Any]] | None, float]

@@ -137,6 +137,11 @@ class WordNet:
         self._reader = _open_reader(root)
         # nltk's reader fills caches lazily and is not safe to share between threads.
         self._lock = threading.Lock()
+        # nltk reads a lemma's sense-tagged count by a binary search of cntlist.rev on disk at
+        # every call, the hot spot of ranking senses (figures: platform/bibi/baseline/README.md),
+        # so counts and rankings are kept per lemma and word form, under the lock.
+        self._counts: dict[tuple[str, str], int] = {}
+        self._rankings: dict[tuple[str, str], list[tuple[Any, Any]]] = {}
 
     def synonyms(self, word: str, *, senses: int = 2) -> list[Lexical]:
         """Words for the word's ``senses`` most frequent senses, most frequent sense first: the
@@ -201,16 +206,30 @@ class WordNet:
 
     def _ranked(self, lemma: str, pos: str) -> list[tuple[Any, Any]]:
         """``(synset, the lemma's entry in it)`` for the senses of ``lemma`` (its base form,
-        exactly) in ``pos``, most frequent first (WordNet's order breaks ties); no instances."""
-        ranked = []
+        exactly) in ``pos``, most frequent first (WordNet's order breaks ties); no instances.
+        Computed once per lemma and part of speech (callers hold the lock)."""
         wanted = lemma.lower()
+        known = self._rankings.get((wanted, pos))
+        if known is not None:
+            return known
+        ranked = []
         for order, synset in enumerate(self._reader.synsets(wanted, pos=pos)):
             entry = next((x for x in synset.lemmas() if x.name().lower() == wanted), None)
             if entry is None or synset.instance_hypernyms():
                 continue
-            ranked.append((-entry.count(), order, synset, entry))
+            ranked.append((-self._count(entry), order, synset, entry))
         ranked.sort(key=lambda item: (item[0], item[1]))
-        return [(synset, entry) for _, _, synset, entry in ranked]
+        found = [(synset, entry) for _, _, synset, entry in ranked]
+        self._rankings[(wanted, pos)] = found
+        return found
+
+    def _count(self, lemma: Any) -> int:
+        """The lemma's sense-tagged count (``cntlist.rev``), read once (callers hold the lock)."""
+        key = (lemma.synset().name(), lemma.name())
+        count = self._counts.get(key)
+        if count is None:
+            count = self._counts[key] = lemma.count()
+        return count
 
     def is_compound(self, word: str, following: str) -> bool:
         """Whether WordNet has ``word following`` as one lemma (*special effects*)."""
@@ -269,7 +288,8 @@ class WordNet:
                 plural = True
             else:
                 continue
-            by_pos.setdefault(pos, []).append((lemma.count(), order, _Sense(synset, lemma, plural)))
+            sense = _Sense(synset, lemma, plural)
+            by_pos.setdefault(pos, []).append((self._count(lemma), order, sense))
         if not by_pos:
             return []
         dominant = max(

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from fim_engine.perturbations import Edit, keyboard_typos, negation_edits
-from fim_engine.span_model import SpanSystem, load_span_system
+from fim_engine.span_model import SpanPrediction, SpanSystem, load_span_system
 from fim_engine.span_suggestions import (
     answers_after,
     answers_stretched,
@@ -122,6 +122,27 @@ def test_the_guide_leverage_ranks_the_edits(systems):
         if a >= ANSWER["end"] and len(word) >= 3
     ]
     assert top.leverage == pytest.approx(max(outside))
+
+
+def test_the_answers_a_caller_already_has_on_the_original_are_used_as_given(systems):
+    candidates = keyboard_typos(SENTENCE)
+    # Answers no tiny random model gives: the outcomes can only have them from the caller.
+    given = {
+        "qa5": SpanPrediction(0, 8, "the film", 1.0, False),
+        "qa6": SpanPrediction(45, 53, "charming", 1.0, False),
+    }
+    suggestions = span_suggest(
+        systems, QUESTION, SENTENCE, [ANSWER], candidates, top_k=2, originals=given
+    )
+    assert suggestions
+    for suggestion in suggestions:
+        outcomes = {o.system: o for o in suggestion.outcomes}
+        assert {name: o.original for name, o in outcomes.items()} == given
+        assert (outcomes["qa5"].right_before, outcomes["qa6"].right_before) == (True, False)
+    with pytest.raises(ValueError, match="every system"):
+        span_suggest(
+            systems, QUESTION, SENTENCE, [ANSWER], candidates, originals={"qa5": given["qa5"]}
+        )
 
 
 @pytest.mark.parametrize(

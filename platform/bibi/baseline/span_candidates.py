@@ -20,7 +20,7 @@ Loads models: never imported by the web process.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from django.core.exceptions import ValidationError
 
@@ -87,8 +87,10 @@ def span_candidates_make(
                     mode=judge.mode,
                     threshold=judge.threshold,
                 )
+                guessed = _guessed(example.answers, suggestions, judge)
                 candidates += [
-                    _candidate(entry, suggestion, names, judge) for suggestion in suggestions
+                    _candidate(entry, suggestion, names, guessed.get(index))
+                    for index, suggestion in enumerate(suggestions)
                 ]
         except ValidationFailed as failure:
             raise ValidationError(
@@ -120,30 +122,53 @@ def _edits(
     ]
 
 
+# An answer-moving suggestion's guessed answers, and whether each system is right on them.
+Guess = tuple[list[dict[str, Any]], list[bool]]
+
+
+def _guessed(
+    answers: list[dict[str, Any]], suggestions: Sequence[SpanSuggestion], judge: Judge
+) -> dict[int, Guess]:
+    """Each answer-moving suggestion's (by index) gold answers stretched over its edit
+    (``fim_engine.answers_stretched``) and every system judged against them, in its outcomes'
+    order: one ``answers_right`` call for all of them (each call costs tens of ms)."""
+    moving = [index for index, s in enumerate(suggestions) if not s.keeps_answer]
+    if not moving:
+        return {}
+    stretched = [
+        fim_engine.answers_stretched(suggestions[i].edit, answers, suggestions[i].text)
+        for i in moving
+    ]
+    systems = [o.system for o in suggestions[moving[0]].outcomes]
+    variants: dict[str, list[fim_engine.SpanPrediction]] = {name: [] for name in systems}
+    for index in moving:
+        for outcome in suggestions[index].outcomes:
+            variants[outcome.system].append(outcome.variant)
+    judged = fim_engine.answers_right(
+        variants, stretched, mode=judge.mode, threshold=judge.threshold
+    )
+    return {
+        index: (stretched[k], [judged[o.system][k] for o in suggestions[index].outcomes])
+        for k, index in enumerate(moving)
+    }
+
+
 def _candidate(
     entry: RankedOriginal,
     suggestion: SpanSuggestion,
     names: dict[str, str],
-    judge: Judge,
+    guess: Guess | None,
 ) -> Candidate:
+    """The suggestion as a candidate pair; ``guess`` (``_guessed``) for an answer-moving one."""
     perturbation = Perturbation(
         suggestion.text, suggestion.edit, suggestion.source, True, suggestion.rationale
     )
     outcomes = suggestion.outcomes
-    if suggestion.keeps_answer:
+    if guess is None:
         answers = list(suggestion.answers)
         right_after = [bool(o.right_after) for o in outcomes]
     else:
-        answers = fim_engine.answers_stretched(
-            suggestion.edit, entry.example.answers, suggestion.text
-        )
-        judged = fim_engine.answers_right(
-            {o.system: [o.variant] for o in outcomes},
-            [answers],
-            mode=judge.mode,
-            threshold=judge.threshold,
-        )
-        right_after = [judged[o.system][0] for o in outcomes]
+        answers, right_after = guess
     broken = tuple(
         names[o.system]
         for o, after in zip(outcomes, right_after, strict=True)

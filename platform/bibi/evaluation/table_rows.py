@@ -8,7 +8,7 @@ builder makes each table and what its columns mean.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from bibi.evaluation.models import Snapshot, SnapshotItem
@@ -17,6 +17,12 @@ from bibi.evaluation.selectors import Names, snapshot_items
 from bibi.sharedtasks.spans import answers_text
 
 Grid = tuple[list[str], list[list[Any]]]
+
+
+def is_span_snapshot(snapshot: Snapshot) -> bool:
+    """Whether ``snapshot`` scored a span task: it says its answer mode (a label task's has
+    none), so its tables hold answers, not labels."""
+    return "answer_mode" in snapshot.settings_used
 
 
 def _system_columns(snapshot: Snapshot, names: Names) -> tuple[list[int], list[str]]:
@@ -47,14 +53,19 @@ BUILDER_COLUMNS = [
 ]  # fmt: skip
 
 
+# A span system answers with a span, never with a label outside the set.
+SPAN_BUILDER_COLUMNS = [column for column in BUILDER_COLUMNS if column != "outside_label_set"]
+
+
 def builders_grid(snapshot: Snapshot, names: Names) -> Grid:
     teams = snapshot.tables["matrix"]["team_ids"]
-    header = [*BUILDER_COLUMNS, *(f"broken_pct by {names.team(team)}" for team in teams)]
+    columns = SPAN_BUILDER_COLUMNS if is_span_snapshot(snapshot) else BUILDER_COLUMNS
+    header = [*columns, *(f"broken_pct by {names.team(team)}" for team in teams)]
     rows = []
     for row in builders_json(snapshot, names):
         by_team = {cell["team_id"]: cell["broken_pct"] for cell in row["by_team"]}
         # Snapshots from before label validation lack its columns: empty cells.
-        rows.append([*(row.get(c) for c in BUILDER_COLUMNS), *(by_team.get(t) for t in teams)])
+        rows.append([*(row.get(c) for c in columns), *(by_team.get(t) for t in teams)])
     return header, rows
 
 
@@ -78,12 +89,14 @@ BREAKER_VALIDATION_COLUMNS = [
 
 def breakers_grid(snapshot: Snapshot, names: Names) -> Grid:
     ids, labels = _system_columns(snapshot, names)
+    # A span task has no label validation: its columns would be empty or zero.
+    validation = [] if is_span_snapshot(snapshot) else BREAKER_VALIDATION_COLUMNS
     header = [
         "rank",
         "team",
         "pairs",
         "score",
-        *BREAKER_VALIDATION_COLUMNS,
+        *validation,
         *(f"broken_pct of {label}" for label in labels),
     ]
     rows = []
@@ -95,7 +108,7 @@ def breakers_grid(snapshot: Snapshot, names: Names) -> Grid:
                 row["team"],
                 row["pairs"],
                 row["score"],
-                *(row.get(column) for column in BREAKER_VALIDATION_COLUMNS),
+                *(row.get(column) for column in validation),
                 *(by_system.get(i) for i in ids),
             ]
         )
@@ -181,12 +194,22 @@ def rates_grid(key: str, first: str) -> Callable[[Snapshot, Names], Grid]:
     return build
 
 
+# The λmax tables' kinds of pair that only a label task tells apart.
+LABEL_KINDS = ("same_label", "flipped")
+
+
 def named_rows(key: str) -> Callable[[Snapshot, Names], list[dict[str, Any]]]:
-    """A flat table whose rows name a system and/or a team by id: the names added."""
+    """A flat table whose rows name a system and/or a team by id: the names added. On a span
+    task, rows of a ``LABEL_KINDS`` kind are left out: a span pair keeps or moves an answer,
+    never a label, so every pair counts as ``same_label`` (a copy of ``all``) and ``flipped``
+    is empty."""
 
     def build(snapshot: Snapshot, names: Names) -> list[dict[str, Any]]:
         rows = []
+        span = is_span_snapshot(snapshot)
         for row in snapshot.tables[key]:
+            if span and row.get("kind") in LABEL_KINDS:
+                continue
             named = dict(row)
             if "system_id" in row:
                 named["system"] = names.system(row["system_id"])
@@ -273,23 +296,23 @@ ITEM_COLUMNS = [
 ]  # fmt: skip
 
 
-SPAN_ITEM_COLUMNS = ["question", "original_answers", "variant_answers"]
-SPAN_CELL_KEYS = ("original_answer", "variant_answer")
+SPAN_ITEM_COLUMNS = [
+    "pair_id", "team", "original_id", "question", "original_text", "original_answers",
+    "variant_text", "variant_answers", "tags", "broken", "unseen",
+]  # fmt: skip
+# Per system: its answer to each item and whether that answer is right, and the outcome.
+SPAN_CELL_KEYS = ("original_answer", "original", "variant_answer", "variant", "outcome")
 
 
 def items_grid(snapshot: Snapshot, names: Names) -> Grid:
+    if is_span_snapshot(snapshot):
+        return _span_items_grid(snapshot, names)
     ids, labels = _system_columns(snapshot, names)
-    # A span task's snapshot says its answer mode; its items carry questions and answers.
-    span = "answer_mode" in snapshot.settings_used
-    header = list(ITEM_COLUMNS) + (SPAN_ITEM_COLUMNS if span else [])
+    header = list(ITEM_COLUMNS)
     for label in labels:
         header += [f"{label}: original", f"{label}: variant", f"{label}: outcome"]
-        if span:
-            header += [f"{label}: answer to original", f"{label}: answer to variant"]
     rows = []
-    vocabulary, systems = snapshot.tables["vocabulary"], snapshot.tables["item_systems"]
-    for item in snapshot_items(snapshot=snapshot).iterator(chunk_size=2000):
-        cells = item_cells(item, vocabulary, systems)
+    for item, cells in _items_with_cells(snapshot):
         row = [
             item.pair_id,
             names.team(item.team_id),
@@ -305,18 +328,54 @@ def items_grid(snapshot: Snapshot, names: Names) -> Grid:
             item.validation_state,
             *_vote_cells(item.validation),
         ]
-        if span:
-            fields = _span_fields(item)
-            row += [
-                fields.get("question", ""),
-                answers_text(fields.get("original_answers", [])),
-                answers_text(fields.get("variant_answers", [])),
-            ]
         for system_id in ids:
             cell = cells.get(system_id, {})
             row += [cell.get("original"), cell.get("variant"), cell.get("outcome")]
-            if span:
-                row += [cell.get(key) for key in SPAN_CELL_KEYS]
+        rows.append(row)
+    return header, rows
+
+
+def _items_with_cells(
+    snapshot: Snapshot,
+) -> Iterator[tuple[SnapshotItem, dict[int, dict[str, Any]]]]:
+    """Every stored item of ``snapshot`` with its cells (``item_cells``), in order."""
+    vocabulary, systems = snapshot.tables["vocabulary"], snapshot.tables["item_systems"]
+    for item in snapshot_items(snapshot=snapshot).iterator(chunk_size=2000):
+        yield item, item_cells(item, vocabulary, systems)
+
+
+def _span_items_grid(snapshot: Snapshot, names: Names) -> Grid:
+    """A span task's pairs: the question, both sentences with their gold answers, and each
+    system's answer to each and whether it is right (no labels, no label validation)."""
+    ids, labels = _system_columns(snapshot, names)
+    header = list(SPAN_ITEM_COLUMNS)
+    for label in labels:
+        header += [
+            f"{label}: answer to original",
+            f"{label}: original",
+            f"{label}: answer to variant",
+            f"{label}: variant",
+            f"{label}: outcome",
+        ]
+    rows = []
+    for item, cells in _items_with_cells(snapshot):
+        fields = _span_fields(item)
+        row = [
+            item.pair_id,
+            names.team(item.team_id),
+            item.original_id,
+            fields.get("question", ""),
+            item.original_text,
+            answers_text(fields.get("original_answers", [])),
+            item.variant_text,
+            answers_text(fields.get("variant_answers", [])),
+            ";".join(item.tags),
+            item.broken,
+            item.unseen,
+        ]
+        for system_id in ids:
+            cell = cells.get(system_id, {})
+            row += [cell.get(key) for key in SPAN_CELL_KEYS]
         rows.append(row)
     return header, rows
 

@@ -115,6 +115,12 @@ def _span_suggestions(
     )
     guide = next(iter(systems))
     fisher = model_call(systems[guide].fisher, [question], [sentence])[0]
+    # Each system answers the original once: the suggestions' outcomes and the payload's
+    # predictions are both that answer.
+    originals = {
+        name: model_call(system.predict, [question], [sentence])[0]
+        for name, system in systems.items()
+    }
     suggestions = model_call(
         fim_engine.span_suggest,
         systems,
@@ -124,6 +130,7 @@ def _span_suggestions(
         made,
         top_k=top_k,
         fisher=fisher,
+        originals=originals,
         **judge,
     )
     return {
@@ -132,28 +139,25 @@ def _span_suggestions(
         "guide": guide,
         "lambda_max": float(fisher.lambda_max),
         "leverage": [[word, float(kl)] for word, kl in fisher.leverage],
-        "predictions": _span_predictions(systems, question, sentence, answers, judge),
+        "predictions": _span_predictions(originals, answers, judge),
     }
 
 
 def _span_predictions(
-    systems: dict[str, fim_engine.SpanSystem],
-    question: str,
-    sentence: str,
+    originals: dict[str, fim_engine.SpanPrediction],
     answers: list[dict[str, Any]],
     judge: dict[str, Any],
 ) -> dict[str, dict[str, Any]]:
     """Each system's answer on the original and whether it is right, by version id."""
-    predicted = {
-        name: model_call(system.predict, [question], [sentence]) for name, system in systems.items()
-    }
-    right = fim_engine.answers_right(predicted, [answers], **judge)
+    right = fim_engine.answers_right(
+        {name: [answer] for name, answer in originals.items()}, [answers], **judge
+    )
     return {
         name: {
-            "answer": {"start": p[0].start, "end": p[0].end, "text": p[0].text},
+            "answer": {"start": answer.start, "end": answer.end, "text": answer.text},
             "right": right[name][0],
         }
-        for name, p in predicted.items()
+        for name, answer in originals.items()
     }
 
 

@@ -20,7 +20,6 @@ import scoring
 from bibi.guidance.ranking import LAMBDA_NOTE, TRANSFER_NOTE
 from bibi.pairs.span_checks import SpanStarterItem, question_problem, variant_answers
 from bibi.sharedtasks.models import Example, SharedTask
-from bibi.texts import normalize_text
 
 # A system named for the viewer: (system id, "team / system"), by version id.
 Names = Mapping[str, tuple[int, str]]
@@ -34,10 +33,10 @@ def span_request(
     variant_label: str | None,
     given_answers: Sequence[Any] | None,
     question: str | None,
-) -> tuple[str | None, dict[str, Any]]:
-    """The normalised variant (None: suggestions) and the worker's span arguments, or
-    ``ValidationError`` naming the field: a label given, another question, answers without a
-    variant or not spans of it."""
+) -> dict[str, Any]:
+    """The worker's span arguments for the draft ``variant`` (already cleaned by
+    ``suggest._clean_variant``; None: suggestions), or ``ValidationError`` naming the field:
+    a label given, another question, answers without a variant or not spans of it."""
     if variant_label:
         raise ValidationError(
             {"variant_label": "A span task has no labels: give the variant's answers instead."}
@@ -52,17 +51,13 @@ def span_request(
     if variant is None:
         if given_answers is not None:
             raise ValidationError({"variant_answers": "Answers go with a draft variant_text."})
-    else:
-        variant = normalize_text(variant)
-        if variant == normalize_text(example.text):
-            raise ValidationError({"variant_text": "The variant is the original unchanged."})
-        if given_answers is not None:
-            answers, problems = variant_answers(
-                json.dumps(list(given_answers)), variant=variant, original=item
-            )
-            if problems:
-                raise ValidationError({"variant_answers": problems})
-    return variant, {
+    elif given_answers is not None:
+        answers, problems = variant_answers(
+            json.dumps(list(given_answers)), variant=variant, original=item
+        )
+        if problems:
+            raise ValidationError({"variant_answers": problems})
+    return {
         "question": example.question,
         "predicate": [example.predicate_index, example.predicate],
         "answers": list(example.answers),

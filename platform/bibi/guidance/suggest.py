@@ -35,6 +35,7 @@ from bibi.guidance.visibility import GuidanceSight, guidance_sight_require, syst
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import Dataset, Example, SharedTask
 from bibi.systems.models import System
+from bibi.texts import normalize_text
 
 logger = logging.getLogger(__name__)
 
@@ -103,7 +104,7 @@ def suggest_start(
     example, variant, variant_label = _checked(shared_task, sight, request)
     span = None
     if shared_task.is_span:
-        variant, span = span_request(
+        span = span_request(
             shared_task,
             example,
             variant=variant,
@@ -294,12 +295,15 @@ def _answer(
 
 
 def _clean_variant(shared_task: SharedTask, example: Example, text: str | None) -> str | None:
+    """The draft as a pair would store it (``normalize_text``): what the systems are run on,
+    and what a span draft's answer offsets point into; ``ValidationError`` when it is empty,
+    the original unchanged (by the rule the pair checks compare with) or too long."""
     if text is None:
         return None
-    variant = text.strip()
+    variant = normalize_text(text)
     if not variant:
         raise ValidationError({"variant_text": "The variant is empty."})
-    if variant == example.text.strip():
+    if variant == normalize_text(example.text):
         raise ValidationError({"variant_text": "The variant is the original unchanged."})
     if len(variant) > shared_task.pair_max_text_chars:
         raise ValidationError(

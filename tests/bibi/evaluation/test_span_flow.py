@@ -3,13 +3,18 @@ blind-dev predictions -> pairs -> pair predictions -> scoring run -> leaderboard
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import zipfile
 
 import pytest
 from django.core.files.base import ContentFile
 from django.test import Client
 
-from bibi.evaluation import compute, services
+from bibi.evaluation import compute, exports, services
+from bibi.evaluation.models import Snapshot
+from bibi.evaluation.selectors import Names
 from bibi.pairs import services as pair_services
 from bibi.pairs.selectors import pair_items
 from bibi.sharedtasks.importing import examples_import
@@ -68,6 +73,23 @@ def pairs_predict(cast, strong, weak) -> None:
         )
 
 
+def scored(cast, strong, weak):
+    """The snapshot of a scoring run once both systems answered every pair item."""
+    pairs_predict(cast, strong, weak)
+    run = services.scoring_run_request(
+        shared_task=cast.shared_task, trigger="organizer", send=False
+    )
+    run = compute.scoring_run_complete(run_id=run.id)
+    assert run.status == "done", run.failure_reason
+    return run.snapshot
+
+
+def published(cast, snapshot) -> None:
+    """``snapshot`` published, and the task in its results phase (the items visible)."""
+    services.snapshot_publish(snapshot=snapshot, actor=cast.organizer)
+    start_phase_now(cast.shared_task, "results")
+
+
 @pytest.fixture
 def span_task(db):
     cast = build_span_cast(current_phase="build")
@@ -120,14 +142,7 @@ def test_a_span_task_runs_end_to_end(span_task):
     assert released.status_code == 200, released.content
     rows = [json.loads(line) for line in released.content.decode().splitlines()]
     assert [(row["text"], row["question"]) for row in rows] == items
-    pairs_predict(cast, strong, weak)
-
-    run = services.scoring_run_request(
-        shared_task=cast.shared_task, trigger="organizer", send=False
-    )
-    run = compute.scoring_run_complete(run_id=run.id)
-    assert run.status == "done", run.failure_reason
-    snapshot = run.snapshot
+    snapshot = scored(cast, strong, weak)
     assert snapshot.settings_used["answer_mode"] == "token_f1"
     builders = {row["system_id"]: row for row in snapshot.tables["builders"]}
     assert builders[strong.id]["breaks"] == 0
@@ -146,8 +161,7 @@ def test_a_span_task_runs_end_to_end(span_task):
     assert item.span["answers"][str(weak.id)] == ["UCD", "St Vincents"]
     assert item.broken == 1
 
-    services.snapshot_publish(snapshot=snapshot, actor=cast.organizer)
-    start_phase_now(cast.shared_task, "results")
+    published(cast, snapshot)
     board = cast.client("anonymous").get("/api/v1/shared-tasks/qasrl/leaderboard/")
     assert board.status_code == 200, board.content
     rows = cast.client("anonymous").get("/api/v1/shared-tasks/qasrl/leaderboard/items/")
@@ -170,3 +184,77 @@ def test_a_span_task_runs_end_to_end(span_task):
     explorer = Client().get("/tasks/qasrl/results/items/").content.decode()
     assert "who beat someone?" in explorer and "“Kilmacud”" in explorer
     assert '“St Vincents” <strong class="verdict-wrong">wrong</strong>' in explorer
+
+
+def test_the_downloads_of_a_span_task_are_about_answers_not_labels(span_task):
+    cast, strong, weak = span_task
+    snapshot = scored(cast, strong, weak)
+    published(cast, snapshot)
+    base = "/tasks/qasrl/results/download/"
+    archive = zipfile.ZipFile(io.BytesIO(Client().get(f"{base}results.zip").content))
+    files = set(archive.namelist())
+    assert {"builders.csv", "breakers.csv", "matrix.csv", "items.csv", "tags.csv"} <= files
+    assert not {"flips.csv", "outside_label_set.csv", "validation.csv"} & files
+    for table in ("flips", "outside_label_set", "validation"):
+        assert Client().get(f"{base}{table}.csv").status_code == 404, table
+    api = cast.client("anonymous")
+    listed = api.get("/api/v1/shared-tasks/qasrl/leaderboard/").json()["tables"]
+    assert "builders" in listed and "items" in listed and "flips" not in listed
+    assert api.get("/api/v1/shared-tasks/qasrl/leaderboard/flips/").status_code == 404
+
+    builders = read_csv(archive, "builders.csv")
+    assert "outside_label_set" not in builders[0]
+    by_system = {row["system"]: row for row in as_dicts(builders)}
+    weak_row = by_system["Strawman / weak"]
+    assert (weak_row["breaks"], weak_row["broken_pct"]) == ("2", "66.66666666666667")
+    assert float(weak_row["f1"]) == pytest.approx(4 / 6)
+    assert float(weak_row["accuracy"]) == pytest.approx(4 / 6)
+    assert float(by_system["Strawman / strong"]["accuracy"]) == 1.0
+    breakers = read_csv(archive, "breakers.csv")
+    assert breakers[0] == [
+        "rank", "team", "pairs", "score", "broken_pct of Strawman / strong",
+        "broken_pct of Strawman / weak",
+    ]  # fmt: skip
+
+    items = as_dicts(read_csv(archive, "items.csv"))
+    assert not {"original_label", "variant_label", "flipped", "claimed_label"} & set(items[0])
+    first = next(row for row in items if row["original_id"] == "s1")
+    assert first["question"] == "who beat someone?"
+    assert (first["original_answers"], first["variant_answers"]) == ("UCD", "Kilmacud")
+    assert first["original_text"] == UCD and first["variant_text"] == UCD.replace("UCD", "Kilmacud")
+    weak_cells = [first[f"Strawman / weak: {c}"] for c in SPAN_CELLS]
+    assert weak_cells == ["UCD", "right", "St Vincents", "wrong", "broken"]
+    strong_cells = [first[f"Strawman / strong: {c}"] for c in SPAN_CELLS]
+    assert strong_cells == ["UCD", "right", "Kilmacud", "right", "held"]
+
+    readme = archive.read("README.md").decode()
+    assert "answer mode token_f1" in readme and "## flips.csv" not in readme
+    assert "its answer to the original, whether that answer is right" in readme
+
+
+@pytest.mark.parametrize(
+    ("settings_used", "kinds"),
+    [({"answer_mode": "token_f1"}, ["all"]), ({}, ["all", "same_label", "flipped"])],
+)
+def test_the_lambda_tables_of_a_span_task_have_no_label_kinds(settings_used, kinds):
+    rows = [{"system_id": 1, "kind": kind, "pairs": 2} for kind in ("all", "same_label", "flipped")]
+    snapshot = Snapshot(
+        settings_used=settings_used,
+        tables={"lambda_auc": rows, "lambda_correlation": rows, "lambda_quartiles": rows},
+    )
+    names = Names(teams={}, systems={1: "T / s"}, system_names={})
+    for table in ("lambda_auc", "lambda_correlation", "lambda_quartiles"):
+        header, grid = exports.TABLES[table].grid(snapshot, names)
+        assert [row[header.index("kind")] for row in grid] == kinds, table
+        assert [row["kind"] for row in exports.TABLES[table].as_json(snapshot, names)] == kinds
+
+
+SPAN_CELLS = ("answer to original", "original", "answer to variant", "variant", "outcome")
+
+
+def read_csv(archive: zipfile.ZipFile, name: str) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(archive.read(name).decode())))
+
+
+def as_dicts(rows: list[list[str]]) -> list[dict[str, str]]:
+    return [dict(zip(rows[0], row, strict=True)) for row in rows[1:]]

@@ -157,7 +157,13 @@ def test_no_worker_in_time_answers_202_with_a_job_whose_message_expires(
         (
             {"original_id": "on", "variant_text": " the film is good but bad "},
             "variant_text",
-            "the original unchanged",
+            "The variant is the original unchanged.",
+        ),
+        (
+            # Only spacing differs: a pair of the two would be refused as unchanged too.
+            {"original_id": "on", "variant_text": "the film  is good\tbut bad"},
+            "variant_text",
+            "The variant is the original unchanged.",
         ),
         (
             {"original_id": "on", "variant_text": "x" * 1001},

@@ -6,6 +6,7 @@ by the scoring library's answer rule and break rule."""
 from __future__ import annotations
 
 import time
+from collections import Counter
 
 import pandas as pd
 import pytest
@@ -220,7 +221,16 @@ def test_span_suggestions_and_drafts_through_a_real_interactive_worker(
             "variant_answers",
             "Answers go with a draft variant_text",
         ),
-        ({"original_id": "s1", "variant_text": UCD + "  "}, "variant_text", "unchanged"),
+        (
+            {"original_id": "s1", "variant_text": UCD + "  "},
+            "variant_text",
+            "The variant is the original unchanged.",
+        ),
+        (
+            {"original_id": "s1", "variant_text": UCD.replace(" ", "  \t", 2)},
+            "variant_text",
+            "The variant is the original unchanged.",
+        ),
         ({"original_id": "zz", "variant_text": "x"}, "original_id", "not an original"),
     ],
 )
@@ -232,3 +242,58 @@ def test_bad_span_requests_are_refused_before_any_model_runs(db, body, field, me
 
     assert response.status_code == 400, response.content
     assert message in str(response.json()[field])
+
+
+class CountingSpanSystem:
+    """A span system that counts, per sentence, how many times it was asked to answer it."""
+
+    def __init__(self, system):
+        self.system = system
+        self.asked = Counter()
+
+    def predict(self, questions, sentences):
+        self.asked.update(sentences)
+        return self.system.predict(questions, sentences)
+
+    def fisher(self, questions, sentences):
+        return self.system.fisher(questions, sentences)
+
+
+def test_each_system_answers_the_original_once_for_its_suggestions(db, qa_dir, monkeypatch):
+    from bibi.guidance import compute
+
+    cast = build_span_cast()
+    versions = [upload_and_validate(cast, qa_dir, name=name) for name in ("qa", "qa2")]
+    counted: dict[int, CountingSpanSystem] = {}
+
+    def counting(version):
+        counted[version.id] = CountingSpanSystem(real(version))
+        return counted[version.id]
+
+    real = compute.version_span_system
+    monkeypatch.setattr(compute, "version_span_system", counting)
+    example = Example.objects.get(dataset=cast.starter, external_id="s1")
+
+    payload = compute.span_guidance_compute(
+        version_ids=[version.id for version in versions],
+        sentence=example.text,
+        variant=None,
+        top_k=3,
+        question=example.question,
+        answers=list(example.answers),
+        variant_answers=None,
+        mode="token_f1",
+        threshold=0.5,
+    )
+
+    assert payload["suggestions"], payload
+    for version in versions:
+        asked = counted[version.id].asked
+        assert asked[example.text] == 1, asked
+        # Every suggestion's variant was answered too, once each.
+        assert {text for text in asked if text != example.text} == {
+            suggestion["text"] for suggestion in payload["suggestions"]
+        }
+        original = payload["predictions"][str(version.id)]["answer"]
+        for suggestion in payload["suggestions"]:
+            assert suggestion["outcomes"][str(version.id)]["original"] == original

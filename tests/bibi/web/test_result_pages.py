@@ -363,6 +363,18 @@ def test_downloads_are_the_evaluation_exports(results_out):
     assert items["table"] == "items" and len(items["rows"]) == len(GOOD_PAIRS) + len(OSU_PAIRS)
     archive = zipfile.ZipFile(io.BytesIO(get(results_out, ANON, "download/results.zip").content))
     assert {"README.md", "snapshot.json", "builders.csv", "items.csv"} <= set(archive.namelist())
+    # A label task keeps its label tables and columns (a span task's are in test_span_flow).
+    assert {"flips.csv", "outside_label_set.csv", "validation.csv"} <= set(archive.namelist())
+    assert (
+        "outside_label_set" in rows[0]
+        and "unvalidated_score" in archive.read("breakers.csv").decode().splitlines()[0]
+    )
+    item_header = archive.read("items.csv").decode().splitlines()[0]
+    assert item_header.startswith("pair_id,team,original_id,original_text,original_label,")
+    assert "question" not in item_header and "answer to" not in item_header
+    lambda_kinds = {row["kind"] for row in Snapshot.objects.get().tables["lambda_auc"]}
+    assert "same_label" in lambda_kinds and "same_label" in archive.read("lambda_auc.csv").decode()
+    assert "A span task" not in archive.read("README.md").decode()
     assert "failures.csv" not in archive.namelist()
     response = get(results_out, ANON, "download/builders.csv")
     assert (

@@ -6,11 +6,14 @@ both sentences."""
 from __future__ import annotations
 
 import html
+import re
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.test import Client
 from django.utils.html import strip_tags
 
+from bibi.celery import app
 from bibi.evaluation import compute
 from bibi.evaluation import services as results_services
 from bibi.guidance.suggest import SuggestRequest, suggest_start
@@ -21,7 +24,7 @@ from ..guidance.test_span_suggest import right
 from ..pairs.conftest import start_phase_now
 from ..spancast import UCD, build_span_cast
 from ..systems.span_cast import upload_and_validate
-from .conftest import page_client
+from .conftest import WORKER_BOUND_MS, page_client
 
 pytestmark = pytest.mark.django_db
 
@@ -372,6 +375,51 @@ def test_the_editor_suggests_span_edits_and_asks_the_answer_of_an_answer_moving_
     refused = client.post(EDITOR, {**fields, "action": "add"})
     assert refused.status_code == 400
     assert "meant to move the answer" in html.unescape(refused.content.decode())
+    assert not draft_pairs(cast)
+
+
+@pytest.mark.slow
+def test_a_span_variant_tried_through_a_real_worker_is_followed_to_its_answer(
+    transactional_db, worker, qa_dir, settings
+):
+    """The editor answers 202 at once (no wait) with the job to follow; once the session's
+    worker has run it, the job's page shows each system's answer, judged, and the form as the
+    breaker left it."""
+    from fim_engine import load_span_system
+
+    if worker is None:
+        pytest.skip("in-process on the embedded default: the answer comes with the page")
+    settings.GUIDANCE_SUGGEST_WAIT = 0
+    cast = build_span_cast(current_phase="build")
+    upload_and_validate(cast, qa_dir)
+    start_phase_now(cast.shared_task, "break")
+    client = page_client(cast, "breaker")
+    fields = {"variant_answer": "UCD", "answer_start": SECOND_UCD, "answer_end": SECOND_UCD + 3}
+
+    response = client.post(
+        EDITOR, {"action": "try", "original_id": "s1", "variant_text": TWICE, **fields}
+    )
+
+    assert response.status_code == 202, response.content.decode()[-3000:]
+    waiting = response.content.decode()
+    assert 'id="job-waiting"' in waiting and "waiting for a model worker" in waiting
+    follow = html.unescape(re.search(r'data-result-url="([^"]+)"', waiting).group(1))
+    job_id = parse_qs(urlsplit(follow).query)["job"][0]
+    # Wait on the job's own state in the result backend, not on the clock.
+    app.AsyncResult(job_id).get(timeout=WORKER_BOUND_MS / 1000, propagate=False)
+    assert app.AsyncResult(job_id).state == "SUCCESS"
+    followed = client.get(follow)
+    assert followed.status_code == 200, followed.content.decode()[-3000:]
+    check = followed.context["check"]
+    assert check["answers_from"] == "given" and check["verified"] is True
+    page = html.unescape(followed.content.decode())
+    gold = [{"start": SECOND_UCD, "end": SECOND_UCD + 3, "text": "UCD"}]
+    breaks = judged_row(load_span_system(qa_dir), check, page, TWICE, gold)
+    assert f"{int(breaks)} of 1 system would break" in page
+    assert 'id="job-waiting"' not in page
+    assert f">\n{TWICE}</textarea>" in page and f'name="answer_start" value="{SECOND_UCD}"' in page
+    # The session's worker ran it, not this process.
+    assert f"gpu.guidance_suggest[{job_id}]" in worker.log()
     assert not draft_pairs(cast)
 
 

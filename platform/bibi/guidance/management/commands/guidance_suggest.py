@@ -122,7 +122,7 @@ def _span_lines(
     for original in ranking:
         example, guide_id = original.example, _guide(original)
         order = _guide_first(guide_id, systems)
-        _, span = span_request(
+        span = span_request(
             shared_task,
             example,
             variant=None,
