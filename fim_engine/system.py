@@ -38,13 +38,16 @@ from fim_engine.fisher import (
     FisherResult,
     Vjp,
     WordDirections,
+    autograd_vjp,
+    contrasts,
     fisher_lambda_max,
     fisher_top_eigenvector,
 )
 from fim_engine.formats import check_model_dir
 from fim_engine.precision import check_precision, precision_context
 
-# Texts on which a family's own λmax pass must give the model's logits before it is trusted:
+# Texts on which a family's own λmax pass must give the model's logits and autograd's gradients
+# before it is trusted:
 # one word, a padded longer text with punctuation, and a contraction.
 PASS_CHECK_TEXTS = (
     "good",
@@ -324,32 +327,46 @@ class System:
                 yield indices, batch, embeds, self.logits_from_embeddings(embeds, batch), None
 
     def _contrast_pass(self) -> ContrastPass | None:
-        """The backend's own pass for λmax, once it has given the model's own logits on a check
-        batch (to 1e-4 of their scale in float32); otherwise, with a warning, autograd's."""
+        """The backend's own pass for λmax, once it has given the model's logits and autograd's
+        contrast gradients on a check batch; otherwise (it differs, or fails on this device),
+        with a warning, ``None``: autograd's passes."""
         if self._checked_pass is None:
-            self._checked_pass = False
             exact = self.backend.contrast_pass
-            if exact is not None:
-                self._checked_pass = self._pass_agrees(exact)
+            self._checked_pass = exact is not None and self._pass_agrees(exact)
         return self.backend.contrast_pass if self._checked_pass else None
 
     def _pass_agrees(self, exact: ContrastPass) -> bool:
-        batch = self.encode(PASS_CHECK_TEXTS)
-        with torch.no_grad(), torch.autocast(self.device.type, enabled=False):
-            expected = self.backend.logits(batch)
-            got, _ = exact.forward(
-                self.input_embeddings(batch), batch.attention_mask, batch.token_type_ids
-            )
-        scale = 1.0 + float(expected.abs().max())
-        tolerance = (1e-4 if expected.dtype.itemsize <= 4 else 1e-9) * scale
-        error = float((got - expected).abs().max())
-        if error <= tolerance:
-            return True
+        # Past the token cache: the check's texts are not the caller's.
+        tokens = self.backend.tokenize(PASS_CHECK_TEXTS, self.max_length)
+        batch = collate(tokens, pad_id=self.backend.pad_id, device=self.device)
+        keep = batch.editable[None, :, :, None]
+        try:
+            with torch.autocast(self.device.type, enabled=False):
+                with torch.inference_mode(False), torch.enable_grad():
+                    embeds = self.input_embeddings(batch).detach().requires_grad_(True)
+                    expected = self.logits_from_embeddings(embeds, batch)
+                    grads = autograd_vjp(expected, embeds)(contrasts(expected)) * keep
+                    expected = expected.detach()
+                with torch.no_grad():
+                    got, tape = exact.forward(
+                        embeds.detach(), batch.attention_mask, batch.token_type_ids
+                    )
+                    got_grads = exact.backward(tape, contrasts(got)) * keep
+        except (RuntimeError, NotImplementedError) as error:
+            problem = f"fails: {str(error).splitlines()[0][:200]}"
+        else:
+            tolerance = 1e-4 if expected.dtype.itemsize <= 4 else 1e-9
+            logit_error = float((got - expected).abs().max())
+            logit_error /= 1.0 + float(expected.abs().max())
+            grad_error = float((got_grads - grads).abs().max())
+            grad_error /= max(float(grads.abs().max()), 1e-30)
+            if max(logit_error, grad_error) <= tolerance:
+                return True
+            problem = f"differs from autograd by {max(logit_error, grad_error):.3g} (relative)"
         warnings.warn(
-            f"λmax: {self.backend.architecture}'s own pass differs from the model by {error:.3g} "
-            "(more than its tolerance): autograd's passes are used instead",
+            f"λmax: {self.backend.architecture}'s own pass {problem}; autograd's passes are used",
             RuntimeWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
         return False
 

@@ -93,13 +93,39 @@ def test_a_pass_that_disagrees_with_the_model_is_refused(float64_system, dense, 
         return logits + torch.tensor([0.0, 0.01, 0.0], dtype=logits.dtype), tape
 
     monkeypatch.setattr(exact, "forward", shifted)
-    with pytest.warns(RuntimeWarning, match="differs from the model"):
+    with pytest.warns(RuntimeWarning, match="differs from autograd"):
         (result,) = system.fisher([TEXTS[1]])
     expected, _ = dense(system, TEXTS[1])
     assert result.lambda_max == pytest.approx(expected, rel=1e-6)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # checked once: no second warning
         system.fisher([TEXTS[0]])
+
+
+def test_a_pass_that_fails_on_the_device_is_refused(float64_system, dense, monkeypatch):
+    system = float64_system("bert", 5)
+    exact = system.backend.contrast_pass
+    assert exact is not None
+
+    def unsupported(*args: object) -> torch.Tensor:
+        raise NotImplementedError("no kernel for this device")
+
+    monkeypatch.setattr(exact, "backward", unsupported)
+    with pytest.warns(RuntimeWarning, match="fails: no kernel for this device"):
+        (result,) = system.fisher([TEXTS[1]])
+    expected, _ = dense(system, TEXTS[1])
+    assert result.lambda_max == pytest.approx(expected, rel=1e-6)
+
+
+def test_a_pass_with_wrong_gradients_is_refused(float64_system, monkeypatch):
+    system = float64_system("bert", 3)
+    exact = system.backend.contrast_pass
+    assert exact is not None
+    backward = exact.backward
+    monkeypatch.setattr(exact, "backward", lambda tape, u: backward(tape, u) * 1.001)
+    with pytest.warns(RuntimeWarning, match="differs from autograd by 0.001"):
+        system.fisher([TEXTS[1]])
+    assert system._contrast_pass() is None
 
 
 def tiny_config(**changes: object) -> BertConfig:
