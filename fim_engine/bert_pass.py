@@ -202,29 +202,37 @@ class BertPass:
         grad = tape.attention_norm.backward((inner @ layer.intermediate.dense.weight).add_(grad))
         attention = layer.attention.self
         k, batch, rows, dim = grad.shape
-        context = (grad @ layer.attention.output.dense.weight).view(k, batch, rows, self.heads, -1)
-        context = context.transpose(2, 3)  # K×B×H×rows×h
-        scale = 1.0 / math.sqrt(tape.query.shape[-1])
-        d_value = tape.probs.transpose(-1, -2) @ context
+        heads, width, length = self.heads, dim // self.heads, tape.key.shape[2]
+        scale = 1.0 / math.sqrt(width)
+        # ∂/∂context per head, the K cotangents folded into its rows (B×H×(K·rows)×h): the
+        # products with the saved keys, values and queries then need no copy of them per
+        # cotangent, as a broadcast over K would make.
+        context = (grad @ layer.attention.output.dense.weight).view(k, batch, rows, heads, width)
+        context = context.permute(1, 3, 0, 2, 4).reshape(batch, heads, k * rows, width)
         d_scores = context @ tape.value.transpose(-1, -2)  # ∂/∂probs, then the softmax's backward
-        d_scores.sub_((d_scores * tape.probs).sum(dim=-1, keepdim=True)).mul_(tape.probs)
-        d_query = (d_scores @ tape.key).mul_(scale)
-        d_key = (d_scores.transpose(-1, -2) @ tape.query).mul_(scale)
-        length = tape.key.shape[2]
+        folded = d_scores.view(batch, heads, k, rows, length)
+        probs = tape.probs.unsqueeze(2)
+        folded.sub_((folded * probs).sum(dim=-1, keepdim=True)).mul_(probs)
+        d_query = (d_scores @ tape.key).mul_(scale).view(batch, heads, k, rows, width)
+        by_column = context.view(batch, heads, k, rows, width).transpose(2, 3)
+        d_value = tape.probs.transpose(-1, -2) @ by_column.reshape(batch, heads, rows, k * width)
+        d_value = d_value.view(batch, heads, length, k, width).permute(3, 0, 2, 1, 4)
+        by_row = folded.transpose(-1, -2).reshape(batch, heads, k * length, rows)
+        d_key = (by_row @ tape.query).mul_(scale).view(batch, heads, k, length, width)
+        d_key = d_key.permute(2, 0, 3, 1, 4)
+        d_query = d_query.permute(2, 0, 3, 1, 4)  # each K×B×positions×H×h
         parts = [d_key, d_value] if tape.cls_only else [d_query, d_key, d_value]
-        stacked = grad.new_empty(k, batch, length, len(parts), self.heads, dim // self.heads)
+        stacked = grad.new_empty(k, batch, length, len(parts), heads, width)
         for slot, part in enumerate(parts):
-            stacked[:, :, :, slot].copy_(part.transpose(2, 3))
+            stacked[:, :, :, slot].copy_(part)
         linears = [attention.key, attention.value]
         if not tape.cls_only:
             linears.insert(0, attention.query)
         weights = torch.cat([linear.weight for linear in linears])
         out = stacked.view(k, batch, length, -1) @ weights
         if tape.cls_only:
-            out[:, :, :1] += (d_query.transpose(2, 3).reshape(k, batch, 1, dim)) @ (
-                attention.query.weight
-            )
-        out[:, :, : grad.shape[2]] += grad
+            out[:, :, :1] += d_query.reshape(k, batch, 1, dim) @ attention.query.weight
+        out[:, :, :rows] += grad
         return out
 
 
