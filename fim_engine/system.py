@@ -124,7 +124,10 @@ class System:
         batch_size: int,
         max_length: int,
         precision: str = "fp32",
+        contrast_pass: bool = True,
     ) -> None:
+        """``contrast_pass=False`` runs λmax on autograd even where the backend has its own
+        pass (:attr:`Backend.contrast_pass`; the benchmark compares the two)."""
         if batch_size < 1 or max_length < 1:
             raise ValueError("batch_size and max_length must be positive")
         self.precision = check_precision(precision)
@@ -133,7 +136,7 @@ class System:
         self.batch_size = batch_size
         self.max_length = min(max_length, backend.max_length)
         self._vocabulary_words: list[tuple[int, str]] | None = None
-        self._checked_pass: bool | None = None
+        self._checked_pass: bool | None = None if contrast_pass else False
         backend.module.to(device).eval()
         for parameter in backend.module.parameters():
             parameter.requires_grad_(False)
