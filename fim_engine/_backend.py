@@ -3,12 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import torch
 from torch import nn
 
 from fim_engine._encoding import EncodedBatch, TokenizedText
+
+
+class ContrastPass(Protocol):
+    """An exact forward pass that keeps a tape, and a backward pass over K cotangents at once
+    (:class:`fim_engine.bert_pass.BertPass`): what λmax needs, cheaper than autograd's."""
+
+    def forward(
+        self,
+        embeds: torch.Tensor,
+        attention_mask: torch.Tensor,
+        token_type_ids: torch.Tensor | None,
+    ) -> tuple[torch.Tensor, Any]: ...
+
+    def backward(self, tape: Any, cotangents: torch.Tensor) -> torch.Tensor: ...
 
 
 class Backend(Protocol):
@@ -25,6 +39,11 @@ class Backend(Protocol):
     max_length: int
     # Equal for backends that tokenize every text alike: the key of the shared token cache.
     tokenizer_key: str
+
+    @property
+    def contrast_pass(self) -> ContrastPass | None:
+        """The family's own exact passes for λmax, or None: autograd's."""
+        ...
 
     @property
     def module(self) -> nn.Module: ...

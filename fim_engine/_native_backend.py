@@ -33,6 +33,7 @@ class NativeBackend:
         self.labels = list(config.labels)
         words = json.dumps([config.lowercase, sorted(vocab.index.items())])
         self.tokenizer_key = "native:" + hashlib.sha256(words.encode()).hexdigest()
+        self.contrast_pass = None
 
     @classmethod
     def load(cls, path: str | Path, *, dtype: torch.dtype) -> NativeBackend:

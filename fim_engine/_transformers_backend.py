@@ -14,6 +14,7 @@ import transformers
 from transformers import AutoConfig, AutoTokenizer
 
 from fim_engine._encoding import EncodedBatch, TokenizedText
+from fim_engine.bert_pass import BertPass
 from fim_engine.errors import (
     ConfigValueError,
     LabelCountError,
@@ -77,6 +78,7 @@ class TransformersBackend:
         limits = [x for x in candidates if isinstance(x, int) and 0 < x < 1_000_000]
         self.max_length = min(limits, default=1_000_000)
         self.tokenizer_key = tokenizer_key(tokenizer)
+        self.contrast_pass = BertPass.for_model(model)
 
     @classmethod
     def load(cls, path: str | Path, *, dtype: torch.dtype) -> TransformersBackend:

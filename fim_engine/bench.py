@@ -3,7 +3,9 @@
 Per system it reports, over the same sentences:
 
 * forward ms/sentence: :meth:`System.predict` (batched, no gradients);
-* λmax ms/sentence: :meth:`System.fisher` with hints, and the ratio λmax / forward;
+* λmax ms/sentence: :meth:`System.fisher` with hints, and the ratio λmax / forward; for a model
+  with its own λmax pass (BERT classifiers, :mod:`fim_engine.bert_pass`) also the same model on
+  autograd's passes;
 * every run is timed ``repeats`` times, the runs interleaved (forward, λmax, bare loops, forward,
   ...) so that load from other processes falls on all of them alike, and the median is reported;
   the 1-minute load average before and after is printed with the figures;
@@ -197,15 +199,25 @@ def _bench_system(
     # The same texts in the length-grouped order predict uses: isolates predict's own overhead
     # from the padding it saves.
     grouped = [texts[i] for indices, _ in system.batches(texts) for i in indices]
-    times = _median_times(
-        {
-            "forward": lambda: system.predict(texts),
-            "fisher": lambda: system.fisher(texts),
-            "bare": lambda: bare(texts),
-            "bare_grouped": lambda: bare(grouped),
-        },
-        repeats,
-    )
+    runs = {
+        "forward": lambda: system.predict(texts),
+        "fisher": lambda: system.fisher(texts),
+        "bare": lambda: bare(texts),
+        "bare_grouped": lambda: bare(grouped),
+    }
+    if system._contrast_pass() is not None:
+        # The same model on autograd's passes, timed in the same interleaved rounds.
+        twin = System(
+            system.backend,
+            device=system.device,
+            batch_size=system.batch_size,
+            max_length=system.max_length,
+            precision=system.precision,
+            contrast_pass=False,
+        )
+        twin.fisher(warm)
+        runs["fisher_autograd"] = lambda: twin.fisher(texts)
+    times = _median_times(runs, repeats)
     forward, fisher = times["forward"] / n, times["fisher"] / n
     bare_time, bare_grouped = times["bare"] / n, times["bare_grouped"] / n
     row: dict[str, Any] = {
@@ -218,7 +230,12 @@ def _bench_system(
         "predict_over_bare_loop": forward / bare_time,
         "bare_loop_grouped_ms": 1000 * bare_grouped,
         "predict_over_bare_loop_grouped": forward / bare_grouped,
+        "lambda_max_pass": "autograd" if "fisher_autograd" not in times else "bert_pass",
     }
+    if "fisher_autograd" in times:
+        autograd = times["fisher_autograd"] / n
+        row["lambda_max_autograd_ms"] = 1000 * autograd
+        row["lambda_max_autograd_over_forward"] = autograd / forward
     if short:
         row.update(_bench_algorithm_1(system, short, repeats))
     return row
@@ -340,6 +357,11 @@ def _print_label_summary(rows: dict[str, dict[str, Any]], out: TextIO) -> None:
     for name, row in rows.items():
         by_arch.setdefault(name.split("/")[0], []).append(
             f"C={row['labels']} {row['lambda_max_over_forward']:.2f}x"
+            + (
+                f" (autograd {row['lambda_max_autograd_over_forward']:.2f}x)"
+                if "lambda_max_autograd_over_forward" in row
+                else ""
+            )
         )
     for arch, cells in by_arch.items():
         print(f"  {arch}: {', '.join(cells)}", file=out)
@@ -349,9 +371,15 @@ def _print_row(name: str, row: dict[str, Any], out: TextIO) -> None:
     print(f"\n{name} ({row['format']}, {row['architecture']})", file=out)
     print(
         f"  forward {row['forward_ms']:.3f} ms/sentence | λmax+hints {row['lambda_max_ms']:.3f} ms/sentence | "
-        f"ratio {row['lambda_max_over_forward']:.2f}x",
+        f"ratio {row['lambda_max_over_forward']:.2f}x ({row['lambda_max_pass']})",
         file=out,
     )
+    if "lambda_max_autograd_ms" in row:
+        print(
+            f"  λmax+hints on autograd {row['lambda_max_autograd_ms']:.3f} ms/sentence | ratio "
+            f"{row['lambda_max_autograd_over_forward']:.2f}x",
+            file=out,
+        )
     print(
         f"  bare model(**batch) loop {row['bare_loop_ms']:.3f} ms/sentence in input order "
         f"(predict/bare {row['predict_over_bare_loop']:.3f}), {row['bare_loop_grouped_ms']:.3f} ms/sentence "

@@ -9,7 +9,8 @@ G has rank ≤ C − 1 (S·1 = 0), which the computation uses: with D the C − 
 (z_c − z_0 for c ≥ 1), S = Dᵀ A D for A = S[1:, 1:] = diag(p′) − p′p′ᵀ, p′ = p[1:], so
 G = J_Dᵀ A J_D with J_D = D J ((C−1) × n·d). Its nonzero eigenvalues are those of the
 (C−1)×(C−1) matrix A^½ J_D J_Dᵀ A^½, so G is never formed: one batched backward pass over the
-C − 1 contrasts gives J_D (``is_grads_batched``, a vmap over vector-Jacobian products), and the
+C − 1 contrasts gives J_D (``is_grads_batched``, a vmap over vector-Jacobian products, or for
+BERT classifiers the hand-written pass of :mod:`fim_engine.bert_pass`), and the
 small symmetric eigenproblem is solved in float64. With u its top eigenvector, the top
 eigenvector of G is v = J_Dᵀ A^½ u / √λmax; reshaped n×d, the norm of each row says how strongly
 an edit at that token moves the prediction (the token hint). Two classes need one plain backward
@@ -31,10 +32,16 @@ This module is the algorithm; :meth:`fim_engine.System.fisher` runs it over batc
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import torch
+
+# Vector-Jacobian products of the logits with respect to the input embeddings: K cotangents on
+# the logits (K×B×C) in, K gradients (K×B×L×d) out. Autograd gives one (:func:`autograd_vjp`);
+# a model family may bring a faster exact one (:mod:`fim_engine.bert_pass`).
+Vjp = Callable[[torch.Tensor], torch.Tensor]
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,7 @@ def fisher_lambda_max(
     editable: torch.Tensor,
     *,
     token_scores: bool = True,
+    vjp: Vjp | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """λmax of the Fisher metric per row, and optionally per-token norms of its top eigenvector.
 
@@ -70,6 +78,8 @@ def fisher_lambda_max(
         embeddings: B×L×d input embeddings with ``requires_grad``, part of the graph of ``logits``.
         editable: B×L bool, the positions that count (the text's own tokens).
         token_scores: also return the B×L per-token norms of the unit top eigenvector.
+        vjp: the logits' vector-Jacobian products with respect to ``embeddings``; default
+            autograd's (then ``embeddings`` must require grad).
 
     Returns:
         ``(lambda_max, scores)``: float64 tensors of shape (B,) and (B×L) (or ``None``).
@@ -78,19 +88,23 @@ def fisher_lambda_max(
         >>> embeds = model.embed(ids).detach().requires_grad_(True)
         >>> lam, scores = fisher_lambda_max(model.head(embeds), embeds, ids != pad_id)
     """
-    lam, direction = _top_eigen(logits, embeddings, editable, direction=token_scores)
+    lam, direction = _top_eigen(logits, embeddings, editable, direction=token_scores, vjp=vjp)
     if direction is None:
         return lam, None
     return lam, _unit_row_norms(direction.square().sum(dim=-1))
 
 
 def fisher_top_eigenvector(
-    logits: torch.Tensor, embeddings: torch.Tensor, editable: torch.Tensor
+    logits: torch.Tensor,
+    embeddings: torch.Tensor,
+    editable: torch.Tensor,
+    *,
+    vjp: Vjp | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """λmax per row and the unit top eigenvector v of G, oriented.
 
     Args:
-        logits, embeddings, editable: as for :func:`fisher_lambda_max`.
+        logits, embeddings, editable, vjp: as for :func:`fisher_lambda_max`.
 
     Returns:
         ``(lambda_max, v)``: float64 tensors of shape (B,) and B×L×d. v is zero outside the
@@ -102,7 +116,9 @@ def fisher_top_eigenvector(
         >>> lam, v = fisher_top_eigenvector(model.head(embeds), embeds, ids != pad_id)
         >>> ((v * (replacement - embeds)).sum(-1) ** 2 * lam[:, None] / 2)  # KL per token edit
     """
-    lam, direction = _top_eigen(logits, embeddings, editable, direction=True, oriented=True)
+    lam, direction = _top_eigen(
+        logits, embeddings, editable, direction=True, oriented=True, vjp=vjp
+    )
     assert direction is not None
     norm = direction.flatten(1).norm(dim=-1)
     scale = torch.where(norm > 0, norm, torch.ones_like(norm))
@@ -116,6 +132,7 @@ def _top_eigen(
     *,
     direction: bool,
     oriented: bool = False,
+    vjp: Vjp | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """λmax (B,) and, when asked, an unnormalised top eigenvector of G (B×L×d float64).
 
@@ -125,6 +142,7 @@ def _top_eigen(
     num_classes = logits.shape[-1]
     keep = editable.unsqueeze(-1)
     log_p = torch.log_softmax(logits.detach().double(), dim=-1)
+    vjp = vjp if vjp is not None else autograd_vjp(logits, embeddings)
     if num_classes == 1:
         zeros = torch.zeros(logits.shape[0], dtype=torch.float64, device=logits.device)
         shape = (*editable.shape, embeddings.shape[-1])
@@ -132,8 +150,7 @@ def _top_eigen(
             torch.zeros(shape, dtype=torch.float64, device=logits.device) if direction else None
         )
     if num_classes == 2:
-        (grad,) = torch.autograd.grad((logits[:, 1] - logits[:, 0]).sum(), embeddings)
-        grad = grad.double().mul_(keep)
+        grad = vjp(contrasts(logits))[0].double().mul_(keep)
         p0p1 = torch.exp(log_p[:, 0] + log_p[:, 1])
         lam = p0p1 * grad.square().sum(dim=(1, 2))
         if not direction:
@@ -148,7 +165,7 @@ def _top_eigen(
     # G = J_Dᵀ A J_D with J_D = D J: C − 1 gradients, taken in one batched backward pass.
     # One float64 copy, masked in place, viewed B×(C−1)×(L·d) so that K_D and v are batched
     # matrix products (an einsum over the transposed 4-d tensor copied it twice more).
-    grads = _contrast_gradients(logits, embeddings)  # (C−1)×B×L×d
+    grads = vjp(contrasts(logits))  # (C−1)×B×L×d
     jac = grads.double().mul_(keep).transpose(0, 1).flatten(2)
     gram = jac @ jac.transpose(1, 2)  # K_D = J_D J_Dᵀ
     a_half = _sqrt_psd(_contrast_covariance(log_p))
@@ -169,38 +186,55 @@ def _top_eigen(
     return lam, (weights.unsqueeze(1) @ jac).view(grads.shape[1:])
 
 
+def contrasts(logits: torch.Tensor) -> torch.Tensor:
+    """The C − 1 cotangents of the contrasts z_c − z_0 (c = 1 .. C−1) on B×C logits:
+    (C−1)×B×C, row c − 1 holding −1 at label 0 and +1 at label c."""
+    num_classes = logits.shape[-1]
+    out = torch.zeros(num_classes - 1, *logits.shape, dtype=logits.dtype, device=logits.device)
+    out[:, :, 0] = -1.0
+    out[torch.arange(num_classes - 1), :, torch.arange(1, num_classes)] = 1.0
+    return out
+
+
+def autograd_vjp(logits: torch.Tensor, embeddings: torch.Tensor, *, batched: bool = True) -> Vjp:
+    """Autograd's vector-Jacobian products of ``logits`` with respect to ``embeddings`` (which
+    must be in their graph); row b of ``logits`` must depend on row b only. One cotangent is one
+    plain backward pass; K of them are one batched backward pass (a vmap over the products). A
+    model with a kernel that has no batching rule (vmap refuses it) gets one backward pass per
+    cotangent, as does ``batched=False``."""
+
+    def vjp(cotangents: torch.Tensor) -> torch.Tensor:
+        if cotangents.shape[0] == 1:
+            (grad,) = torch.autograd.grad(logits, embeddings, cotangents[0], retain_graph=True)
+            return grad.unsqueeze(0)
+        if batched:
+            try:
+                (grads,) = torch.autograd.grad(
+                    logits, embeddings, cotangents, retain_graph=True, is_grads_batched=True
+                )
+                return grads
+            except torch.OutOfMemoryError:
+                raise
+            except RuntimeError as error:
+                # Once per process and message (warnings' default filter): say which path runs.
+                warnings.warn(
+                    f"λmax: one backward pass per contrast, vmap refused the batched one: "
+                    f"{str(error).splitlines()[0][:200]}",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+        return torch.stack(
+            [torch.autograd.grad(logits, embeddings, c, retain_graph=True)[0] for c in cotangents]
+        )
+
+    return vjp
+
+
 def _contrast_gradients(
     logits: torch.Tensor, embeddings: torch.Tensor, *, batched: bool = True
 ) -> torch.Tensor:
-    """∇(z_c − z_0) for c = 1 .. C−1, (C−1)×B×L×d, from one batched backward pass (vmap over
-    the vector-Jacobian products); row b of ``logits`` must depend on row b only. A model with
-    a kernel that has no batching rule (vmap refuses it) gets one backward pass per contrast,
-    as does ``batched=False``."""
-    num_classes = logits.shape[-1]
-    contrasts = torch.zeros(
-        num_classes - 1, *logits.shape, dtype=logits.dtype, device=logits.device
-    )
-    contrasts[:, :, 0] = -1.0
-    contrasts[torch.arange(num_classes - 1), :, torch.arange(1, num_classes)] = 1.0
-    if batched:
-        try:
-            (grads,) = torch.autograd.grad(
-                logits, embeddings, contrasts, retain_graph=True, is_grads_batched=True
-            )
-            return grads
-        except torch.OutOfMemoryError:
-            raise
-        except RuntimeError as error:
-            # Once per process and message (warnings' default filter): say which path runs.
-            warnings.warn(
-                f"λmax: one backward pass per contrast, vmap refused the batched one: "
-                f"{str(error).splitlines()[0][:200]}",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-    return torch.stack(
-        [torch.autograd.grad(logits, embeddings, c, retain_graph=True)[0] for c in contrasts]
-    )
+    """∇(z_c − z_0) for c = 1 .. C−1, (C−1)×B×L×d, by autograd (:func:`autograd_vjp`)."""
+    return autograd_vjp(logits, embeddings, batched=batched)(contrasts(logits))
 
 
 def _contrast_covariance(log_p: torch.Tensor) -> torch.Tensor:

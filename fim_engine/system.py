@@ -14,6 +14,8 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import functools
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from fim_engine._backend import Backend
+from fim_engine._backend import Backend, ContrastPass
 from fim_engine._encoding import (
     TOKEN_CACHE,
     EncodedBatch,
@@ -34,12 +36,24 @@ from fim_engine.attributions import WordAttributions, integrated_gradients
 from fim_engine.errors import LabelCountError, PaddingSensitiveModelError
 from fim_engine.fisher import (
     FisherResult,
+    Vjp,
     WordDirections,
+    autograd_vjp,
+    contrasts,
     fisher_lambda_max,
     fisher_top_eigenvector,
 )
 from fim_engine.formats import check_model_dir
 from fim_engine.precision import check_precision, precision_context
+
+# Texts on which a family's own λmax pass must give the model's logits and autograd's gradients
+# before it is trusted:
+# one word, a padded longer text with punctuation, and a contraction.
+PASS_CHECK_TEXTS = (
+    "good",
+    "It isn't a bad film at all, but the story was dull!",
+    "a flat , dim mess",
+)
 
 
 @dataclass(frozen=True)
@@ -110,7 +124,10 @@ class System:
         batch_size: int,
         max_length: int,
         precision: str = "fp32",
+        contrast_pass: bool = True,
     ) -> None:
+        """``contrast_pass=False`` runs λmax on autograd even where the backend has its own
+        pass (:attr:`Backend.contrast_pass`; the benchmark compares the two)."""
         if batch_size < 1 or max_length < 1:
             raise ValueError("batch_size and max_length must be positive")
         self.precision = check_precision(precision)
@@ -119,6 +136,7 @@ class System:
         self.batch_size = batch_size
         self.max_length = min(max_length, backend.max_length)
         self._vocabulary_words: list[tuple[int, str]] | None = None
+        self._checked_pass: bool | None = None if contrast_pass else False
         backend.module.to(device).eval()
         for parameter in backend.module.parameters():
             parameter.requires_grad_(False)
@@ -241,8 +259,8 @@ class System:
             ]
         texts = list(texts)
         results: list[FisherResult | None] = [None] * len(texts)
-        for indices, batch, embeds, logits in self._differentiable_batches(texts, precision):
-            lam, _ = fisher_lambda_max(logits, embeds, batch.editable, token_scores=False)
+        for indices, batch, embeds, logits, vjp in self._differentiable_batches(texts, precision):
+            lam, _ = fisher_lambda_max(logits, embeds, batch.editable, token_scores=False, vjp=vjp)
             probs = torch.softmax(logits.detach().double(), dim=-1).cpu().numpy()
             for row, i in enumerate(indices):
                 results[i] = FisherResult(
@@ -265,8 +283,8 @@ class System:
         texts = list(texts)
         results: list[TextDirections | None] = [None] * len(texts)
         pad = self.pad_embedding().double().cpu().numpy()
-        for indices, batch, embeds, logits in self._differentiable_batches(texts, precision):
-            lam, direction = fisher_top_eigenvector(logits, embeds, batch.editable)
+        for indices, batch, embeds, logits, vjp in self._differentiable_batches(texts, precision):
+            lam, direction = fisher_top_eigenvector(logits, embeds, batch.editable, vjp=vjp)
             probs = torch.softmax(logits.detach().double(), dim=-1).cpu().numpy()
             per_text = WordDirections.from_batch(
                 lam, direction, embeds.detach(), batch.word_index, [len(w) for w in batch.words]
@@ -291,14 +309,69 @@ class System:
 
     def _differentiable_batches(
         self, texts: list[str], precision: str | None
-    ) -> Iterator[tuple[list[int], EncodedBatch, torch.Tensor, torch.Tensor]]:
-        """``(indices, batch, embeddings, logits)`` per batch, the logits differentiable with
-        respect to the embeddings; the caller's backward pass runs inside the same context."""
+    ) -> Iterator[tuple[list[int], EncodedBatch, torch.Tensor, torch.Tensor, Vjp | None]]:
+        """``(indices, batch, embeddings, logits, vjp)`` per batch: the logits' vector-Jacobian
+        products with respect to the embeddings, from the family's own pass
+        (:attr:`Backend.contrast_pass`) where it has one, else ``None``: the logits are then
+        differentiable and autograd's are used. The caller's backward pass runs inside the same
+        context."""
+        exact = self._contrast_pass()
+        if exact is not None:
+            with torch.no_grad(), self.running(precision):
+                for indices, batch in self.batches(texts):
+                    embeds = self.input_embeddings(batch)
+                    logits, tape = exact.forward(embeds, batch.attention_mask, batch.token_type_ids)
+                    yield indices, batch, embeds, logits, functools.partial(exact.backward, tape)
+            return
         # Gradients are needed even when the caller runs under no_grad or inference_mode.
         with torch.inference_mode(False), torch.enable_grad(), self.running(precision):
             for indices, batch in self.batches(texts):
                 embeds = self.input_embeddings(batch).detach().requires_grad_(True)
-                yield indices, batch, embeds, self.logits_from_embeddings(embeds, batch)
+                yield indices, batch, embeds, self.logits_from_embeddings(embeds, batch), None
+
+    def _contrast_pass(self) -> ContrastPass | None:
+        """The backend's own pass for λmax, once it has given the model's logits and autograd's
+        contrast gradients on a check batch; otherwise (it differs, or fails on this device),
+        with a warning, ``None``: autograd's passes."""
+        if self._checked_pass is None:
+            exact = self.backend.contrast_pass
+            self._checked_pass = exact is not None and self._pass_agrees(exact)
+        return self.backend.contrast_pass if self._checked_pass else None
+
+    def _pass_agrees(self, exact: ContrastPass) -> bool:
+        # Past the token cache: the check's texts are not the caller's.
+        tokens = self.backend.tokenize(PASS_CHECK_TEXTS, self.max_length)
+        batch = collate(tokens, pad_id=self.backend.pad_id, device=self.device)
+        keep = batch.editable[None, :, :, None]
+        try:
+            with torch.autocast(self.device.type, enabled=False):
+                with torch.inference_mode(False), torch.enable_grad():
+                    embeds = self.input_embeddings(batch).detach().requires_grad_(True)
+                    expected = self.logits_from_embeddings(embeds, batch)
+                    grads = autograd_vjp(expected, embeds)(contrasts(expected)) * keep
+                    expected = expected.detach()
+                with torch.no_grad():
+                    got, tape = exact.forward(
+                        embeds.detach(), batch.attention_mask, batch.token_type_ids
+                    )
+                    got_grads = exact.backward(tape, contrasts(got)) * keep
+        except (RuntimeError, NotImplementedError) as error:
+            problem = f"fails: {str(error).splitlines()[0][:200]}"
+        else:
+            tolerance = 1e-4 if expected.dtype.itemsize <= 4 else 1e-9
+            logit_error = float((got - expected).abs().max())
+            logit_error /= 1.0 + float(expected.abs().max())
+            grad_error = float((got_grads - grads).abs().max())
+            grad_error /= max(float(grads.abs().max()), 1e-30)
+            if max(logit_error, grad_error) <= tolerance:
+                return True
+            problem = f"differs from autograd by {max(logit_error, grad_error):.3g} (relative)"
+        warnings.warn(
+            f"λmax: {self.backend.architecture}'s own pass {problem}; autograd's passes are used",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+        return False
 
     def pad_embedding(self) -> torch.Tensor:
         """The pad token's input embedding (d,): what a deleted word is replaced by in leverage.

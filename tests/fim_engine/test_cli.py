@@ -186,6 +186,10 @@ def test_bench_runs_on_a_model_directory(tmp_path):
     assert figures["alg1_max_relative_difference"] < 1e-3
     for key in ("forward_ms", "lambda_max_ms", "bare_loop_ms", "alg1_ms"):
         assert figures[key] > 0
+    # A BERT classifier: λmax on its own pass, timed against the same model on autograd.
+    assert figures["lambda_max_pass"] == "bert_pass"
+    assert figures["lambda_max_autograd_ms"] > 0
+    assert figures["lambda_max_autograd_over_forward"] > 0
 
 
 def test_python_dash_m_runs_the_cli(tmp_path):
@@ -425,6 +429,7 @@ def test_bench_times_several_label_counts_in_one_run(tmp_path, capsys):
         ("cnn/3", 3),
     ]
     assert all(row["lambda_max_over_forward"] > 0 for row in figures["systems"].values())
+    assert {row["lambda_max_pass"] for row in figures["systems"].values()} == {"autograd"}
     assert figures["load_average_before"] >= 0 and figures["repeats"] == 2
     out = capsys.readouterr().out
     ratios = [figures["systems"][f"cnn/{c}"]["lambda_max_over_forward"] for c in (2, 3)]

@@ -17,7 +17,10 @@ def test_predict_then_fisher_tokenizes_each_text_once(model_dir):
     assert (TOKEN_CACHE.misses, TOKEN_CACHE.hits) == (2, 1)  # the repeated text is a hit
     results = system.fisher(TEXTS)
     assert (TOKEN_CACHE.misses, TOKEN_CACHE.hits) == (2, 4)
-    np.testing.assert_allclose([r.probabilities for r in results], predicted.probabilities)
+    # λmax's forward pass on BERT is fim_engine.bert_pass's: the same sums in another order.
+    np.testing.assert_allclose(
+        [r.probabilities for r in results], predicted.probabilities, rtol=0, atol=1e-6
+    )
 
 
 def test_systems_with_the_same_tokenizer_share_entries_and_others_do_not(model_dir):
