@@ -243,6 +243,21 @@ def shared_cast(module_cast, db) -> Cast:
     return copy.deepcopy(module_cast)
 
 
+@pytest.fixture(scope="module")
+def module_geometry(kept_rows, tmp_path_factory):
+    from .guidance.guidance_conftest import build_geometry_task
+
+    return kept_rows(lambda: build_geometry_task(tmp_path_factory.mktemp("geometry")))
+
+
+@pytest.fixture
+def geometry(module_geometry, db):
+    """The guidance's geometry task (``guidance_conftest.build_geometry_task``: two validated
+    bag-of-words systems), built once for the module (``kept_rows``); each test has a copy of
+    its own, and what it changes is undone after it."""
+    return copy.deepcopy(module_geometry)
+
+
 @pytest.fixture(scope="session")
 def qa_dir(tmp_path_factory: pytest.TempPathFactory):
     """A tiny random extractive QA model with MiniLM's tokenizer, built once per session

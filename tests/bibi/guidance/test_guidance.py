@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-
 import pytest
 from celery.signals import before_task_publish
 from django.core.exceptions import ValidationError
@@ -16,25 +14,13 @@ from bibi.sharedtasks.models import SharedTask
 from ..conftest import BLIND_DEV, ROLES
 from ..evaluation.conftest import hosted_version
 from ..pairs.conftest import pair_inputs, start_phase_now
-from .guidance_conftest import GeometryTask, build_geometry_task, sentiment_bow
+from .guidance_conftest import sentiment_bow
 
 pytestmark = pytest.mark.embedded
 
 URL = "/api/v1/shared-tasks/sst/guidance/"
 SUGGEST = f"{URL}suggest/"
 Visibility = SharedTask.GuidanceVisibility
-
-
-@pytest.fixture(scope="module")
-def module_geometry(kept_rows, tmp_path_factory) -> GeometryTask:
-    return kept_rows(lambda: build_geometry_task(tmp_path_factory.mktemp("geometry")))
-
-
-@pytest.fixture
-def geometry(module_geometry, db) -> GeometryTask:
-    """The geometry task with its two validated systems, built once for the module
-    (``kept_rows``); each test has a copy of its own, and what it changes is undone after it."""
-    return copy.deepcopy(module_geometry)
 
 
 @pytest.fixture
