@@ -214,9 +214,14 @@ def kept_rows(request, django_db_setup, django_db_blocker) -> Iterator[Callable[
 
 
 def _commits(item: pytest.Item) -> bool:
+    """Whether pytest-django runs ``item`` on committed transactions (``transactional_db``,
+    which ``live_server`` asks for when the test starts, or a marker that says so)."""
+    names = set(getattr(item, "fixturenames", ()))
     marker = item.get_closest_marker("django_db")
-    return "transactional_db" in getattr(item, "fixturenames", ()) or bool(
-        marker and marker.kwargs.get("transaction")
+    flags = ("transaction", "reset_sequences")
+    return bool(
+        names & {"transactional_db", "live_server"}
+        or (marker and any(marker.kwargs.get(flag) for flag in flags))
     )
 
 
