@@ -3,11 +3,15 @@
 ``cast`` gives one shared task ("sst") with its phases, datasets and teams, and the people
 around it: an organizer, the organizer of another task, a builder, a breaker, an outsider
 and an anonymous visitor. Permission tests read as "the breaker cannot see ...".
+
+``shared_cast`` is the same cast built once for a whole module (``kept_rows``): for modules
+of many tests that each only need the cast to be there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import copy
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -157,6 +161,106 @@ def build_cast(
 @pytest.fixture
 def cast(db) -> Cast:
     return build_cast()
+
+
+# --- Rows built once for a module -----------------------------------------------------------
+
+# The modules whose shared rows are in place now (at most one: pytest runs a module's tests
+# together, and ends a module's fixtures before the next module's tests).
+_MODULES_KEEPING_ROWS: list[str] = []
+
+
+@pytest.fixture(scope="module")
+def kept_rows(request, django_db_setup, django_db_blocker) -> Iterator[Callable[[Callable], Any]]:
+    """Build rows once for every test of the module: ``kept_rows(build)`` runs ``build`` and
+    returns what it returns.
+
+    The rows live in a transaction opened for the module and rolled back after its last test.
+    Each test's own transaction (pytest-django's ``db``) is a savepoint inside it, so whatever
+    a test writes is undone after it, as ever, and the next test finds the rows as built (the
+    way Django's ``TestCase.setUpTestData`` works). Give each test a deep copy of the objects
+    ``build`` returned, so that no test sees another's changes to them in memory.
+
+    Rules for a module that uses it: every test of the module sees the rows, so no test there
+    may build rows of the same names itself (the cast's users, the "sst" task), and the
+    module builds one set (``kept_rows`` refuses a second); no test there may commit
+    (``transactional_db``, ``live_server``, a worker): ``pytest_runtest_setup`` below fails it.
+    """
+    from django.db import transaction
+
+    with django_db_blocker.unblock():
+        block = transaction.atomic()
+        block.__enter__()
+    _MODULES_KEEPING_ROWS.append(request.module.__name__)
+    built: list[Callable] = []
+
+    def keep(build: Callable[[], Any]) -> Any:
+        if built:
+            pytest.fail(
+                f"{request.module.__name__} already keeps rows ({built[0].__qualname__}): "
+                "a module keeps one set"
+            )
+        built.append(build)
+        with django_db_blocker.unblock():
+            return build()
+
+    try:
+        yield keep
+    finally:
+        _MODULES_KEEPING_ROWS.remove(request.module.__name__)
+        with django_db_blocker.unblock():
+            transaction.set_rollback(True)
+            block.__exit__(None, None, None)
+
+
+def _commits(item: pytest.Item) -> bool:
+    """Whether pytest-django runs ``item`` on committed transactions (``transactional_db``,
+    which ``live_server`` asks for when the test starts, or a marker that says so)."""
+    names = set(getattr(item, "fixturenames", ()))
+    marker = item.get_closest_marker("django_db")
+    flags = ("transaction", "reset_sequences")
+    return bool(
+        names & {"transactional_db", "live_server"}
+        or (marker and any(marker.kwargs.get(flag) for flag in flags))
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test that commits would commit into the module's kept rows, where no other
+    connection (a worker, a live server) sees them: it belongs in a module of its own."""
+    kept = _MODULES_KEEPING_ROWS or ("kept_rows" in getattr(item, "fixturenames", ()))
+    if kept and _commits(item):
+        pytest.fail(
+            f"{item.nodeid} commits (transactional_db) in a module that keeps rows for all "
+            "its tests (kept_rows): move the test to a module without them"
+        )
+
+
+@pytest.fixture(scope="module")
+def module_cast(kept_rows) -> Cast:
+    return kept_rows(build_cast)
+
+
+@pytest.fixture
+def shared_cast(module_cast, db) -> Cast:
+    """The module's cast (``kept_rows``), a copy of its own for each test."""
+    return copy.deepcopy(module_cast)
+
+
+@pytest.fixture(scope="module")
+def module_geometry(kept_rows, tmp_path_factory):
+    from .guidance.guidance_conftest import build_geometry_task
+
+    return kept_rows(lambda: build_geometry_task(tmp_path_factory.mktemp("geometry")))
+
+
+@pytest.fixture
+def geometry(module_geometry, db):
+    """The guidance's geometry task (``guidance_conftest.build_geometry_task``: two validated
+    bag-of-words systems), built once for the module (``kept_rows``); each test has a copy of
+    its own, and what it changes is undone after it."""
+    return copy.deepcopy(module_geometry)
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,7 @@ share originals (Utrecht: the four BACKGROUND.md pairs; OSU: three more edits of
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -179,6 +180,18 @@ def upload_self_reported_pairs(task: ScoredTask) -> None:
 @pytest.fixture
 def scored_task(db) -> ScoredTask:
     return build_scored_task()
+
+
+@pytest.fixture(scope="module")
+def module_scored_task(kept_rows) -> ScoredTask:
+    return kept_rows(build_scored_task)
+
+
+@pytest.fixture
+def shared_scored_task(module_scored_task, db) -> ScoredTask:
+    """``scored_task`` built once for the module (``kept_rows``); each test has a copy of its
+    own, and what it changes is undone after it."""
+    return copy.deepcopy(module_scored_task)
 
 
 @pytest.fixture

@@ -16,11 +16,20 @@ from bibi.sharedtasks.models import AuditLogEntry, Team
 
 from ..conftest import query_count
 from ..pairs.conftest import start_phase_now
-from .conftest import OSU_PAIRS, resubmit_osu, score_now, upload_self_reported_pairs
+from .conftest import OSU_PAIRS, ScoredTask, resubmit_osu, score_now, upload_self_reported_pairs
 
 pytestmark = [pytest.mark.embedded, pytest.mark.django_db]
 
 BASE = "/api/v1/shared-tasks/sst/"
+
+
+@pytest.fixture
+def scored_task(shared_scored_task: ScoredTask) -> ScoredTask:
+    """One scored task for the module: each test reads it, or changes it and the change is
+    undone after the test (``kept_rows``)."""
+    return shared_scored_task
+
+
 PUBLIC_TABLES = [name for name, table in TABLES.items() if not table.restricted]
 
 

@@ -14,18 +14,13 @@ from bibi.sharedtasks.models import SharedTask
 from ..conftest import BLIND_DEV, ROLES
 from ..evaluation.conftest import hosted_version
 from ..pairs.conftest import pair_inputs, start_phase_now
-from .guidance_conftest import build_geometry_task, sentiment_bow
+from .guidance_conftest import sentiment_bow
 
 pytestmark = pytest.mark.embedded
 
 URL = "/api/v1/shared-tasks/sst/guidance/"
 SUGGEST = f"{URL}suggest/"
 Visibility = SharedTask.GuidanceVisibility
-
-
-@pytest.fixture
-def geometry(db, tmp_path):
-    return build_geometry_task(tmp_path)
 
 
 @pytest.fixture

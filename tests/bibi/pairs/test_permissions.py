@@ -43,6 +43,13 @@ ORG, OTHER, BUILDER, BREAKER, OUTSIDER, ANON = ROLES
 BASE = "/api/v1/shared-tasks/sst"
 
 
+@pytest.fixture
+def cast(shared_cast: Cast) -> Cast:
+    """One cast for the module: each test reads it, or changes it and the change is undone
+    after the test (``kept_rows``)."""
+    return shared_cast
+
+
 @dataclass
 class World:
     cast: Cast

@@ -23,6 +23,13 @@ from ..conftest import BLIND_DEV, ROLES, Cast
 ORG, OTHER, BUILDER, BREAKER, OUTSIDER, ANON = ROLES
 
 
+@pytest.fixture
+def cast(shared_cast: Cast) -> Cast:
+    """One cast for the module: each test reads it, or changes it and the change is undone
+    after the test (``kept_rows``)."""
+    return shared_cast
+
+
 @dataclass
 class Case:
     name: str

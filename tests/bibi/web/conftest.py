@@ -3,6 +3,7 @@ every page (systems in every status, a submitted set, a draft, an invitation).""
 
 from __future__ import annotations
 
+import copy
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -97,6 +98,18 @@ def build_scene(cast: Cast) -> Scene:
 @pytest.fixture
 def scene(db) -> Scene:
     return build_scene(build_cast())
+
+
+@pytest.fixture(scope="module")
+def module_scene(kept_rows) -> Scene:
+    return kept_rows(lambda: build_scene(build_cast()))
+
+
+@pytest.fixture
+def shared_scene(module_scene, db) -> Scene:
+    """The module's scene (``kept_rows``), a copy of its own for each test: for modules whose
+    tests read the scene, or change it and let the change be undone after them."""
+    return copy.deepcopy(module_scene)
 
 
 # --- The browser: Debian's Chromium driven by Playwright, against a live server ---------------

@@ -13,7 +13,6 @@ from bibi.sharedtasks.models import Example, SharedTask
 from bibi.systems.models import Prediction
 
 from ..conftest import BLIND_DEV, ROLES
-from ..guidance.guidance_conftest import build_geometry_task
 from .conftest import page_client
 
 pytestmark = pytest.mark.embedded
@@ -22,11 +21,6 @@ ORG, OTHER, BUILDER, BREAKER, OUTSIDER, ANON = ROLES
 GUIDANCE = "/tasks/sst/guidance/"
 EDITOR = "/tasks/sst/guidance/mild-pos/edit/"
 Visibility = SharedTask.GuidanceVisibility
-
-
-@pytest.fixture
-def geometry(db, tmp_path):
-    return build_geometry_task(tmp_path)
 
 
 def page(geometry, role: str, url: str = GUIDANCE, **params):

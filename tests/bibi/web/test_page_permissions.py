@@ -33,6 +33,13 @@ from .conftest import (
 ORG, OTHER, BUILDER, BREAKER, OUTSIDER, ANON = ROLES
 
 
+@pytest.fixture
+def scene(shared_scene: Scene) -> Scene:
+    """One scene for the whole matrix: each test reads it, or changes it and the change is
+    undone after the test (``kept_rows``)."""
+    return shared_scene
+
+
 @dataclass
 class Page:
     name: str
@@ -292,8 +299,9 @@ def test_actions_take_posts_only(scene, method):
 
 @pytest.mark.embedded
 @pytest.mark.parametrize("role", ROLES)
-def test_the_viewer_answers_as_the_selectors_do(cast, role):
+def test_the_viewer_answers_as_the_selectors_do(scene, role):
     """Pages ask a ``Viewer`` (no query per row); the selectors are the rule it must follow."""
+    cast = scene.cast
     user = getattr(cast, role) if role != ANON else cast.anonymous
     viewer = task_selectors.viewer_get(user=user, shared_task=cast.shared_task)
     for dataset in (cast.starter, cast.train, cast.blind_dev):

@@ -4,6 +4,7 @@ organizers' scoring page, where runs are asked for and snapshots published."""
 
 from __future__ import annotations
 
+import copy
 import csv
 import html
 import io
@@ -21,7 +22,7 @@ from bibi.web.diff import word_diff
 from bibi.web.sorting import Column, sort_table
 
 from ..conftest import BLIND_DEV, ROLES
-from ..evaluation.conftest import OSU_PAIRS, build_scored_task, score_now
+from ..evaluation.conftest import OSU_PAIRS, ScoredTask, build_scored_task, score_now
 from ..pairs.conftest import GOOD_PAIRS, start_phase_now
 from .conftest import TASK, page_client
 
@@ -34,15 +35,25 @@ UTRECHT_VARIANT = "hilarious."
 assert GOOD_PAIRS[1]["variant_text"].endswith(UTRECHT_VARIANT)
 
 
-@pytest.fixture
-def scored(db):
-    """The evaluation's scored task (hosted tiny-cnn and tiny-bow, a self-reported system
-    left out, the Utrecht and OSU pairs) in its contest phase, scored once: its snapshot
-    is not published yet."""
+def build_scored() -> ScoredTask:
     task = build_scored_task()
     run = score_now(task)
     assert run.status == "done", run.failure_reason
     return task
+
+
+@pytest.fixture(scope="module")
+def module_scored(kept_rows) -> ScoredTask:
+    return kept_rows(build_scored)
+
+
+@pytest.fixture
+def scored(module_scored, db) -> ScoredTask:
+    """The evaluation's scored task (hosted tiny-cnn and tiny-bow, a self-reported system
+    left out, the Utrecht and OSU pairs) in its contest phase, scored once: its snapshot
+    is not published yet. Built once for the module (``kept_rows``); each test has a copy
+    of its own, and what it changes is undone after it."""
+    return copy.deepcopy(module_scored)
 
 
 def publish(task) -> Snapshot:

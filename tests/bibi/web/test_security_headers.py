@@ -8,8 +8,14 @@ from html.parser import HTMLParser
 
 import pytest
 
-from .conftest import page_client
+from .conftest import Scene, page_client
 from .test_page_permissions import PAGES
+
+
+@pytest.fixture
+def scene(shared_scene: Scene) -> Scene:
+    """One scene for every page's check (``kept_rows``): the tests only read it."""
+    return shared_scene
 
 
 class Refused(HTMLParser):
