@@ -16,6 +16,7 @@ import fim_engine
 from bibi.systems import outcomes, services, validation
 from bibi.systems.models import Prediction, SystemVersion
 
+from ...conftest import sent_where_no_worker_reads
 from ..conftest import BLIND_DEV, STARTER
 from .conftest import BAD_MODELS, TINY_MODELS, archive_upload, long_blind_dev, wide_cnn
 
@@ -23,9 +24,13 @@ pytestmark = [pytest.mark.embedded, pytest.mark.django_db]
 
 
 def upload_and_validate(cast, system, directory: Path, **kwargs) -> SystemVersion:
-    version = services.system_version_upload(
-        system=system, actor=cast.builder, archive=archive_upload(directory), **kwargs
-    )
+    """Upload ``directory`` and validate it in this process. The validation message the upload
+    sends on commit goes where no worker reads, so that in a transactional test the session's
+    worker cannot take the version first (the version would then still be "running" here)."""
+    with sent_where_no_worker_reads():
+        version = services.system_version_upload(
+            system=system, actor=cast.builder, archive=archive_upload(directory), **kwargs
+        )
     return validation.system_version_validate(version_id=version.id)
 
 
