@@ -230,13 +230,6 @@ def autograd_vjp(logits: torch.Tensor, embeddings: torch.Tensor, *, batched: boo
     return vjp
 
 
-def _contrast_gradients(
-    logits: torch.Tensor, embeddings: torch.Tensor, *, batched: bool = True
-) -> torch.Tensor:
-    """∇(z_c − z_0) for c = 1 .. C−1, (C−1)×B×L×d, by autograd (:func:`autograd_vjp`)."""
-    return autograd_vjp(logits, embeddings, batched=batched)(contrasts(logits))
-
-
 def _contrast_covariance(log_p: torch.Tensor) -> torch.Tensor:
     """A = diag(p') − p'p'ᵀ with p' = p[1:] (B×(C−1)×(C−1) float64), from log-probabilities so
     that p_c(1 − p_c) does not round to 0 for a confident model: 1 − p_c = Σ_{k≠c} p_k."""

@@ -90,14 +90,14 @@ def test_rows_of_a_batch_do_not_mix():
 def test_the_batched_contrast_gradients_equal_one_backward_pass_per_contrast(
     float64_system, family
 ):
-    from fim_engine.fisher import _contrast_gradients
+    from fim_engine.fisher import autograd_vjp, contrasts
 
     system = float64_system(family, 5)
     batch = system.encode(["a gorgeous , witty film", "flat"])
     embeds = system.input_embeddings(batch).detach().requires_grad_(True)
     logits = system.logits_from_embeddings(embeds, batch)
-    batched = _contrast_gradients(logits, embeds)
-    one_by_one = _contrast_gradients(logits, embeds, batched=False)
+    batched = autograd_vjp(logits, embeds)(contrasts(logits))
+    one_by_one = autograd_vjp(logits, embeds, batched=False)(contrasts(logits))
     assert batched.shape == (4, *embeds.shape)
     torch.testing.assert_close(batched, one_by_one, rtol=1e-12, atol=1e-14)
     (first,) = torch.autograd.grad((logits[:, 1] - logits[:, 0]).sum(), embeds)
