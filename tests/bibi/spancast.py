@@ -22,10 +22,11 @@ from typing import Any
 
 from bibi.sharedtasks import services
 from bibi.sharedtasks.models import Dataset, Example, SharedTask
-from bibi.sharedtasks.spans import answer_locate
 from bibi.systems import services as system_services
 from bibi.systems import validation
 from bibi.systems.models import SystemVersion
+from bibi.tasktypes import SPAN_EXTRACTION
+from bibi.tasktypes.span_extraction.answers import answer_locate
 
 from ..conftest import sent_where_no_worker_reads
 from .conftest import Cast, build_cast
@@ -100,7 +101,7 @@ def build_span_cast(
         current_phase=current_phase,
         name="QA-SRL",
         slug="qasrl",
-        task_type=SharedTask.TaskType.SPAN_EXTRACTION,
+        task_type=SPAN_EXTRACTION.key,
         answer_mode=answer_mode,
         datasets=lambda task: (
             _span_dataset(task, "starter", starter),

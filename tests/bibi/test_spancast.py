@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bibi.sharedtasks.models import SharedTask
+from bibi.tasktypes import SPAN_EXTRACTION
 
 from . import spancast
 from .systems import span_cast
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 def test_the_older_path_builds_the_span_task_over_the_hosted_qa_items():
     cast = span_cast.build_span_cast()
-    assert cast.shared_task.task_type == SharedTask.TaskType.SPAN_EXTRACTION
+    assert cast.shared_task.kind is SPAN_EXTRACTION
     assert span_cast.upload_and_validate is spancast.upload_and_validate
     for dataset, rows in (
         (cast.starter, span_cast.SPAN_STARTER),

@@ -90,13 +90,12 @@ from bibi.guidance.ranking import (
     boundary_ranking,
 )
 from bibi.pairs import services as pair_services
-from bibi.pairs.checks import CheckedPair, PairInput, PairRules, StarterExample, StarterIndex
-from bibi.pairs.checks import check_pair as pair_check
 from bibi.pairs.models import PairSet
-from bibi.pairs.span_checks import SpanStarterIndex, SpanStarterItem, check_span_pair
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Phase, SharedTask, Team
+from bibi.tasktypes import LABEL, SPAN, Parts
+from bibi.tasktypes.rules import CheckedPair, PairInput, PairRules, StarterExample
 
 DEFAULT_PAIRS = 100
 # The dedicated account that owns a team the breaker creates: it cannot log in.
@@ -196,14 +195,7 @@ def baseline_breaker_run(
         pair_services.pair_set_submit_require(team=team, user=submitter)
     hosted = hosted_systems(shared_task)
     ranked = _originals(shared_task, hosted, originals, n)
-    labels = tuple(shared_task.labels)
-    if shared_task.is_span:  # verified as they are made, by every system's forward pass
-        candidates = span_candidates_make(ranked, hosted, shared_task=shared_task, seed=seed)
-        passed, refused = _checked(shared_task, ranked, candidates)
-    else:
-        candidates = candidates_make(ranked, hosted, labels=labels, seed=seed)
-        passed, refused = _checked(shared_task, ranked, candidates)
-        verify(passed, hosted, labels=labels)
+    passed, refused = BASELINE_KINDS.of(shared_task.kind).made(shared_task, ranked, hosted, seed)
     chosen = _select(passed, n)
     pairs = [
         pair_input(candidate, row=row, hosted=len(hosted))
@@ -277,33 +269,57 @@ def _originals(
     return ranked
 
 
+@dataclass(frozen=True)
+class BaselineKind:
+    """What the baseline breaker does by what a task's systems answer: make the candidates
+    that pass the task's checks, verified on every hosted system (``made``: the passed and
+    the count refused), and what its unverified pairs claim (``unverified``)."""
+
+    made: Callable[
+        [SharedTask, Sequence[RankedOriginal], Sequence[Hosted], int],
+        tuple[list[Candidate], int],
+    ]
+    unverified: str
+
+
+def _label_made(
+    shared_task: SharedTask, ranked: Sequence[RankedOriginal], hosted: Sequence[Hosted], seed: int
+) -> tuple[list[Candidate], int]:
+    labels = tuple(shared_task.labels)
+    candidates = candidates_make(ranked, hosted, labels=labels, seed=seed)
+    passed, refused = _checked(shared_task, ranked, candidates)
+    verify(passed, hosted, labels=labels)
+    return passed, refused
+
+
+def _span_made(
+    shared_task: SharedTask, ranked: Sequence[RankedOriginal], hosted: Sequence[Hosted], seed: int
+) -> tuple[list[Candidate], int]:
+    # Verified as they are made, by every system's forward pass.
+    candidates = span_candidates_make(ranked, hosted, shared_task=shared_task, seed=seed)
+    return _checked(shared_task, ranked, candidates)
+
+
 def _checked(
     shared_task: SharedTask, ranked: Sequence[RankedOriginal], candidates: Sequence[Candidate]
 ) -> tuple[list[Candidate], int]:
     """The candidates that pass the task's minimal-pair checks (each text once), and how many
     were refused."""
     rules = PairRules.for_shared_task(shared_task)
-    examples = [r.example for r in ranked]
+    kind = shared_task.kind
+    starter = kind.starter_index(StarterExample.of(r.example) for r in ranked)
     check: Callable[[PairInput], tuple[CheckedPair | None, list[str]]]
-    if shared_task.is_span:
-        spans = SpanStarterIndex(
-            SpanStarterItem(e.id, e.external_id, e.text, e.question, e.answers) for e in examples
-        )
-        check = partial(check_span_pair, starter=spans, rules=rules)
-    else:
-        starter = StarterIndex(
-            StarterExample(e.id, e.external_id, e.text, e.label) for e in examples
-        )
-        check = partial(pair_check, starter=starter, rules=rules)
+    check = partial(kind.check_pair, starter=starter, rules=rules)
     passed: list[Candidate] = []
-    # A variant is one pair per text (span tasks: per text and question, as the checks count).
-    seen: set[tuple[str, str]] = set()
+    # A variant is one pair per item, as the checks count it.
+    seen: set[Any] = set()
     refused = 0
     for candidate in candidates:
-        checked, _ = check(pair_input(candidate, row=0))
+        pair = pair_input(candidate, row=0)
+        checked, _ = check(pair)
         if checked is None:
             refused += 1
-        elif (key := (checked.variant_text, (checked.span or {}).get("question", ""))) not in seen:
+        elif (key := kind.variant_key(pair, checked)) not in seen:
             # The same text made twice (a synonym that is a neighbour too): the first stands.
             seen.add(key)
             candidate.checked = checked
@@ -314,6 +330,19 @@ def _checked(
             "passed this task's minimal-pair checks."
         )
     return passed, refused
+
+
+BASELINE_KINDS: Parts[BaselineKind] = Parts("baseline breaker")
+BASELINE_KINDS.register(
+    LABEL, BaselineKind(made=_label_made, unverified="change the label (antonyms, negation)")
+)
+BASELINE_KINDS.register(
+    SPAN,
+    BaselineKind(
+        made=_span_made,
+        unverified="carry a guessed answer (an edit inside a gold answer)",
+    ),
+)
 
 
 def _made(candidate: Candidate) -> BaselinePair:

@@ -19,13 +19,13 @@ from django.core.exceptions import ValidationError
 
 import scoring
 from bibi.evaluation.matrix import ScoredVersion, active_versions
+from bibi.guidance.kinds import changed_label
 from bibi.guidance.ranking import RankedOriginal, guide_order
-from bibi.guidance.suggest import changed_label
-from bibi.pairs.checks import CheckedPair, PairInput
 from bibi.sharedtasks.models import SharedTask
 from bibi.systems.errors import ValidationFailed
 from bibi.systems.models import SystemVersion
-from bibi.systems.runner import model_call, version_span_system, version_system
+from bibi.systems.runner import model_call, version_model
+from bibi.tasktypes.rules import CheckedPair, PairInput
 from fim_engine.perturbations import (
     ANTONYM,
     NAME,
@@ -123,9 +123,7 @@ def hosted_systems(shared_task: SharedTask) -> list[Hosted]:
         # Rationales are public once results are: an anonymous team keeps its alias there.
         name = f"{version.system.team.public_name} / {entry.system_name}"
         try:
-            system = (
-                version_span_system(version) if shared_task.is_span else version_system(version)
-            )
+            system = version_model(version)
         except ValidationFailed as failure:
             raise ValidationError(
                 f"The model of {name} (version {entry.version_number}) could not be loaded: "

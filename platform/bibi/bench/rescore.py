@@ -24,7 +24,8 @@ from bibi.evaluation.models import CellChunk
 from bibi.pairs.models import Pair, PairSet
 from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Dataset, Example, SharedTask, Team
-from bibi.systems.models import Prediction, System, SystemVersion, text_digest
+from bibi.systems.models import Prediction, System, SystemVersion
+from bibi.tasktypes.items import text_digest
 
 LABELS = ["negative", "positive"]
 LEADERBOARD = [

@@ -86,7 +86,7 @@ def _pairs_submitted(
 ) -> list[str]:
     """One pair per sentence (a word added), submitted in the break phase; the variants."""
     from bibi.pairs import services as pair_services
-    from bibi.pairs.checks import PairInput
+    from bibi.tasktypes.rules import PairInput
 
     phases_around_now(shared_task, "break")
     breakers = task_services.team_create(

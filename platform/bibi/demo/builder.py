@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Phase, SharedTask, Team
 from bibi.systems import services as system_services
 from bibi.systems.models import System, SystemVersion
+from bibi.tasktypes import LABEL, SPAN, Parts
 
 SLUG = "demo-sentiment"
 # The second demo task, left open in its break phase so that a newcomer can play every role.
@@ -210,12 +212,40 @@ def systems_upload(
 
 def dev_figures(version: SystemVersion) -> str:
     """A version's blind-dev figures as the demo prints them (answers in a span task)."""
-    if version.system.team.shared_task.is_span:
-        return (
-            f"blind-dev answer accuracy {_share(version.dev_accuracy).strip()}, "
-            f"mean token F1 {'—' if version.dev_token_f1 is None else f'{version.dev_token_f1:.2f}'}"
-        )
-    return f"blind-dev accuracy {_share(version.dev_accuracy).strip()}"
+    return DEMO_FIGURES.of(version.system.team.shared_task.kind).dev(version)
+
+
+@dataclass(frozen=True)
+class DemoFigures:
+    """How the terminal says a task's figures, by what its systems answer: a version's
+    blind-dev figures, and what the builders' leaderboard measures (given the snapshot's
+    settings)."""
+
+    dev: Callable[[SystemVersion], str]
+    scored: Callable[[dict[str, Any]], str]
+
+
+DEMO_FIGURES: Parts[DemoFigures] = Parts("demo figures")
+DEMO_FIGURES.register(
+    LABEL,
+    DemoFigures(
+        dev=lambda version: f"blind-dev accuracy {_share(version.dev_accuracy).strip()}",
+        scored=lambda used: "F1 and accuracy on the pairs' texts; accuracy on the blind dev set",
+    ),
+)
+DEMO_FIGURES.register(
+    SPAN,
+    DemoFigures(
+        dev=lambda version: (
+            f"blind-dev answer accuracy {_share(version.dev_accuracy).strip()}, mean token F1 "
+            f"{'—' if version.dev_token_f1 is None else f'{version.dev_token_f1:.2f}'}"
+        ),
+        scored=lambda used: (
+            "mean token F1 and answer accuracy (answer mode "
+            f"{used.get('answer_mode')}) on the pairs' items; answer accuracy on the blind dev set"
+        ),
+    ),
+)
 
 
 def _validated(version: SystemVersion) -> SystemVersion:
@@ -293,14 +323,7 @@ def leaderboards_text(snapshot: Snapshot) -> str:
     viewer = evaluation_selectors.Viewer(private_teams=None, results_started=True)
     names = evaluation_selectors.names_for(viewer=viewer, snapshot=snapshot)
     settings_used = snapshot.settings_used
-    if snapshot.shared_task.is_span:
-        what = (
-            "mean token F1 and answer accuracy (answer mode "
-            f"{settings_used.get('answer_mode')}) on the pairs' items; answer accuracy on the "
-            "blind dev set"
-        )
-    else:
-        what = "F1 and accuracy on the pairs' texts; accuracy on the blind dev set"
+    what = DEMO_FIGURES.of(snapshot.shared_task.kind).scored(settings_used)
     lines = [
         f"Builders (ranked by the share of pairs that break the system, fewest first; {what}):",
         f"  {'#':>2}  {'system':<28} {'F1':>6} {'acc':>6} {'broken':>7} {'dev acc':>8}",

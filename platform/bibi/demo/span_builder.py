@@ -35,6 +35,7 @@ from bibi.sharedtasks.models import Example, Phase, SharedTask, Team
 from bibi.systems import predictions as system_predictions
 from bibi.systems import services as system_services
 from bibi.systems.models import System
+from bibi.tasktypes import SPAN_EXTRACTION
 
 SPAN_SLUG = "demo-qasrl"
 PAIRS_FILE = Path(settings.BASE_DIR) / "fixtures" / "demo-qasrl" / "pairs.jsonl"
@@ -164,7 +165,7 @@ def span_demo_build(
                     "with the sentence's first words). Breakers: hand-written pairs and the "
                     "automatic baseline breaker."
                 ),
-                task_type=SharedTask.TaskType.SPAN_EXTRACTION,
+                task_type=SPAN_EXTRACTION.key,
             )
             examples_import(shared_task=shared_task, organizer=organizer, data=data, say=say)
         say("Builders: a fine-tuned MiniLM span model and a heuristic")

@@ -9,7 +9,7 @@ left. ``shared_task_lock`` serializes this bookkeeping per task.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,7 @@ from bibi.queue import enqueue_on_commit
 from bibi.sharedtasks.models import SharedTask
 from bibi.systems.models import Prediction, SystemVersion
 from bibi.systems.selectors import span_dev_scores
+from bibi.tasktypes import LABEL, SPAN, Parts
 
 Status = ScoringRun.Status
 Source = Prediction.Source
@@ -167,10 +168,13 @@ def cell_chunk_finish(
 
 
 def version_dev_scores_update(*, version: SystemVersion) -> SystemVersion:
-    """Dev accuracy and macro-F1 again, from every blind-dev cell the version has (span
-    tasks: answer accuracy and mean token F1, ``version_span_dev_scores_update``)."""
-    if version.system.shared_task.is_span:
-        return version_span_dev_scores_update(version=version)
+    """The version's dev scores again, from every blind-dev cell it has, as its task's answers
+    are scored (``DEV_SCORES``)."""
+    return DEV_SCORES.of(version.system.shared_task.kind)(version=version)
+
+
+def version_label_dev_scores_update(*, version: SystemVersion) -> SystemVersion:
+    """A labelled version's dev accuracy and macro-F1 again, from every blind-dev cell."""
     rows = list(
         Prediction.objects.filter(
             system_version=version, source=Source.BLIND_DEV, example__isnull=False
@@ -199,3 +203,9 @@ def version_span_dev_scores_update(*, version: SystemVersion) -> SystemVersion:
     )
     version.save(update_fields=["dev_accuracy", "dev_token_f1", "dev_count"])
     return version
+
+
+# How a version's dev scores are computed again, by what its task's systems answer.
+DEV_SCORES: Parts[Callable[..., SystemVersion]] = Parts("dev scores")
+DEV_SCORES.register(LABEL, version_label_dev_scores_update)
+DEV_SCORES.register(SPAN, version_span_dev_scores_update)

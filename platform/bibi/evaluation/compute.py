@@ -13,11 +13,13 @@ refuses those) becomes a ``CellFailure``
 with the reason; a failing batch is split in halves until the failing texts are found, so
 the rest of the chunk is still written.
 
-In a span task a chunk's items are (sentence, question) items: example ids for the starter
-and blind dev sets, ``[sentence, question]`` lists for pair items. The version's extractive QA
-model gives each its answer span, and starter and pair items their span λmax, word hints and
-leverage (``bibi.systems.span_outputs``); the cells are keyed by ``item_digest(sentence,
-question)``.
+A chunk's items are example ids (starter and blind dev sets) or pair items (a text, or the
+list of an item's texts: a span task's sentence and question, a sentence pair's premise and
+hypothesis), keyed by their type's ``item_key``. How a chunk is computed depends on what the
+task's systems answer (``CELL_RUNS``): a labelled version predicts labels, with λmax, word
+hints and leverage over the segments a breaker may edit; a span task's extractive QA model
+gives each item its answer span, and starter and pair items their span λmax, word hints and
+leverage (``bibi.systems.span_outputs``).
 """
 
 from __future__ import annotations
@@ -38,9 +40,12 @@ from bibi.evaluation.models import CellChunk, ScoringRun
 from bibi.evaluation.services import scoring_run_advance, scoring_run_score
 from bibi.sharedtasks.models import Example
 from bibi.systems.errors import ValidationFailed
-from bibi.systems.models import Prediction, SystemVersion, item_digest
+from bibi.systems.models import Prediction, SystemVersion
 from bibi.systems.runner import input_digests, model_call, version_span_system, version_system
 from bibi.systems.span_outputs import SpanOutput, span_outputs
+from bibi.tasktypes import LABEL, SPAN, Parts
+from bibi.tasktypes.items import Item as TaskItem
+from bibi.tasktypes.items import item_line
 
 logger = logging.getLogger(__name__)
 
@@ -48,20 +53,9 @@ Source = Prediction.Source
 
 # Fields a recomputed cell may overwrite; the key (version, source, digest) stays.
 CELL_FIELDS = [
-    "example",
-    "text",
-    "label",
-    "probabilities",
-    "question",
-    "answer_start",
-    "answer_end",
-    "answer_text",
-    "lambda_max",
-    "hints",
-    "leverage",
-    "truncated",
-    "input_sha256",
-    "precision",
+    field.name
+    for field in Prediction._meta.concrete_fields
+    if field.name not in ("id", "system_version", "source", "text_sha256")
 ]
 
 
@@ -97,16 +91,21 @@ def _by_halves(
         return _by_halves(run, items[:middle]) + _by_halves(run, items[middle:])
 
 
-def _run(system: fim_engine.System, texts: list[str], *, fisher: bool) -> list[Output | str]:
-    """The model's output for each text, or the reason it failed on that text."""
-    return _by_halves(lambda part: _outputs_of(system, part, fisher=fisher), texts)
+def _run(
+    system: fim_engine.System, inputs: list[Any], *, fisher: dict[str, Any] | None
+) -> list[Output | str]:
+    """The model's output for each input, or the reason it failed on that input."""
+    return _by_halves(lambda part: _outputs_of(system, part, fisher=fisher), inputs)
 
 
-def _outputs_of(system: fim_engine.System, texts: list[str], *, fisher: bool) -> list[Output]:
-    """The model's output for each text; raises ``ValidationFailed`` when it fails."""
-    digests = model_call(input_digests, system, texts)
-    if fisher:
-        results = model_call(system.fisher, texts, hints=True)
+def _outputs_of(
+    system: fim_engine.System, inputs: list[Any], *, fisher: dict[str, Any] | None
+) -> list[Output]:
+    """The model's output for each input (with λmax and hints, under the options ``fisher``,
+    unless it is None); raises ``ValidationFailed`` when the model fails."""
+    digests = model_call(input_digests, system, inputs)
+    if fisher is not None:
+        results = model_call(system.fisher, inputs, hints=True, **fisher)
         return [
             Output(
                 r.label,
@@ -119,7 +118,7 @@ def _outputs_of(system: fim_engine.System, texts: list[str], *, fisher: bool) ->
             )
             for r, digest in zip(results, digests, strict=True)
         ]
-    batch = model_call(system.predict, texts)
+    batch = model_call(system.predict, inputs)
     return [
         Output(label, [float(p) for p in row], None, None, None, truncated, digest)
         for label, row, truncated, digest in zip(
@@ -128,21 +127,14 @@ def _outputs_of(system: fim_engine.System, texts: list[str], *, fisher: bool) ->
     ]
 
 
-def _entries(chunk: CellChunk) -> list[tuple[Example | None, str, str]]:
-    """(example, text, question) for each item of the chunk: pair texts (a span task's pair
-    items are ``[sentence, question]``), or starter/blind-dev examples; the question is ''
-    in a label task."""
+def _entries(chunk: CellChunk) -> list[tuple[Example | None, TaskItem]]:
+    """(example, item) for each item of the chunk: pair items (a text, or a list of texts),
+    or starter/blind-dev examples."""
+    kind = chunk.shared_task.kind
     if chunk.source == Source.PAIRS:
-        return [
-            (None, item, "") if isinstance(item, str) else (None, item[0], item[1])
-            for item in chunk.items
-        ]
+        return [(None, (item,) if isinstance(item, str) else tuple(item)) for item in chunk.items]
     examples = Example.objects.in_bulk(chunk.items)
-    return [
-        (examples[item], examples[item].text, examples[item].question)
-        for item in chunk.items
-        if item in examples
-    ]
+    return [(examples[item], kind.item(examples[item])) for item in chunk.items if item in examples]
 
 
 def _already_there(version: SystemVersion, source: str, digests: list[str]) -> set[str]:
@@ -172,12 +164,7 @@ def cell_chunk_compute(*, chunk_id: int) -> int:
     # Housekeeping reads this as a sign of life: a chunk at work is not sent again.
     CellChunk.objects.filter(id=chunk.id).update(started_at=timezone.now())
     version = chunk.system_version
-    todo = _todo(chunk)
-    if chunk.shared_task.is_span:
-        rows, failures = _span_cells(chunk, todo)
-    else:
-        outputs, model_labels = _outputs(chunk, [text for _, text, _, _ in todo])
-        rows, failures = _cells(chunk, todo, outputs, model_labels)
+    rows, failures = CELL_RUNS.of(chunk.shared_task.kind)(chunk, _todo(chunk))
     with transaction.atomic():
         chunk = (
             CellChunk.objects.select_for_update().select_related("system_version").get(id=chunk.id)
@@ -202,21 +189,22 @@ def cell_chunk_compute(*, chunk_id: int) -> int:
     return len(rows)
 
 
-# (example, text, question, cell key) of each item of a chunk.
-Todo = list[tuple[Example | None, str, str, str]]
+# (example, item, cell key) of each item of a chunk.
+Todo = list[tuple[Example | None, TaskItem, str]]
 
 
 def _todo(chunk: CellChunk) -> Todo:
-    """(example, text, question, digest) of each of the chunk's items that has no cell yet,
-    once per key (two span examples asking one question of one sentence share a cell)."""
+    """(example, item, digest) of each of the chunk's items that has no cell yet, once per key
+    (two span examples asking one question of one sentence share a cell)."""
+    kind = chunk.shared_task.kind
     entries = _entries(chunk)
-    digests = [item_digest(text, question) for _, text, question in entries]
+    digests = [kind.item_key(item) for _, item in entries]
     present = set(_already_there(chunk.system_version, chunk.source, digests))
     todo = []
-    for (example, text, question), digest in zip(entries, digests, strict=True):
+    for (example, item), digest in zip(entries, digests, strict=True):
         if digest not in present:
             present.add(digest)
-            todo.append((example, text, question, digest))
+            todo.append((example, item, digest))
     return todo
 
 
@@ -235,25 +223,29 @@ def _unless_unrunnable(count: int, compute: Callable[[], list[Result | str]]) ->
     return [reason] * count
 
 
-def _outputs(chunk: CellChunk, texts: list[str]) -> tuple[list[Output | str], list[str]]:
-    """The model's output on each text (a failure's reason instead, for all of them when the
+def _outputs(chunk: CellChunk, inputs: list[Any]) -> tuple[list[Output | str], list[str]]:
+    """The model's output on each input (a failure's reason instead, for all of them when the
     model cannot be loaded or runs out of time), and the model's label names."""
-    if not texts:
+    if not inputs:
         return [], []
     labels: list[str] = []
+    shared_task = chunk.shared_task
+    fisher = (
+        None if chunk.source == Source.BLIND_DEV else shared_task.kind.model_options(shared_task)
+    )
 
     def compute() -> list[Output | str]:
         system = version_system(chunk.system_version)
         labels.extend(system.labels)
-        return _run(system, texts, fisher=chunk.source != Source.BLIND_DEV)
+        return _run(system, inputs, fisher=fisher)
 
-    return _unless_unrunnable(len(texts), compute), labels
+    return _unless_unrunnable(len(inputs), compute), labels
 
 
 def _span_cells(chunk: CellChunk, todo: Todo) -> tuple[list[Prediction], list[FailedCell]]:
     """A span task's cells: the answer span of each (sentence, question) item, with span λmax,
     hints and leverage for starter and pair items; and the items the model failed on."""
-    items = [(text, question) for _, text, question, _ in todo]
+    items = [item for _, item, _ in todo]
     fisher = chunk.source != Source.BLIND_DEV
 
     def compute() -> list[SpanOutput | str]:
@@ -270,7 +262,7 @@ def _span_cells(chunk: CellChunk, todo: Todo) -> tuple[list[Prediction], list[Fa
     outputs = _unless_unrunnable(len(items), compute)
     rows: list[Prediction] = []
     failures: list[FailedCell] = []
-    for (example, text, question, digest), output in zip(todo, outputs, strict=True):
+    for (example, (text, question), digest), output in zip(todo, outputs, strict=True):
         if isinstance(output, str):
             failures.append(FailedCell(text=text, text_sha256=digest, reason=output))
             continue
@@ -286,25 +278,25 @@ def _span_cells(chunk: CellChunk, todo: Todo) -> tuple[list[Prediction], list[Fa
     return rows, failures
 
 
-def _cells(
-    chunk: CellChunk, todo: Todo, outputs: list[Output | str], model_labels: list[str]
-) -> tuple[list[Prediction], list[FailedCell]]:
-    """The cells to write and the texts the model failed on."""
+def _label_cells(chunk: CellChunk, todo: Todo) -> tuple[list[Prediction], list[FailedCell]]:
+    """A labelled task's cells to write and the items the model failed on."""
+    kind = chunk.shared_task.kind
+    outputs, model_labels = _outputs(chunk, [kind.model_input(item) for _, item, _ in todo])
     version = chunk.system_version
     mapping = version.label_mapping
     names = [mapping[name] for name in model_labels]
     rows: list[Prediction] = []
     failures: list[FailedCell] = []
-    for (example, text, _, digest), output in zip(todo, outputs, strict=True):
+    for (example, item, digest), output in zip(todo, outputs, strict=True):
         if isinstance(output, str):
-            failures.append(FailedCell(text=text, text_sha256=digest, reason=output))
+            failures.append(FailedCell(text=item_line(item), text_sha256=digest, reason=output))
             continue
         rows.append(
             Prediction(
                 system_version=version,
                 source=chunk.source,
                 example=example,
-                text=text,
+                **kind.item_fields(item),
                 text_sha256=digest,
                 label=mapping[output.label],
                 probabilities=dict(zip(names, output.probabilities, strict=True)),
@@ -317,6 +309,14 @@ def _cells(
             )
         )
     return rows, failures
+
+
+# How a chunk's cells are computed, by what the task's systems answer.
+CELL_RUNS: Parts[Callable[[CellChunk, Todo], tuple[list[Prediction], list[FailedCell]]]] = Parts(
+    "cell computation"
+)
+CELL_RUNS.register(LABEL, _label_cells)
+CELL_RUNS.register(SPAN, _span_cells)
 
 
 def scoring_run_complete(

@@ -33,16 +33,18 @@ from bibi.evaluation.table_rows import (
     failures_grid,
     failures_json,
     flat_grid,
-    is_span_snapshot,
     items_grid,
     matrix_grid,
     matrix_json,
     named_rows,
     rates_grid,
     rates_json,
+    snapshot_kind,
+    snapshot_shape,
     validation_grid,
     validation_json,
 )
+from bibi.tasktypes import SPAN
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _PLAIN_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
@@ -79,15 +81,12 @@ class Table:
     json: Callable[[Snapshot, Names], Any] | None = None  # None: the grid's rows as dicts
     # Who else may read it: "items" once the item table is visible, "organizers" only them.
     restricted: str = ""
-    # A table about labels, which a span task's snapshot (``is_span_snapshot``) does not
-    # have: its rows would be empty or say nothing there.
-    label_only: bool = False
-    # What its README says of the columns on a span task, where they differ.
-    span_columns: str = ""
+    # What its README says of the columns where a kind of answer has other columns (by kind).
+    columns_by_answers: dict[str, str] | None = None
 
     def visible_to(self, viewer: Viewer, snapshot: Snapshot) -> bool:
         """Whether ``snapshot`` has this table and ``viewer`` may read it."""
-        if self.label_only and is_span_snapshot(snapshot):
+        if self.name in snapshot_shape(snapshot).absent_tables:
             return False
         if self.restricted == "organizers":
             return viewer.is_organizer
@@ -106,9 +105,8 @@ class Table:
 
     def columns_of(self, snapshot: Snapshot) -> str:
         """What the README says of the columns of this table of ``snapshot``."""
-        return (
-            self.span_columns if self.span_columns and is_span_snapshot(snapshot) else self.columns
-        )
+        answers = snapshot_kind(snapshot).answers
+        return (self.columns_by_answers or {}).get(answers, self.columns)
 
 
 LAMBDA_DELTA = ["team", "system", "pairs", "mean_delta", "std_delta"]
@@ -143,12 +141,14 @@ TABLES = {
             "team.",
             builders_grid,
             builders_json,
-            span_columns="rank; system (team / name); team; kind (hosted, self_reported); "
-            "version; f1 (mean token F1 of its answers over both items of every pair it saw); "
-            "accuracy (share of those answers right under the task's answer mode: "
-            "settings.answer_mode in snapshot.json); broken_pct; breaks; pairs (that it saw); "
-            "unseen (a text its model failed on); both_wrong; dev_accuracy (answers right on "
-            "the blind dev set); weight; weight_source; broken_pct by each breaker team.",
+            columns_by_answers={
+                SPAN: "rank; system (team / name); team; kind (hosted, self_reported); "
+                "version; f1 (mean token F1 of its answers over both items of every pair it saw); "
+                "accuracy (share of those answers right under the task's answer mode: "
+                "settings.answer_mode in snapshot.json); broken_pct; breaks; pairs (that it saw); "
+                "unseen (a text its model failed on); both_wrong; dev_accuracy (answers right on "
+                "the blind dev set); weight; weight_source; broken_pct by each breaker team."
+            },
         ),
         Table(
             "breakers",
@@ -160,8 +160,10 @@ TABLES = {
             "(waiting for votes): counts of the team's entry pairs; broken_pct of each system.",
             breakers_grid,
             breakers_json,
-            span_columns="rank; team; pairs; score (100 × the mean over systems of weight × "
-            "break rate); broken_pct of each system.",
+            columns_by_answers={
+                SPAN: "rank; team; pairs; score (100 × the mean over systems of weight × "
+                "break rate); broken_pct of each system."
+            },
         ),
         Table(
             "breaker_systems",
@@ -191,7 +193,6 @@ TABLES = {
             "kind (flipped, same_label); pairs; breaks; broken_pct; broken_pct of each system.",
             rates_grid("flips", "kind"),
             rates_json("flips"),
-            label_only=True,
         ),
         Table(
             "both_wrong",
@@ -206,7 +207,6 @@ TABLES = {
             "system; label; sentences.",
             flat_grid("outside_label_set", ["system", "label", "sentences"]),
             named_rows("outside_label_set"),
-            label_only=True,
         ),
         Table(
             "lambda_delta",
@@ -225,10 +225,12 @@ TABLES = {
             "pairs, or no spread).",
             flat_grid("lambda_correlation", LAMBDA_CORRELATION),
             named_rows("lambda_correlation"),
-            span_columns="system; kind (all: a span pair keeps or moves an answer, never a "
-            "label); outcome (changed: right on one item and wrong on the other, "
-            "or broken); pairs; pearson_r; pearson_p; spearman_r; spearman_p (empty when "
-            "undefined).",
+            columns_by_answers={
+                SPAN: "system; kind (all: a span pair keeps or moves an answer, never a "
+                "label); outcome (changed: right on one item and wrong on the other, "
+                "or broken); pairs; pearson_r; pearson_p; spearman_r; spearman_p (empty when "
+                "undefined)."
+            },
         ),
         Table(
             "lambda_auc",
@@ -239,10 +241,12 @@ TABLES = {
             "probabilities).",
             flat_grid("lambda_auc", LAMBDA_AUC),
             named_rows("lambda_auc"),
-            span_columns="system; kind (all: a span pair keeps or moves an answer, never a "
-            "label); pairs; changed (right on one item and wrong on the other); "
-            "lambda_auc; confidence_pairs; confidence_auc (empty: a span system reports no "
-            "class probabilities).",
+            columns_by_answers={
+                SPAN: "system; kind (all: a span pair keeps or moves an answer, never a "
+                "label); pairs; changed (right on one item and wrong on the other); "
+                "lambda_auc; confidence_pairs; confidence_auc (empty: a span system reports no "
+                "class probabilities)."
+            },
         ),
         Table(
             "lambda_quartiles",
@@ -252,9 +256,11 @@ TABLES = {
             "pairs; breaks; broken_pct; changed_pct.",
             flat_grid("lambda_quartiles", LAMBDA_QUARTILES),
             named_rows("lambda_quartiles"),
-            span_columns="system; kind (all: a span pair keeps or moves an answer, never a "
-            "label); quartile (1-4); lambda_low; lambda_high; pairs; breaks; "
-            "broken_pct; changed_pct (right on one item and wrong on the other).",
+            columns_by_answers={
+                SPAN: "system; kind (all: a span pair keeps or moves an answer, never a "
+                "label); quartile (1-4); lambda_low; lambda_high; pairs; breaks; "
+                "broken_pct; changed_pct (right on one item and wrong on the other)."
+            },
         ),
         Table(
             "items",
@@ -269,13 +275,15 @@ TABLES = {
             "giving the label scored).",
             items_grid,
             restricted="items",
-            span_columns="pair_id; team; original_id; question (the same on both items); "
-            "original_text; original_answers (its gold answers, ' ### ' between them); "
-            "variant_text; variant_answers; tags; broken (systems it broke); unseen (systems "
-            "that did not see it); then per system its answer to the original, whether that "
-            "answer is right (right, wrong), its answer to the variant, whether that is right, "
-            "and the outcome: broken, held (right on both), both_wrong, unseen or failed (the "
-            "model failed on one of its texts).",
+            columns_by_answers={
+                SPAN: "pair_id; team; original_id; question (the same on both items); "
+                "original_text; original_answers (its gold answers, ' ### ' between them); "
+                "variant_text; variant_answers; tags; broken (systems it broke); unseen (systems "
+                "that did not see it); then per system its answer to the original, whether that "
+                "answer is right (right, wrong), its answer to the variant, whether that is right, "
+                "and the outcome: broken, held (right on both), both_wrong, unseen or failed (the "
+                "model failed on one of its texts)."
+            },
         ),
         Table(
             "validation",
@@ -289,7 +297,6 @@ TABLES = {
             validation_grid,
             validation_json,
             restricted="items",
-            label_only=True,
         ),
         Table(
             "broke_every_system",
@@ -362,16 +369,7 @@ def readme(tables: Sequence[Table], snapshot: Snapshot) -> str:
         "values. Text cells that began with =, +, -, @ carry a leading ' (spreadsheet safety).",
         "",
     ]
-    if is_span_snapshot(snapshot):
-        used = snapshot.settings_used
-        lines += [
-            "A span task (QA-SRL): systems answer a question with a span of the sentence. An",
-            f"answer is right under the answer mode {used['answer_mode']} (token F1 threshold",
-            f"{used.get('answer_f1_threshold')}); a pair breaks a system that is right on one",
-            "of its two items and wrong on the other. Label tables (flips, outside_label_set,",
-            "validation) are not made: a span task has no labels.",
-            "",
-        ]
+    lines += snapshot_shape(snapshot).readme(snapshot)
     for table in tables:
         lines += [
             f"## {table.name}.csv",

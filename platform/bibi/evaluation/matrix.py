@@ -16,10 +16,11 @@ Texts are those of the pairs scored (``bibi.pairs.validation.pairs_scored``: wit
 labels, and as if validation were off, for comparison), as stored on the pairs. The
 database is the only record of what is missing, so any process can ask again at any time.
 
-In a span task an item is a sentence and the pair's question: it is keyed by
-``bibi.systems.models.item_digest(sentence, question)``, ``PairMatrix.questions`` holds the
-question of each key, a missing item is ``[sentence, question]`` (so the worker knows what
-to ask), and a cell carries the system's answer span (see /work/wt/span-contract.md).
+An item is what the task's type says (``TaskType.pair_items``): a text, a sentence and the
+pair's question, a premise and a hypothesis. It is keyed by ``bibi.tasktypes.items.item_key``;
+``PairMatrix.items`` holds each key's item, a missing item is its text, or the list of its
+texts (so the worker knows what to ask), and a span task's cell carries the system's answer
+span. Each pair dict gets its items' keys (``original_key``, ``variant_key``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ from django.db.models import Q, QuerySet
 from bibi.evaluation.models import CellFailure
 from bibi.pairs.validation import ScoredPairs, pairs_scored
 from bibi.sharedtasks.models import Dataset, SharedTask
-from bibi.systems.models import Prediction, System, SystemVersion, item_digest
+from bibi.systems.models import Prediction, System, SystemVersion
+from bibi.tasktypes import TaskType
+from bibi.tasktypes.items import Item, item_line
 
 Source = Prediction.Source
 
@@ -79,7 +82,7 @@ class PairMatrix:
     """The cells a task's pairs need, for the versions scored now."""
 
     pairs: list[dict[str, Any]]
-    texts: dict[str, str]  # digest -> text (span tasks: the sentence)
+    items: dict[str, Item]  # digest -> item
     versions: list[ScoredVersion]
     excluded: list[dict[str, Any]]
     # The pairs as if validation were off, and every entry pair's validation (None: not read).
@@ -87,14 +90,17 @@ class PairMatrix:
     validation: ScoredPairs | None = None
     cells: dict[int, dict[str, Cell]] = field(default_factory=dict)  # version id -> digest ->
     failures: dict[int, dict[str, str]] = field(default_factory=dict)  # version id -> digest ->
-    missing: dict[int, list[Any]] = field(default_factory=dict)  # version id -> texts
-    questions: dict[str, str] = field(default_factory=dict)  # span tasks: digest -> question
+    missing: dict[int, list[Any]] = field(default_factory=dict)  # version id -> items
 
     def item(self, digest: str) -> Any:
-        """What a worker is asked about one key: the text, or [sentence, question]."""
-        if digest in self.questions:
-            return [self.texts[digest], self.questions[digest]]
-        return self.texts[digest]
+        """What a worker is asked about one key: the text, or the list of the item's texts."""
+        item = self.items[digest]
+        return item[0] if len(item) == 1 else list(item)
+
+    @property
+    def texts(self) -> dict[str, str]:
+        """digest -> the item as one line (its text, or its texts joined)."""
+        return {digest: item_line(item) for digest, item in self.items.items()}
 
     @property
     def hosted(self) -> list[ScoredVersion]:
@@ -110,28 +116,19 @@ class PairMatrix:
 
 
 def pair_item_keys(pair: dict[str, Any]) -> tuple[str, str]:
-    """The cell keys of a pair's original and variant (with its question, if any)."""
-    question = pair.get("question") or ""
-    return (
-        item_digest(pair["original_text"], question),
-        item_digest(pair["variant_text"], question),
-    )
+    """The cell keys of a pair's original and variant (``pair_items_by_digest`` set them)."""
+    return pair["original_key"], pair["variant_key"]
 
 
-def pair_texts_by_digest(pairs: Iterable[dict[str, Any]]) -> dict[str, str]:
-    """Every distinct text of the pairs (originals and variants), by its key, sorted by text
-    (then question)."""
-    return {digest: text for digest, (text, _) in pair_items_by_digest(pairs).items()}
-
-
-def pair_items_by_digest(pairs: Iterable[dict[str, Any]]) -> dict[str, tuple[str, str]]:
-    """Every distinct item of the pairs, (text, question) by key: question '' for labels."""
-    items = {
-        (text, pair.get("question") or "")
-        for pair in pairs
-        for text in (pair["original_text"], pair["variant_text"])
-    }
-    return {item_digest(text, question): (text, question) for text, question in sorted(items)}
+def pair_items_by_digest(kind: TaskType, pairs: Iterable[dict[str, Any]]) -> dict[str, Item]:
+    """Every distinct item of the pairs (originals and variants), by its key, sorted by item;
+    each pair dict gets its items' keys (``original_key``, ``variant_key``)."""
+    found: set[Item] = set()
+    for pair in pairs:
+        original, variant = kind.pair_items(pair)
+        pair["original_key"], pair["variant_key"] = kind.item_key(original), kind.item_key(variant)
+        found.update((original, variant))
+    return {kind.item_key(item): item for item in sorted(found)}
 
 
 def active_versions(*, shared_task: SharedTask) -> list[ScoredVersion]:
@@ -165,18 +162,16 @@ def pair_matrix(*, shared_task: SharedTask, with_cells: bool = True) -> PairMatr
     scored = pairs_scored(shared_task=shared_task)
     pairs = scored.validated
     # Labels are not in cells: both views need the items of either, and nothing more.
-    items = pair_items_by_digest([*pairs, *scored.unvalidated])
-    texts = {digest: text for digest, (text, _) in items.items()}
+    items = pair_items_by_digest(shared_task.kind, [*pairs, *scored.unvalidated])
     candidates = active_versions(shared_task=shared_task)
     matrix = PairMatrix(
         pairs=pairs,
-        texts=texts,
+        items=items,
         versions=[],
         excluded=[],
         unvalidated=scored.unvalidated,
         validation=scored,
     )
-    matrix.questions = {digest: question for digest, (_, question) in items.items() if question}
     if not candidates:
         return matrix
     hosted = [version.version_id for version in candidates if version.hosted]
@@ -188,20 +183,20 @@ def pair_matrix(*, shared_task: SharedTask, with_cells: bool = True) -> PairMatr
         & Q(source__in=[Source.PAIRS, Source.STARTER])
         | Q(system_version_id__in=reported, source=Source.PAIRS)
     ).order_by("system_version_id", "source", "id")
-    present, found = _cells_read(rows, texts, [v.version_id for v in candidates], with_cells)
-    failures = _failures_read(hosted, texts)
+    present, found = _cells_read(rows, items, [v.version_id for v in candidates], with_cells)
+    failures = _failures_read(hosted, items)
     for version in candidates:
         have = present[version.version_id]
         if version.hosted:
             failed = failures[version.version_id]
             matrix.missing[version.version_id] = [
                 matrix.item(digest)
-                for digest in texts
+                for digest in items
                 if digest not in have and digest not in failed
             ]
             matrix.failures[version.version_id] = failed
-        elif not have.issuperset(texts):
-            matrix.excluded.append(_excluded(version, len(have & texts.keys()), len(texts)))
+        elif not have.issuperset(items):
+            matrix.excluded.append(_excluded(version, len(have & items.keys()), len(items)))
             continue
         matrix.versions.append(version)
         matrix.cells[version.version_id] = found[version.version_id]
@@ -209,7 +204,7 @@ def pair_matrix(*, shared_task: SharedTask, with_cells: bool = True) -> PairMatr
 
 
 def _cells_read(
-    rows: QuerySet[Prediction], texts: dict[str, str], version_ids: list[int], with_cells: bool
+    rows: QuerySet[Prediction], texts: dict[str, Item], version_ids: list[int], with_cells: bool
 ) -> tuple[dict[int, set[str]], dict[int, dict[str, Cell]]]:
     """Per version: the digests of the pair texts it has a cell for, and (``with_cells``)
     the cells themselves, the first row of each text winning."""
@@ -241,7 +236,7 @@ def _cells_read(
     return present, found
 
 
-def _failures_read(hosted: list[int], texts: dict[str, str]) -> dict[int, dict[str, str]]:
+def _failures_read(hosted: list[int], texts: dict[str, Item]) -> dict[int, dict[str, str]]:
     """Per hosted version: digest → why its model failed on that pair text."""
     failures: dict[int, dict[str, str]] = {version_id: {} for version_id in hosted}
     for version_id, digest, reason in CellFailure.objects.filter(
@@ -269,7 +264,7 @@ def dataset_missing(
 ) -> dict[int, list[int]]:
     """For new starter or blind-dev examples: the ids each hosted version needs a cell for.
 
-    ``examples`` are (id, cell key) of ``dataset``: ``item_digest(text, question)``. An example the version's model failed on is
+    ``examples`` are (id, cell key) of ``dataset``: ``TaskType.item_key``. An example the version's model failed on is
     not missing. Two queries whatever the number of versions and examples.
     """
     ids = [version.id for version in versions]

@@ -90,14 +90,16 @@ def inputs_assemble(
 
 def _pairs_frame(matrix: PairMatrix) -> pd.DataFrame:
     """The pairs as the library reads them; teams named by their ids."""
+    texts = matrix.texts
     return pd.DataFrame(
         {
             "pair_id": [pair["pair_id"] for pair in matrix.pairs],
             "team": [str(pair["team_id"]) for pair in matrix.pairs],
             "original_id": [pair["original_external_id"] for pair in matrix.pairs],
-            "original_text": [pair["original_text"] for pair in matrix.pairs],
+            # An item as one line, as the predictions name it (``PairMatrix.texts``).
+            "original_text": [texts[pair["original_key"]] for pair in matrix.pairs],
             "original_label": [pair["original_label"] for pair in matrix.pairs],
-            "variant_text": [pair["variant_text"] for pair in matrix.pairs],
+            "variant_text": [texts[pair["variant_key"]] for pair in matrix.pairs],
             "variant_label": [pair["variant_label"] for pair in matrix.pairs],
             "tags": [";".join(pair["tags"]) for pair in matrix.pairs],
         }
@@ -106,8 +108,9 @@ def _pairs_frame(matrix: PairMatrix) -> pd.DataFrame:
 
 def _predictions_frame(matrix: PairMatrix) -> pd.DataFrame:
     """Every cell of every scored version, the version named by its key."""
+    texts = matrix.texts
     rows = [
-        (version.key, matrix.texts[digest], cell)
+        (version.key, texts[digest], cell)
         for version in matrix.versions
         for digest, cell in matrix.cells[version.version_id].items()
     ]

@@ -27,6 +27,7 @@ import functools
 import importlib.metadata
 import logging
 import subprocess
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -62,6 +63,7 @@ from bibi.queue import waiting
 from bibi.sharedtasks.models import Phase, SharedTask
 from bibi.sharedtasks.services import audit_record, organizer_require
 from bibi.systems.models import Prediction
+from bibi.tasktypes import LABEL, SPAN, Parts
 
 logger = logging.getLogger(__name__)
 
@@ -258,25 +260,29 @@ def scoring_run_score(*, run_id: int, send: bool = True) -> ScoringRun:
     return run
 
 
+# A run's inputs, by what the task's systems answer: labels (``reports.scoring_inputs``), or
+# answer spans scored by the task's answer mode (``span_reports``).
+SCORING_INPUTS: Parts[Callable[[PairMatrix, SharedTask], ScoringInputs]] = Parts("scoring adapter")
+SCORING_INPUTS.register(LABEL, lambda matrix, shared_task: scoring_inputs(matrix))
+SCORING_INPUTS.register(
+    SPAN, lambda matrix, shared_task: span_scoring_inputs(matrix, shared_task=shared_task)
+)
+
+
 def _inputs(matrix: PairMatrix, shared_task: SharedTask) -> ScoringInputs:
-    """The run's inputs: a span task's answers scored by its answer mode, or labels."""
-    if shared_task.is_span:
-        return span_scoring_inputs(matrix, shared_task=shared_task)
-    return scoring_inputs(matrix)
+    return SCORING_INPUTS.of(shared_task.kind)(matrix, shared_task)
 
 
 def _settings_used(shared_task: SharedTask) -> dict[str, Any]:
-    """The task settings a snapshot was scored with (a span task: its answer rule)."""
-    used: dict[str, Any] = {
+    """The task settings a snapshot was scored with (its type's: the labels, or the answer
+    rule of a span task)."""
+    return {
+        "task_type": shared_task.task_type,
         "weight_mode": shared_task.weight_mode,
         "break_rate_mode": shared_task.break_rate_mode,
-        "labels": [] if shared_task.is_span else list(shared_task.labels),
         "max_sequence_length": settings.SYSTEM_MAX_SEQUENCE_LENGTH,
+        **shared_task.kind.scoring_settings(shared_task),
     }
-    if shared_task.is_span:
-        used["answer_mode"] = shared_task.answer_mode
-        used["answer_f1_threshold"] = shared_task.answer_f1_threshold
-    return used
 
 
 def cell_precisions(matrix: PairMatrix) -> dict[str, int]:

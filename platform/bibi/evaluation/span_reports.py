@@ -5,7 +5,7 @@ Each pair's two items are scored against their own gold answers (the pair's
 (``bibi.systems.span_answers.span_scores``). Items are named per pair (``p<id>o``,
 ``p<id>v``): two breakers may write the same variant sentence with different answers, and the
 break rule asks about each pair's own gold; cells are still shared by key
-(``item_digest``), so a system answers a sentence and question once.
+(``item_key``), so a system answers a sentence and question once.
 
 ``span_scoring_inputs`` returns ``reports.ScoringInputs`` with ``span_items`` set: what the
 item table shows of each pair (its sentences, question, gold answers and each system's

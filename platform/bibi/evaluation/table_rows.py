@@ -9,20 +9,25 @@ builder makes each table and what its columns mean.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from bibi.evaluation.models import Snapshot, SnapshotItem
 from bibi.evaluation.reports import OUTCOMES
 from bibi.evaluation.selectors import Names, snapshot_items
-from bibi.sharedtasks.spans import answers_text
+from bibi.tasktypes import LABEL, SPAN, Parts, TaskType, task_type
+from bibi.tasktypes.span_extraction.answers import answers_text
 
 Grid = tuple[list[str], list[list[Any]]]
 
 
-def is_span_snapshot(snapshot: Snapshot) -> bool:
-    """Whether ``snapshot`` scored a span task: it says its answer mode (a label task's has
-    none), so its tables hold answers, not labels."""
-    return "answer_mode" in snapshot.settings_used
+def snapshot_kind(snapshot: Snapshot) -> TaskType:
+    """The type of task ``snapshot`` scored: as it recorded it (snapshots from before types
+    recorded it: a span task's said its answer mode, a label task's did not)."""
+    used = snapshot.settings_used
+    if "task_type" in used:
+        return task_type(used["task_type"])
+    return task_type("span_extraction" if "answer_mode" in used else "text_classification")
 
 
 def _system_columns(snapshot: Snapshot, names: Names) -> tuple[list[int], list[str]]:
@@ -53,13 +58,9 @@ BUILDER_COLUMNS = [
 ]  # fmt: skip
 
 
-# A span system answers with a span, never with a label outside the set.
-SPAN_BUILDER_COLUMNS = [column for column in BUILDER_COLUMNS if column != "outside_label_set"]
-
-
 def builders_grid(snapshot: Snapshot, names: Names) -> Grid:
     teams = snapshot.tables["matrix"]["team_ids"]
-    columns = SPAN_BUILDER_COLUMNS if is_span_snapshot(snapshot) else BUILDER_COLUMNS
+    columns = snapshot_shape(snapshot).builder_columns
     header = [*columns, *(f"broken_pct by {names.team(team)}" for team in teams)]
     rows = []
     for row in builders_json(snapshot, names):
@@ -89,8 +90,7 @@ BREAKER_VALIDATION_COLUMNS = [
 
 def breakers_grid(snapshot: Snapshot, names: Names) -> Grid:
     ids, labels = _system_columns(snapshot, names)
-    # A span task has no label validation: its columns would be empty or zero.
-    validation = [] if is_span_snapshot(snapshot) else BREAKER_VALIDATION_COLUMNS
+    validation = snapshot_shape(snapshot).breaker_validation_columns
     header = [
         "rank",
         "team",
@@ -206,9 +206,9 @@ def named_rows(key: str) -> Callable[[Snapshot, Names], list[dict[str, Any]]]:
 
     def build(snapshot: Snapshot, names: Names) -> list[dict[str, Any]]:
         rows = []
-        span = is_span_snapshot(snapshot)
+        hidden = snapshot_shape(snapshot).hidden_kinds
         for row in snapshot.tables[key]:
-            if span and row.get("kind") in LABEL_KINDS:
+            if row.get("kind") in hidden:
                 continue
             named = dict(row)
             if "system_id" in row:
@@ -305,8 +305,12 @@ SPAN_CELL_KEYS = ("original_answer", "original", "variant_answer", "variant", "o
 
 
 def items_grid(snapshot: Snapshot, names: Names) -> Grid:
-    if is_span_snapshot(snapshot):
-        return _span_items_grid(snapshot, names)
+    return snapshot_shape(snapshot).items_grid(snapshot, names)
+
+
+def _label_items_grid(snapshot: Snapshot, names: Names) -> Grid:
+    """A labelled task's pairs: both items with their labels, the validation, and each
+    system's label for each and the outcome."""
     ids, labels = _system_columns(snapshot, names)
     header = list(ITEM_COLUMNS)
     for label in labels:
@@ -378,6 +382,62 @@ def _span_items_grid(snapshot: Snapshot, names: Names) -> Grid:
             row += [cell.get(key) for key in SPAN_CELL_KEYS]
         rows.append(row)
     return header, rows
+
+
+@dataclass(frozen=True)
+class ResultShape:
+    """What a snapshot's tables hold for one kind of answer: the builders' and breakers'
+    columns, the λmax rows it leaves out, its item grid and what the README says of it."""
+
+    builder_columns: list[str]
+    breaker_validation_columns: list[str]
+    items_grid: Callable[[Snapshot, Names], Grid]
+    # Tables it does not have (their rows would be empty or say nothing).
+    absent_tables: frozenset[str] = frozenset()
+    # λmax rows of these kinds of pair are left out (``named_rows``).
+    hidden_kinds: tuple[str, ...] = ()
+    readme: Callable[[Snapshot], list[str]] = lambda snapshot: []
+
+
+def _span_readme(snapshot: Snapshot) -> list[str]:
+    used = snapshot.settings_used
+    return [
+        "A span task (QA-SRL): systems answer a question with a span of the sentence. An",
+        f"answer is right under the answer mode {used['answer_mode']} (token F1 threshold",
+        f"{used.get('answer_f1_threshold')}); a pair breaks a system that is right on one",
+        "of its two items and wrong on the other. Label tables (flips, outside_label_set,",
+        "validation) are not made: a span task has no labels.",
+        "",
+    ]
+
+
+RESULT_SHAPES: Parts[ResultShape] = Parts("result tables")
+RESULT_SHAPES.register(
+    LABEL,
+    ResultShape(
+        builder_columns=BUILDER_COLUMNS,
+        breaker_validation_columns=BREAKER_VALIDATION_COLUMNS,
+        items_grid=_label_items_grid,
+    ),
+)
+RESULT_SHAPES.register(
+    SPAN,
+    ResultShape(
+        # A span system answers with a span, never with a label outside the set.
+        builder_columns=[c for c in BUILDER_COLUMNS if c != "outside_label_set"],
+        # A span task has no label validation: its columns would be empty or zero.
+        breaker_validation_columns=[],
+        items_grid=_span_items_grid,
+        absent_tables=frozenset({"flips", "outside_label_set", "validation"}),
+        hidden_kinds=LABEL_KINDS,
+        readme=_span_readme,
+    ),
+)
+
+
+def snapshot_shape(snapshot: Snapshot) -> ResultShape:
+    """The tables of ``snapshot``, as its task's answers have them."""
+    return RESULT_SHAPES.of(snapshot_kind(snapshot))
 
 
 def failures_json(snapshot: Snapshot, names: Names) -> list[dict[str, Any]]:

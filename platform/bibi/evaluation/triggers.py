@@ -19,7 +19,7 @@ from bibi.evaluation.matrix import dataset_missing
 from bibi.evaluation.models import ScoringRun
 from bibi.evaluation.services import scoring_run_request
 from bibi.sharedtasks.models import Dataset, Example, Phase, SharedTask
-from bibi.systems.models import System, SystemVersion, item_digest
+from bibi.systems.models import System, SystemVersion
 
 Trigger = ScoringRun.Trigger
 
@@ -75,12 +75,11 @@ def dataset_cells_request(*, dataset: Dataset, examples: Sequence[Example]) -> i
         status=SystemVersion.Status.READY,
     ).order_by("id")
     shared_task = shared_task_lock(dataset.shared_task)
+    kind = shared_task.kind
     missing = dataset_missing(
         versions=versions,
         dataset=dataset,
-        examples=[
-            (example.id, item_digest(example.text, example.question)) for example in examples
-        ],
+        examples=[(example.id, kind.item_key(kind.item(example))) for example in examples],
     )
     chunks = chunks_create(
         shared_task=shared_task, missing=missing, source=dataset.split, run=None, send=True

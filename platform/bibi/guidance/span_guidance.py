@@ -1,5 +1,5 @@
 """Suggestions and draft checks for span tasks (QA-SRL): the request's span fields checked by
-the span pair rules (``bibi.pairs.span_checks``), the worker's payload named and judged.
+the span pair rules (``bibi.tasktypes.span_extraction.checks``), the worker's payload named and judged.
 
 The worker (``compute.span_guidance_compute``) says which answers are right on each item
 (the task's ``answer_mode``); this module applies the break rule (``scoring.break_rule``: right
@@ -18,8 +18,9 @@ from django.core.exceptions import ValidationError
 
 import scoring
 from bibi.guidance.ranking import LAMBDA_NOTE, TRANSFER_NOTE
-from bibi.pairs.span_checks import SpanStarterItem, question_problem, variant_answers
 from bibi.sharedtasks.models import Example, SharedTask
+from bibi.tasktypes.rules import StarterExample
+from bibi.tasktypes.span_extraction.checks import question_problem, variant_answers
 
 # A system named for the viewer: (system id, "team / system"), by version id.
 Names = Mapping[str, tuple[int, str]]
@@ -41,9 +42,7 @@ def span_request(
         raise ValidationError(
             {"variant_label": "A span task has no labels: give the variant's answers instead."}
         )
-    item = SpanStarterItem(
-        example.id, example.external_id, example.text, example.question, list(example.answers)
-    )
+    item = StarterExample.of(example)
     problem = question_problem(question or "", item)
     if problem:
         raise ValidationError({"question": problem[0].upper() + problem[1:] + "."})

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,19 +18,16 @@ from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
 from kombu.exceptions import OperationalError
 
-import scoring
 from bibi.celery import app
 from bibi.guidance import jobs
+from bibi.guidance.kinds import GUIDANCE_KINDS, SuggestRequest
 from bibi.guidance.ranking import (
-    LAMBDA_NOTE,
-    TRANSFER_NOTE,
     guide_order,
     ranking_systems,
     starter_percentiles,
 )
-from bibi.guidance.span_guidance import span_answer, span_request
 from bibi.guidance.tasks import guidance_suggest_task
-from bibi.guidance.visibility import GuidanceSight, guidance_sight_require, system_name, team_name
+from bibi.guidance.visibility import GuidanceSight, guidance_sight_require
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import Dataset, Example, SharedTask
 from bibi.systems.models import System
@@ -40,25 +36,6 @@ from bibi.texts import normalize_text
 logger = logging.getLogger(__name__)
 
 RESULT_KEY = "guidance:result:{}"
-# Labels with an obvious opposite on a label set larger than two (``changed_label``).
-POLARITY = {"positive": "negative", "negative": "positive", "pos": "neg", "neg": "pos"}
-
-
-@dataclass(frozen=True)
-class SuggestRequest:
-    """One request: suggestions for a starter original, or a check of a draft ``variant_text``
-    of it with the ``variant_label`` the breaker intends (default: the original's)."""
-
-    original_id: str
-    variant_text: str | None = None
-    variant_label: str | None = None
-    system_ids: tuple[int, ...] | None = None
-    top_k: int = 5
-    words: int = 3
-    # Span tasks: the variant's answers (offsets into the normalised variant, or texts) and
-    # the question, which must be the original's when given.
-    variant_answers: tuple[Any, ...] | None = None
-    question: str | None = None
 
 
 @dataclass(frozen=True)
@@ -102,16 +79,7 @@ def suggest_start(
     """
     sight = guidance_sight_require(user=user, shared_task=shared_task, viewer=viewer)
     example, variant, variant_label = _checked(shared_task, sight, request)
-    span = None
-    if shared_task.is_span:
-        span = span_request(
-            shared_task,
-            example,
-            variant=variant,
-            variant_label=request.variant_label,
-            given_answers=request.variant_answers,
-            question=request.question,
-        )
+    extra = GUIDANCE_KINDS.of(shared_task.kind).request(shared_task, example, variant, request)
     systems = ranking_systems(shared_task=shared_task, system_ids=request.system_ids)
     if not systems:
         raise ValidationError(
@@ -133,7 +101,7 @@ def suggest_start(
     )
     jobs.admit(record)
     jobs.record_save(record)
-    failed = _send(record, example.text, request, span)
+    failed = _send(record, example.text, request, extra)
     if failed is not None:
         jobs.release(record)
         return JobOutcome(record, "failed", detail=failed)
@@ -174,13 +142,7 @@ def _checked(
         )
     variant = _clean_variant(shared_task, example, request.variant_text)
     variant_label = request.variant_label or example.label
-    if not shared_task.is_span and variant_label not in shared_task.labels:
-        raise ValidationError(
-            {
-                "variant_label": f"{variant_label!r} is not a label of this task "
-                f"({', '.join(shared_task.labels)})."
-            }
-        )
+    GUIDANCE_KINDS.of(shared_task.kind).label_check(shared_task, variant_label)
     for name, value, most in (("top_k", request.top_k, 20), ("words", request.words, 10)):
         if not 1 <= value <= most:
             raise ValidationError({name: f"Give a number from 1 to {most}."})
@@ -195,7 +157,8 @@ def _send(
     request: SuggestRequest,
     span: dict[str, Any] | None,
 ) -> str | None:
-    """Send the job's task (run it, on the embedded default); the reason when that failed."""
+    """Send the job's task (run it, on the embedded default); the reason when that failed.
+    ``span``: a span task's item and answers (``span_guidance.span_request``)."""
     timeout = settings.GUIDANCE_SUGGEST_TIMEOUT
     try:
         result = guidance_suggest_task.apply_async(
@@ -277,21 +240,8 @@ def _answer(
         for system_id, version_id in zip(record.system_ids, record.version_ids, strict=True)
         if system_id in by_id
     }
-    if shared_task.is_span:
-        names = {vid: (system.id, _name(system, sight)) for vid, system in by_version.items()}
-        return span_answer(
-            payload,
-            example=example,
-            shared_task=shared_task,
-            names=names,
-            per_system=sight.per_system,
-        )
-    original = {"id": example.external_id, "text": example.text, "label": example.label}
-    if record.variant is not None:
-        return _draft_answer(sight, payload["check"], by_version, original, record.variant_label)
-    return _suggestion_answer(
-        sight, payload["report"], payload["sources"], by_version, original, shared_task.labels
-    )
+    answer = GUIDANCE_KINDS.of(shared_task.kind).answer
+    return answer(record, shared_task, sight, payload, example, by_version)
 
 
 def _clean_variant(shared_task: SharedTask, example: Example, text: str | None) -> str | None:
@@ -321,140 +271,3 @@ def _guide_first(systems: list[System], example: Example) -> list[System]:
     percentile = {system.id: percentiles[system.id].get(example.id, -1.0) for system in systems}
     by_id = {system.id: system for system in systems}
     return [by_id[system_id] for system_id in guide_order(percentile)]
-
-
-def _name(system: System, sight: GuidanceSight) -> str:
-    return f"{team_name(system.team, sight)} / {system_name(system, sight)}"
-
-
-def _judged(
-    system: System,
-    sight: GuidanceSight,
-    outcome: dict[str, Any],
-    predicted: tuple[str, str],
-    intended: tuple[str, str | None],
-) -> dict[str, Any]:
-    """One system's outcome named for the viewer, with whether it breaks the system given
-    the ``intended`` (original, variant) labels (None when the variant's is not known)."""
-    original_label, variant_label = intended
-    breaks = (
-        None
-        if variant_label is None
-        else scoring.pair_breaks(original_label, variant_label, *predicted)
-    )
-    return {"system_id": system.id, "system": _name(system, sight), **outcome, "breaks": breaks}
-
-
-def _draft_answer(
-    sight: GuidanceSight,
-    check: dict[str, Any],
-    by_version: dict[str, System],
-    original: dict[str, Any],
-    variant_label: str,
-) -> dict[str, Any]:
-    outcomes = [
-        _judged(
-            by_version[version_id],
-            sight,
-            outcome,
-            (outcome["original"]["label"], outcome["variant"]["label"]),
-            (original["label"], variant_label),
-        )
-        for version_id, outcome in check["outcomes"].items()
-    ]
-    return {
-        "original": original,
-        "variant_text": check["variant"],
-        "variant_label": variant_label,
-        "keeps_label": variant_label == original["label"],
-        "systems": len(outcomes),
-        "changed": sum(outcome["changed"] for outcome in outcomes),
-        "breaks": sum(outcome["breaks"] for outcome in outcomes),
-        "outcomes": outcomes if sight.per_system else [],
-    }
-
-
-def _suggestion_answer(
-    sight: GuidanceSight,
-    report: dict[str, Any],
-    sources: list[str],
-    by_version: dict[str, System],
-    original: dict[str, Any],
-    labels: Sequence[str],
-) -> dict[str, Any]:
-    predictions = report["predictions"]
-    suggestions = []
-    for suggestion in report["suggestions"]:
-        # A probe (an embedding neighbour) claims no label: it shows what moves the guide.
-        probe = bool(suggestion.get("probe"))
-        variant_label = (
-            None if probe else intended_label(suggestion["keeps_label"], original["label"], labels)
-        )
-        outcomes = [
-            _judged(
-                by_version[version_id],
-                sight,
-                outcome,
-                (predictions[version_id]["label"], outcome["label"]),
-                (original["label"], variant_label),
-            )
-            for version_id, outcome in suggestion["outcomes"].items()
-        ]
-        suggestions.append(
-            {
-                **{key: suggestion[key] for key in ("text", "edit", "source", "keeps_label")},
-                **{key: suggestion[key] for key in ("rationale", "projection", "predicted_kl")},
-                "label_unverified": bool(suggestion.get("label_unverified")),
-                "probe": probe,
-                "variant_label": variant_label,
-                "changed": sum(outcome["changed"] for outcome in outcomes),
-                "breaks": None
-                if variant_label is None
-                else sum(bool(outcome["breaks"]) for outcome in outcomes),
-                "outcomes": outcomes if sight.per_system else [],
-            }
-        )
-    guide = by_version[report["guide"]]
-    guide_confidence = max(predictions[report["guide"]]["probabilities"].values(), default=1.0)
-    return {
-        "original": original,
-        "guide": {"system_id": guide.id, "system": _name(guide, sight)}
-        if sight.per_system
-        else None,
-        "lambda_max": report["lambda_max"] if sight.per_system else None,
-        "uncertainty": 1.0 - guide_confidence if sight.per_system else None,
-        "notes": {"lambda_max": LAMBDA_NOTE, "transfer": TRANSFER_NOTE},
-        "leverage": report["leverage"],
-        "sources": sources,
-        "predictions": [
-            {"system_id": by_version[vid].id, "system": _name(by_version[vid], sight), **prediction}
-            for vid, prediction in predictions.items()
-        ]
-        if sight.per_system
-        else [],
-        "suggestions": suggestions,
-    }
-
-
-def intended_label(keeps_label: bool, original_label: str, labels: Sequence[str]) -> str | None:
-    """The gold label a suggestion is meant to carry: the original's when it keeps the label,
-    else ``changed_label`` (None when that is not known)."""
-    return original_label if keeps_label else changed_label(original_label, labels)
-
-
-def changed_label(label: str, labels: Sequence[str]) -> str | None:
-    """The gold label of a label-changing edit of an original labelled ``label``: the other
-    label of a binary task, the opposite of a polarity pair (``POLARITY``, any case) on a
-    larger label set, else None (a negated "neutral" item is not reliably anything).
-
-    >>> changed_label("positive", ["negative", "positive"])
-    'negative'
-    >>> changed_label("Positive", ["Negative", "Neutral", "Positive"])
-    'Negative'
-    >>> changed_label("neutral", ["negative", "neutral", "positive"]) is None
-    True
-    """
-    if len(labels) == 2:
-        return labels[1] if label == labels[0] else labels[0]
-    opposite = POLARITY.get(label.lower())
-    return next((other for other in labels if other.lower() == opposite), None)

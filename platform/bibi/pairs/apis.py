@@ -38,7 +38,6 @@ from bibi.api import (
     paginated,
 )
 from bibi.pairs import selectors, services
-from bibi.pairs.layouts import pair_input_from_fields
 from bibi.pairs.models import Contest, Pair, PairSet
 from bibi.pairs.serializers import (
     DRY_RUN_HELP,
@@ -183,7 +182,7 @@ class PairSetListApi(FileUploadApi):
                     raise serializers.ValidationError(serializer.errors)
                 raise services.PairSetRejected(errors, source="the JSON list")
             pairs = [
-                pair_input_from_fields(index, fields)
+                shared_task.kind.pair_input(index, fields)
                 for index, fields in enumerate(serializer.validated_data["pairs"], start=1)
             ]
             submission = services.pair_list_submit(
@@ -284,7 +283,7 @@ class PairAddApi(APIView):
         pair = services.pair_add(
             team=team,
             user=request.user,
-            pair=pair_input_from_fields(0, fields),
+            pair=shared_task.kind.pair_input(0, fields),
             label_map=label_map,
         )
         return Response(PairAddOutput(pair).data, status=status.HTTP_201_CREATED)

@@ -50,27 +50,23 @@ User = task_selectors.User
 EFFECTIVE_PAIR_KEYS = validation.EFFECTIVE_PAIR_KEYS
 
 
-def pair_texts(*, shared_task: SharedTask) -> list[str]:
-    """Every distinct text of every pair in the task's entries (originals and variants),
+def pair_items(*, shared_task: SharedTask) -> list[tuple[str, ...]]:
+    """Every distinct item of every pair in the task's entries (originals and variants, as
+    its type has them: a text, a sentence and its question, a premise and hypothesis),
     sorted: what self-reported systems predict, and what their builders download.
 
     Pairs excluded by an organizer are left out; pairs label validation may yet leave out
     or let in (invalid, disputed, label unverified) are not: votes come after the
-    predictions, and a text predicted for nothing costs less than a system left out."""
-    return sorted({text for text, _ in pair_items(shared_task=shared_task)})
-
-
-def pair_items(*, shared_task: SharedTask) -> list[tuple[str, str]]:
-    """Every distinct (text, question) of the pairs ``pair_texts`` reads, sorted: a span
-    task's items (the question is '' in a label task)."""
+    predictions, and an item predicted for nothing costs less than a system left out."""
+    kind = shared_task.kind
+    original, variant = kind.pair_fields("original"), kind.pair_fields("variant")
     rows = (
         entry_pairs(shared_task=shared_task)
         .filter(is_excluded=False)
-        .values_list("original_text", "variant_text", "question")
+        .values_list(*original, *variant)
     )
-    return sorted(
-        {(text, question) for original, variant, question in rows for text in (original, variant)}
-    )
+    size = len(original)
+    return sorted({item for row in rows for item in (row[:size], row[size:])})
 
 
 def pairs_effective(*, shared_task: SharedTask, validated: bool = True) -> list[dict[str, Any]]:

@@ -21,10 +21,10 @@ from bibi.api import (
 )
 from bibi.files import RowError
 from bibi.pairs import selectors, services
-from bibi.pairs.layouts import split_tags
 from bibi.pairs.models import Contest, Pair, PairSet
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import SharedTask, Team
+from bibi.tasktypes.pair_files import split_tags
 
 # --- Output ------------------------------------------------------------------------------
 

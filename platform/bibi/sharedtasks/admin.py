@@ -9,7 +9,6 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
-from bibi.files import FORMATS
 from bibi.labelmaps import label_map_parse
 from bibi.sharedtasks import selectors, services
 from bibi.sharedtasks.importing import (
@@ -31,7 +30,7 @@ from bibi.sharedtasks.models import (
     TaskInvitation,
     Team,
 )
-from bibi.sharedtasks.span_import import SPAN_FORMATS
+from bibi.tasktypes import example_formats
 from bibi.uploads import SizeLimitedUpload, UploadTooLarge
 
 
@@ -163,7 +162,7 @@ class ExamplesImportForm(forms.Form):
         label="Format",
         choices=[
             ("", "From the file name"),
-            *((name, name) for name in dict.fromkeys([*FORMATS, *SPAN_FORMATS])),
+            *((name, name) for name in example_formats()),
         ],
         required=False,
     )

@@ -1,15 +1,17 @@
 """Importing examples into a dataset from an organizer's file, all or nothing.
 
-The file is read with ``bibi.files`` (CSV, TSV, JSON Lines or the ``LABEL
-sentence`` lines of the 2017 SST files; UTF-8, cp1252 or Mac Roman). Every row is checked
-before anything is written: one bad row rejects the whole file, and the rejection lists
-every bad row with its line number, so an organizer fixes the file once, not once per row.
+The task's type reads the file (``TaskType.examples_read``: a labelled type's CSV, TSV,
+JSON Lines or the ``LABEL sentence`` lines of the 2017 SST files, a span type's QA-SRL files;
+UTF-8, cp1252 or Mac Roman, ``bibi.files``) and checks every row (``examples_check``) before
+anything is written: one bad row rejects the whole file, and the rejection lists every bad
+row with its line number, so an organizer fixes the file once, not once per row.
 
 Texts are compared with ``bibi.texts.normalize_text``, the rule the pair checks find
-originals with. A text that is already in the file or the dataset with another label is a
-bad row (named with the line or example it conflicts with); the same text with the same
-label is imported and reported in ``ExamplesImportReport.duplicates``. The blind dev and
-starter sets are frozen once the break phase has started (``services.dataset_require_unfrozen``).
+originals with. In a labelled task an item (its texts) that is already in the file or the
+dataset with another label is a bad row (named with the line or example it conflicts with);
+the same item with the same label is imported and reported in
+``ExamplesImportReport.duplicates``. The blind dev and starter sets are frozen once the break
+phase has started (``services.dataset_require_unfrozen``).
 
     report = examples_import(
         shared_task=task, split="blind_dev", actor=organizer, data=path.read_bytes(),
@@ -20,9 +22,9 @@ starter sets are frozen once the break phase has started (``services.dataset_req
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePath
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -30,25 +32,22 @@ from django.db import transaction
 from django.db.models import Max
 
 from bibi.evaluation import triggers as evaluation_triggers
-from bibi.files import (
-    FORMATS,
-    FileFormatError,
-    FileRejected,
-    Row,
-    RowError,
-    RowErrors,
-    decode_upload,
-    delimiter_hint,
-    detect_format,
-    iter_rows,
-)
-from bibi.labelmaps import LabelLookup
 from bibi.sharedtasks import selectors, services
-from bibi.sharedtasks.import_rows import Columns, DuplicateText, Existing, examples_from_rows
 from bibi.sharedtasks.models import AuditLogEntry, Dataset, Example, SharedTask
-from bibi.sharedtasks.span_import import span_examples_checked, span_file_read
+from bibi.tasktypes import TaskType
+from bibi.tasktypes.examples import (
+    DuplicateText,
+    ExamplesChecked,
+    ExamplesFile,
+    ExamplesRejected,
+    ExistingExamples,
+    ImportOptions,
+)
 from bibi.texts import moment_text
 from bibi.uploads import upload_digest
+
+# The file was refused and nothing was stored (``bibi.files.FileRejected``).
+ExamplesImportRejected = ExamplesRejected
 
 BATCH_SIZE = 5000
 EXAMPLES_FILE = "the examples file"
@@ -85,7 +84,7 @@ class ExamplesImportReport:
     cells_to_compute: int = 0
     split: str = ""
     # Span tasks: answers left out as not spans (line, answer), rows skipped as repeats (line,
-    # line repeated): see ``span_import``.
+    # line repeated): see ``bibi.tasktypes.span_extraction.reading``.
     dropped_answers: tuple[tuple[int, str], ...] = ()
     dropped_items: tuple[int, ...] = ()
     repeated_rows: tuple[tuple[int, int], ...] = ()
@@ -105,35 +104,6 @@ class ExamplesImportReport:
         )
 
 
-class ExamplesImportRejected(FileRejected):
-    """The file was refused and nothing was stored (see ``bibi.files.FileRejected``)."""
-
-
-def _check_columns(*, rows: Iterable[Row], columns: Columns, file_format: str) -> list[RowError]:
-    """File-level errors for a column no row has: otherwise every row would say the same."""
-    seen: dict[str, None] = {}
-    read = False
-    for row in rows:
-        if row.error is None:
-            read = True
-            seen.update(dict.fromkeys(row.fields))
-    if not read:
-        return []
-    wanted = [name for name in (columns.id, columns.text, columns.label) if name is not None]
-    missing = [name for name in wanted if name not in seen]
-    if not missing:
-        return []
-    where = "header" if file_format in ("csv", "tsv") else "file"
-    kind = "column" if file_format in ("csv", "tsv") else "field"
-    names = ", ".join(f"'{name}'" for name in missing)
-    reason = (
-        f"the {where} has no {names} {kind}{'s' if len(missing) > 1 else ''} "
-        f"(it has {', '.join(repr(name) for name in seen)})"
-        + delimiter_hint(list(seen), file_format=file_format)
-    )
-    return [RowError(line=1 if where == "header" else 0, reason=reason)]
-
-
 def examples_import(
     *,
     shared_task: SharedTask,
@@ -146,6 +116,7 @@ def examples_import(
     id_column: str = "id",
     text_column: str = "text",
     label_column: str = "label",
+    text_columns: dict[str, str] | None = None,
     drop_unmatched: bool = False,
 ) -> ExamplesImportReport:
     """Add the examples of one file to the task's ``split`` dataset, after the ones it has.
@@ -153,11 +124,14 @@ def examples_import(
     The dataset is created if the task has none for ``split`` yet, in the same transaction
     as the examples, so a refused file leaves nothing behind.
 
-    ``file_format`` is one of ``files.FORMATS``, or None to tell it from ``filename``.
-    ``label_map`` translates the file's labels into the task's (``bibi.labelmaps``: task
-    labels pass unmapped, integer labels match however they are signed). sst2 files have no
-    ids: an example's id is its line number. Texts, ids and labels are stripped of
-    surrounding whitespace.
+    ``file_format`` is one of the type's ``example_formats``, or None to tell it from
+    ``filename``. ``label_map`` translates a labelled file's labels into the task's
+    (``bibi.labelmaps``: task labels pass unmapped, integer labels match however they are
+    signed). ``id_column``, ``label_column`` and ``text_columns`` (segment field -> column;
+    ``text_column`` names the first segment's) name a labelled file's columns. sst2 files
+    have no ids: an example's id is its line number. Texts, ids and labels are stripped of
+    surrounding whitespace. ``drop_unmatched`` leaves out a span file's answers that are not
+    spans of their sentence, and says so, rather than refusing the file.
 
     Raises ``PermissionDenied`` unless ``actor`` organizes the task, ``ValidationError`` for
     a bad ``split``, ``file_format`` or ``label_map`` argument or a frozen split (blind dev
@@ -166,93 +140,46 @@ def examples_import(
     stored.
 
     Three steps: check the request, read the file (before the transaction, so the dataset
-    is locked briefly), then check every row and write, in one transaction. A span task's
-    file goes to ``span_import`` (its formats, ``drop_unmatched``; no label map or columns).
+    is locked briefly), then check every row and write, in one transaction.
     """
-    if shared_task.is_span:
-        upload_span = (data, PurePath(filename).name, file_format)
-        return _span_examples_import(shared_task, split, actor, upload_span, drop_unmatched)
-    file_format, lookup = _request_checked(
-        shared_task=shared_task,
-        actor=actor,
-        split=split,
-        file_format=file_format,
-        label_map=label_map,
+    kind = shared_task.kind
+    columns = {kind.segment_fields[0]: text_column, **(text_columns or {})}
+    options = ImportOptions(
+        file_format=(file_format or "").strip().lower() or None,
+        label_map=dict(label_map or {}) or None,
+        id_column=id_column,
+        text_columns=columns,
+        label_column=label_column,
+        drop_unmatched=drop_unmatched,
     )
-    columns = Columns(id=id_column, text=text_column, label=label_column)
-    options = {"file_format": file_format or "", "label_map": dict(label_map or {})}
-    digest = upload_digest(data, **options, columns=columns)
-    upload = _ImportFile.read(
-        data=data, filename=filename, file_format=file_format, columns=columns, digest=digest
+    _request_checked(shared_task=shared_task, actor=actor, split=split, options=options)
+    digest = upload_digest(
+        data,
+        file_format=options.file_format or "",
+        label_map=dict(options.label_map or {}),
+        columns=[id_column, sorted(columns.items()), label_column],
+        drop_unmatched=drop_unmatched,
+    )
+    try:
+        upload = kind.examples_read(
+            data, filename=filename, options=options, labels=shared_task.labels
+        )
+    except ExamplesRejected:
+        raise
+    except ValidationError as error:
+        raise ValidationError({"label_map": error.messages}) from None
+    upload = ExamplesFile(
+        upload.text, upload.filename, upload.file_format, upload.encoding, digest, upload.reading
     )
     with transaction.atomic():
         return _examples_write(
             shared_task=shared_task,
+            kind=kind,
             actor=actor,
             split=split,
             upload=upload,
-            lookup=lookup,
-            label_map=label_map,
+            options=options,
         )
-
-
-def _span_examples_import(
-    shared_task: SharedTask,
-    split: str,
-    actor: AbstractBaseUser,
-    upload: tuple[bytes, str, str | None],
-    drop_unmatched: bool,
-) -> ExamplesImportReport:
-    """``examples_import`` for a span task: ``upload`` is (data, file name, format asked)."""
-    data, filename, file_format = upload
-    _request_checked(
-        shared_task=shared_task, actor=actor, split=split, file_format=None, label_map=None
-    )
-    try:
-        reading, encoding, chosen = span_file_read(
-            data=data, filename=filename, file_format=file_format, drop_unmatched=drop_unmatched
-        )
-    except FileFormatError as error:
-        raise ExamplesImportRejected.from_format_error(error, source=filename) from None
-    with transaction.atomic():
-        dataset, _ = Dataset.objects.get_or_create(shared_task=shared_task, split=split)
-        Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
-        start = dataset.examples.aggregate(last=Max("position"))["last"]
-        examples = span_examples_checked(
-            reading, dataset=dataset, start=0 if start is None else start + 1
-        )
-        if reading.errors:
-            raise ExamplesImportRejected(
-                reading.errors, source=filename, encoding=encoding, file_format=chosen
-            )
-        Example.objects.bulk_create(examples, batch_size=BATCH_SIZE)
-        cells = evaluation_triggers.dataset_cells_request(dataset=dataset, examples=examples)
-        services.audit_record(
-            shared_task=shared_task,
-            actor=actor,
-            action="examples.import",
-            target=f"dataset:{split}",
-            details={
-                "rows": len(examples),
-                "encoding": encoding,
-                "format": chosen,
-                "filename": filename,
-                "dropped_answers": len(reading.dropped),
-                "dropped_items": len(reading.dropped_items),
-                "repeated_rows": len(reading.repeated),
-            },
-        )
-    return ExamplesImportReport(
-        created=len(examples),
-        encoding=encoding,
-        file_format=chosen,
-        filename=filename,
-        cells_to_compute=cells,
-        split=split,
-        dropped_answers=tuple(reading.dropped),
-        dropped_items=tuple(reading.dropped_items),
-        repeated_rows=tuple(reading.repeated),
-    )
 
 
 def _import_audit(
@@ -260,21 +187,24 @@ def _import_audit(
     shared_task: SharedTask,
     actor: AbstractBaseUser,
     split: str,
-    upload: _ImportFile,
-    counts: tuple[int, int],
-    label_map: dict[str, str] | None,
+    upload: ExamplesFile,
+    checked: ExamplesChecked,
+    options: ImportOptions,
 ) -> None:
-    """The audit entry of an import: ``counts`` is (rows imported, exact duplicates)."""
-    details = {
-        "rows": counts[0],
+    details: dict[str, Any] = {
+        "rows": len(checked.examples),
         "encoding": upload.encoding,
         "format": upload.file_format,
         "filename": upload.filename,
-        "exact_duplicates": counts[1],
+        "exact_duplicates": len(checked.duplicates),
         "sha256": upload.digest,
     }
-    if label_map:
-        details["label_map"] = dict(label_map)
+    if options.label_map:
+        details["label_map"] = dict(options.label_map)
+    if checked.dropped_answers or checked.dropped_items or checked.repeated_rows:
+        details["dropped_answers"] = len(checked.dropped_answers)
+        details["dropped_items"] = len(checked.dropped_items)
+        details["repeated_rows"] = len(checked.repeated_rows)
     services.audit_record(
         shared_task=shared_task,
         actor=actor,
@@ -285,15 +215,9 @@ def _import_audit(
 
 
 def _request_checked(
-    *,
-    shared_task: SharedTask,
-    actor: AbstractBaseUser,
-    split: str,
-    file_format: str | None,
-    label_map: dict[str, str] | None,
-) -> tuple[str | None, LabelLookup]:
-    """Check: may ``actor`` import into ``split``, and are the arguments valid? Returns the
-    file format asked for (None: from the file name) and the label lookup."""
+    *, shared_task: SharedTask, actor: AbstractBaseUser, split: str, options: ImportOptions
+) -> None:
+    """Check: may ``actor`` import into ``split``, and are the arguments valid?"""
     if not selectors.is_organizer(user=actor, shared_task=shared_task):
         raise PermissionDenied("Only the organizers of this shared task may import examples.")
     if split not in Dataset.Split.values:
@@ -301,80 +225,29 @@ def _request_checked(
             {"split": f"'{split}' is not a split: use one of {', '.join(Dataset.Split.values)}."}
         )
     services.dataset_require_unfrozen(shared_task=shared_task, split=split)
-    file_format = (file_format or "").strip().lower() or None
-    if file_format and file_format not in FORMATS:
+    formats = shared_task.kind.example_formats
+    if options.file_format and options.file_format not in formats:
         raise ValidationError(
             {
-                "file_format": f"'{file_format}' is not a file format: use one of {', '.join(FORMATS)}."
+                "file_format": f"'{options.file_format}' is not a file format of this task: "
+                f"use one of {', '.join(formats)}."
             }
         )
-    try:
-        lookup = LabelLookup.build(label_map, labels=shared_task.labels)
-    except ValidationError as error:
-        raise ValidationError({"label_map": error.messages}) from None
-    return file_format, lookup
 
 
-@dataclass(frozen=True)
-class _ImportFile:
-    """A decoded examples file whose columns are there and which has a row."""
-
-    text: str
-    filename: str
-    file_format: str
-    encoding: str
-    columns: Columns
-    digest: str = ""
-
-    @classmethod
-    def read(
-        cls,
-        *,
-        data: bytes,
-        filename: str,
-        file_format: str | None,
-        columns: Columns,
-        digest: str = "",
-    ) -> _ImportFile:
-        """Read: decode ``data``, tell its format, and check its columns; raises
-        ``ExamplesImportRejected`` for a file that cannot be read or has no examples."""
-        filename = PurePath(filename).name
-        try:
-            file_format = detect_format(filename, file_format)
-        except FileFormatError as error:
-            raise ExamplesImportRejected.from_format_error(error, source=filename) from None
-        try:
-            decoded = decode_upload(data)
-        except FileFormatError as error:
-            raise ExamplesImportRejected.from_format_error(
-                error, source=filename, file_format=file_format
-            ) from None
-        if file_format == "sst2":
-            columns = Columns(id=None, text="text", label="label")
-        upload = cls(decoded.text, filename, file_format, decoded.encoding, columns, digest)
-        try:
-            first = next(upload.rows(), None)
-        except FileFormatError as error:
-            raise upload.rejected([RowError(line=error.line or 0, reason=error.reason)]) from None
-        errors = _check_columns(rows=upload.rows(), columns=columns, file_format=file_format)
-        if errors:
-            raise upload.rejected(errors)
-        if first is None:
-            raise upload.rejected([RowError(line=0, reason="the file has no examples")])
-        return upload
-
-    def rows(self) -> Iterator[Row]:
-        # Read twice (columns, then examples) rather than kept: a file of a million rows
-        # then costs the memory of one row, and of its examples only while none is wrong.
-        return iter_rows(self.text, file_format=self.file_format)
-
-    def rejected(self, errors: list[RowError] | RowErrors) -> ExamplesImportRejected:
-        return ExamplesImportRejected(
-            errors, source=self.filename, encoding=self.encoding, file_format=self.file_format
-        )
+def _existing(dataset: Dataset, kind: TaskType) -> ExistingExamples:
+    """The dataset's ids, and the first example of each item the type compares rows by."""
+    existing = ExistingExamples()
+    fields = ("external_id", "label", *kind.segment_fields)
+    for row in dataset.examples.order_by("position").values(*fields):
+        existing.ids.add(row["external_id"])
+        key = kind.existing_key(row)
+        if key is not None:
+            existing.items.setdefault(key, (row["external_id"], row["label"]))
+    return existing
 
 
-def _reimport_refuse(*, shared_task: SharedTask, split: str, upload: _ImportFile) -> None:
+def _reimport_refuse(*, shared_task: SharedTask, split: str, upload: ExamplesFile) -> None:
     """Refuse a file the dataset already took (same bytes, format, columns and label map):
     every row would otherwise be refused one by one as a repeated id."""
     earlier = (
@@ -401,11 +274,11 @@ def _reimport_refuse(*, shared_task: SharedTask, split: str, upload: _ImportFile
 def _examples_write(
     *,
     shared_task: SharedTask,
+    kind: TaskType,
     actor: AbstractBaseUser,
     split: str,
-    upload: _ImportFile,
-    lookup: LabelLookup,
-    label_map: dict[str, str] | None,
+    upload: ExamplesFile,
+    options: ImportOptions,
 ) -> ExamplesImportReport:
     """Check every row against the dataset, then write the examples, ask for their cells and
     audit the import, inside the caller's transaction."""
@@ -413,19 +286,18 @@ def _examples_write(
     # Two imports into one dataset at once would both pass the id check and then collide
     # (or share positions): the second waits here until the first has committed.
     Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
-    start = dataset.examples.aggregate(last=Max("position"))["last"]
-    if start is not None:
+    last = dataset.examples.aggregate(last=Max("position"))["last"]
+    if last is not None:
         _reimport_refuse(shared_task=shared_task, split=split, upload=upload)
-    examples, duplicates, errors = examples_from_rows(
-        rows=upload.rows(),
-        dataset=dataset,
-        columns=upload.columns,
-        lookup=lookup,
-        existing=Existing.of(dataset),
-        start=0 if start is None else start + 1,
-    )
-    if errors:
-        raise upload.rejected(errors)
+    checked = kind.examples_check(upload, existing=_existing(dataset, kind), split=split)
+    if checked.errors:
+        raise upload.rejected(checked.errors)
+    start = 0 if last is None else last + 1
+    # By id: the foreign-key descriptor costs more than the rest of the row.
+    examples = [
+        Example(dataset_id=dataset.id, position=start + index, **fields)
+        for index, fields in enumerate(checked.examples)
+    ]
     Example.objects.bulk_create(examples, batch_size=BATCH_SIZE)
     cells = evaluation_triggers.dataset_cells_request(dataset=dataset, examples=examples)
     _import_audit(
@@ -433,15 +305,18 @@ def _examples_write(
         actor=actor,
         split=split,
         upload=upload,
-        counts=(len(examples), len(duplicates)),
-        label_map=label_map,
+        checked=checked,
+        options=options,
     )
     return ExamplesImportReport(
         created=len(examples),
         encoding=upload.encoding,
         file_format=upload.file_format,
-        filename=upload.filename,
-        duplicates=tuple(duplicates),
+        filename=PurePath(upload.filename).name,
+        duplicates=tuple(checked.duplicates),
         cells_to_compute=cells,
         split=split,
+        dropped_answers=tuple(checked.dropped_answers),
+        dropped_items=tuple(checked.dropped_items),
+        repeated_rows=tuple(checked.repeated_rows),
     )

@@ -10,6 +10,9 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
+from bibi.tasktypes import TaskType, task_type, task_types
+from bibi.tasktypes.examples import EXTERNAL_ID_MAX_LENGTH
+
 DEFAULT_STRATEGY_TAGS = ["morphosyntax", "semantics", "pragmatics", "world_knowledge", "other"]
 
 
@@ -21,11 +24,11 @@ def default_strategy_tags() -> list[str]:
     return list(DEFAULT_STRATEGY_TAGS)
 
 
-class SharedTask(models.Model):
-    class TaskType(models.TextChoices):
-        TEXT_CLASSIFICATION = "text_classification", "Text classification"
-        SPAN_EXTRACTION = "span_extraction", "Span extraction (sentence + question -> answer span)"
+def task_type_choices() -> list[tuple[str, str]]:
+    return [(kind.key, kind.name) for kind in task_types()]
 
+
+class SharedTask(models.Model):
     class WeightMode(models.TextChoices):
         DEV_ACCURACY = "dev_accuracy", "Dev accuracy (eq. 1 of the 2017 overview)"
         ORIGINAL_ACCURACY = "original_accuracy", "Accuracy on the team's originals"
@@ -62,8 +65,9 @@ class SharedTask(models.Model):
     is_public = models.BooleanField(
         default=True, help_text="Anonymous visitors may read the task's public pages."
     )
+    # One of the registered types (``bibi.tasktypes``): what an item is and what systems answer.
     task_type = models.CharField(
-        max_length=40, choices=TaskType.choices, default=TaskType.TEXT_CLASSIFICATION
+        max_length=40, choices=task_type_choices, default="text_classification"
     )
     labels = models.JSONField(
         default=default_labels, help_text="The ordered label set, e.g. negative, positive."
@@ -93,6 +97,17 @@ class SharedTask(models.Model):
         default=0.35, help_text="Token edit distance allowed as a share of the original's tokens."
     )
     pair_require_rationale = models.BooleanField(default=False)
+    editable_text = models.CharField(
+        max_length=20,
+        choices=[
+            ("second", "The second text only (a sentence pair's hypothesis)"),
+            ("first", "The first text only (a sentence pair's premise)"),
+            ("both", "Either text, or both"),
+        ],
+        default="second",
+        help_text="Task types whose items have two texts a breaker may edit (sentence pairs): "
+        "which of them a pair may change.",
+    )
     pair_max_text_chars = models.PositiveIntegerField(default=1000)
     strategy_tags = models.JSONField(default=default_strategy_tags)
 
@@ -167,13 +182,11 @@ class SharedTask(models.Model):
             raise ValidationError({"validation_sample_fraction": "Must be in (0, 1]."})
         if self.validations_per_pair < 1:
             raise ValidationError({"validations_per_pair": "A pair needs at least one vote."})
-        if (
-            self.validation_mode != self.ValidationMode.OFF
-            and self.task_type != self.TaskType.TEXT_CLASSIFICATION
-        ):
-            raise ValidationError(
-                {"validation_mode": "Label validation is for text classification tasks."}
-            )
+        problems = self.kind.settings_problems(
+            {field.name: getattr(self, field.name) for field in self._meta.concrete_fields}
+        )
+        if problems:
+            raise ValidationError(problems)
         tags = self.strategy_tags
         if (
             not isinstance(tags, list)
@@ -183,9 +196,9 @@ class SharedTask(models.Model):
             raise ValidationError({"strategy_tags": "Give a non-empty list of tag names."})
 
     @property
-    def is_span(self) -> bool:
-        """A span task (sentence + question -> answer span) rather than a label task."""
-        return self.task_type == self.TaskType.SPAN_EXTRACTION
+    def kind(self) -> TaskType:
+        """The task's type (``bibi.tasktypes``): every rule that differs by type is asked of it."""
+        return task_type(self.task_type)
 
     # These read ``phases.all()`` (four rows at most) so that a task fetched with
     # ``prefetch_related("phases")`` costs no query per question.
@@ -274,7 +287,7 @@ class Dataset(models.Model):
 class Example(models.Model):
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="examples")
     external_id = models.CharField(
-        max_length=200, help_text="The id this example has in the imported file."
+        max_length=EXTERNAL_ID_MAX_LENGTH, help_text="The id this example has in the imported file."
     )
     text = models.TextField()
     label = models.CharField(

@@ -295,14 +295,13 @@ class PairTextsApi(APIView):
         ):
             raise PermissionDenied("Pair texts are released to builder teams and organizers.")
         services.require_break_phase_closed(shared_task=shared_task)
-        if shared_task.is_span:
-            # A span task's items: each sentence with its question (answer each once).
-            rows = [
-                {"text": text, "question": question}
-                for text, question in pair_selectors.pair_items(shared_task=shared_task)
-            ]
-        else:
-            rows = [{"text": text} for text in pair_selectors.pair_texts(shared_task=shared_task)]
+        # Each distinct item once, by its type's column names (a span item: a sentence and its
+        # question; a sentence pair: premise and hypothesis).
+        columns = [segment.column for segment in shared_task.kind.segments]
+        rows = [
+            dict(zip(columns, item, strict=True))
+            for item in pair_selectors.pair_items(shared_task=shared_task)
+        ]
         lines = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
         response = HttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
         response["Content-Disposition"] = (

@@ -7,8 +7,6 @@ version says about one text (and, for starter originals, its λmax and token hin
 
 from __future__ import annotations
 
-import hashlib
-import json
 import uuid
 
 from django.conf import settings
@@ -16,29 +14,6 @@ from django.db import models
 from django.utils import timezone
 
 from bibi.sharedtasks.models import Example, SharedTask, Team
-
-
-def text_digest(text: str) -> str:
-    """The key a text is found by in the prediction matrix (texts can be long)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def item_digest(text: str, question: str = "") -> str:
-    """The cell key of one item: a text (label tasks) or a sentence and a question (span
-    tasks, where one sentence is asked many questions).
-
-    Without a question it is ``text_digest(text)``, so label cells keep their keys; with one
-    it is the digest of the JSON array ``[text, question]`` (no ambiguity whatever either
-    holds). Every side that writes or looks up a span cell calls this function.
-
-    >>> item_digest("UCD won.") == text_digest("UCD won.")
-    True
-    >>> item_digest("UCD won.", "Who won?") != item_digest("UCD won.", "Who won ?")
-    True
-    """
-    if not question:
-        return text_digest(text)
-    return text_digest(json.dumps([text, question], ensure_ascii=False, separators=(",", ":")))
 
 
 class System(models.Model):

@@ -43,6 +43,7 @@ import fim_engine
 from bibi.systems.errors import ValidationFailed
 from bibi.systems.model_store import model_files
 from bibi.systems.models import SystemVersion
+from bibi.tasktypes import LABEL, SPAN, Parts
 
 logger = logging.getLogger(__name__)
 
@@ -205,6 +206,18 @@ def version_span_system(
     if unpacked is not None:
         return span_model_load(unpacked, **options)
     return _cached(version, lambda path: span_model_load(path, **options))
+
+
+# How a ready version's model is loaded, by what its task's systems answer.
+VERSION_LOADERS: Parts[Callable[[SystemVersion], Any]] = Parts("model loader")
+VERSION_LOADERS.register(LABEL, version_system)
+VERSION_LOADERS.register(SPAN, version_span_system)
+
+
+def version_model(version: SystemVersion) -> Any:
+    """A ready version's loaded model, as its task's type runs it: a ``fim_engine.System`` for
+    labels, a ``fim_engine.SpanSystem`` for spans (cached; see ``version_system``)."""
+    return VERSION_LOADERS.of(version.system.shared_task.kind)(version)
 
 
 def _cached(version: SystemVersion, load: Callable[[Path], Loaded]) -> Loaded:

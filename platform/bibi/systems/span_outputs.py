@@ -10,7 +10,7 @@ exclusive, and ``answer_text``), ``label`` '' and no probabilities; with λmax (
 eigenvalue of the summed Fisher metric of the start and end distributions,
 :mod:`fim_engine.spans`), ``hints`` (``[word, norm]`` of each sentence word's block of the top
 eigenvector) and ``leverage`` (``[word, KL]`` of deleting each sentence word) for starter and
-pair items. Its key is ``item_digest(sentence, question)``.
+pair items. Its key is ``item_key((sentence, question))``.
 """
 
 from __future__ import annotations
@@ -22,9 +22,11 @@ from typing import Any
 
 import fim_engine
 from bibi.sharedtasks.models import Dataset, Example
-from bibi.systems.models import Prediction, SystemVersion, item_digest
+from bibi.systems.hosted_runs import HostedRun
+from bibi.systems.models import Prediction, SystemVersion
 from bibi.systems.runner import model_call, span_input_digests, version_span_system
 from bibi.systems.selectors import dataset_examples, span_dev_scores
+from bibi.tasktypes.items import item_key
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ class SpanOutput:
             source=source,
             example=example,
             text=sentence,
-            text_sha256=item_digest(sentence, question),
+            text_sha256=item_key((sentence, question)),
             label="",
             probabilities=None,
             question=question,
@@ -112,11 +114,9 @@ def span_outputs(
     ]
 
 
-def span_version_rows(
-    version: SystemVersion, root: Path
-) -> tuple[list[Prediction], tuple[float | None, float | None, int]]:
+def span_version_run(version: SystemVersion, root: Path) -> HostedRun:
     """Validate a span version's model directory ``root``: its blind-dev cells and starter
-    cells (with λmax), and its dev scores ``(answer accuracy, mean token F1, items scored)``
+    cells (with λmax), and its dev scores: answer accuracy, mean token F1, items scored
     (``selectors.span_dev_scores``)."""
     shared_task = version.system.shared_task
     system = version_span_system(version, unpacked=root)
@@ -144,4 +144,11 @@ def span_version_rows(
     distinct: dict[tuple[str, str], Prediction] = {}
     for row in rows:
         distinct.setdefault((row.source, row.text_sha256), row)
-    return list(distinct.values()), span_dev_scores(shared_task=shared_task, cells=dev)
+    accuracy, token_f1, count = span_dev_scores(shared_task=shared_task, cells=dev)
+    return HostedRun(
+        rows=list(distinct.values()),
+        model_format="transformers",
+        accuracy=accuracy,
+        count=count,
+        token_f1=token_f1,
+    )

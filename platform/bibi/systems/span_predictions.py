@@ -15,14 +15,29 @@ answered exactly once; otherwise every problem is listed and nothing is stored.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from bibi.evaluation import triggers as evaluation_triggers
 from bibi.files import Row, RowErrors
-from bibi.sharedtasks.models import Example
+from bibi.pairs import selectors as pair_selectors
+from bibi.sharedtasks.models import Dataset, Example, SharedTask
 from bibi.systems.errors import PredictionsRejected
-from bibi.systems.models import Prediction, SystemVersion, item_digest
+from bibi.systems.models import Prediction, System, SystemVersion
+from bibi.systems.reported import (
+    PredictionsFile,
+    prediction_rows_read,
+    sentence_as_text,
+    version_to_write,
+)
+from bibi.systems.selectors import dataset_examples, span_dev_scores
 from bibi.systems.span_answers import SpanAnswer, answer_offsets
+from bibi.tasktypes.items import item_key
+from bibi.uploads import upload_digest
 
 
 @dataclass(frozen=True)
@@ -112,7 +127,7 @@ def span_prediction_rows(
     two predicates of one verb, share a cell: the first answer is kept)."""
     rows: dict[str, Prediction] = {}
     for cell in cells:
-        digest = item_digest(cell.text, cell.question)
+        digest = item_key((cell.text, cell.question))
         rows.setdefault(
             digest,
             Prediction(
@@ -129,3 +144,87 @@ def span_prediction_rows(
             ),
         )
     return list(rows.values())
+
+
+def _span_cells(file: PredictionsFile, *, shared_task: SharedTask, source: str) -> list[SpanCell]:
+    """Every item of ``source`` with its answer, or ``PredictionsRejected``."""
+    if source == Prediction.Source.BLIND_DEV:
+        examples = dataset_examples(shared_task, Dataset.Split.BLIND_DEV)
+        return span_predicted_cells(
+            file.rows(),
+            expected={e.external_id: (e, e.text, e.question) for e in examples},
+            key_of=lambda fields: (fields.get("id") or "").strip() or None,
+            named="id",
+            rejected=file.rejected,
+        )
+    rows = sentence_as_text(file.rows, rejected=file.rejected)
+    items = pair_selectors.pair_items(shared_task=shared_task)
+    return span_predicted_cells(
+        rows(),
+        expected={_item_key(text, question): (None, text, question) for text, question in items},
+        key_of=lambda fields: (
+            _item_key(fields["text"], fields["question"])
+            if "text" in fields and "question" in fields
+            else None
+        ),
+        named="text and question",
+        rejected=file.rejected,
+    )
+
+
+def _item_key(text: str, question: str) -> str:
+    return json.dumps([text, question], ensure_ascii=False)
+
+
+@transaction.atomic
+def _span_predictions_write(
+    *,
+    system: System,
+    actor: AbstractBaseUser,
+    filename: str,
+    source: str,
+    cells: list[SpanCell],
+    digest: str,
+) -> SystemVersion:
+    """``_predictions_write`` for a span task's answers."""
+    version = version_to_write(
+        system=system, actor=actor, filename=filename, source=source, digest=digest
+    )
+    rows = span_prediction_rows(version, source, cells)
+    Prediction.objects.bulk_create(rows, batch_size=2000)
+    if source == Prediction.Source.BLIND_DEV:
+        # One function with the hosted versions' dev scores (spanworker's, from the cells).
+        version.dev_accuracy, version.dev_token_f1, version.dev_count = span_dev_scores(
+            shared_task=system.shared_task, cells=rows
+        )
+        version.dev_predictions_sha256 = digest
+    else:
+        version.pair_predictions_sha256 = digest
+    version.save()
+    if source == Prediction.Source.PAIRS:
+        evaluation_triggers.scoring_run_after_version(version=version)
+    return version
+
+
+def span_predictions_upload(
+    *,
+    system: System,
+    actor: AbstractBaseUser,
+    data: bytes,
+    filename: str,
+    source: str,
+    label_map: dict[str, str] | None = None,
+) -> SystemVersion:
+    """Read, check and store a span task's answers (``system_predictions_upload``): its dev
+    scores are answer accuracy under the task's answer mode and mean token F1."""
+    rows, encoding, file_format = prediction_rows_read(data, filename)
+    file = PredictionsFile(rows, filename, encoding, file_format)
+    cells = _span_cells(file, shared_task=system.shared_task, source=source)
+    return _span_predictions_write(
+        system=system,
+        actor=actor,
+        filename=filename,
+        source=source,
+        cells=cells,
+        digest=upload_digest(data, source=source, label_map=None),
+    )

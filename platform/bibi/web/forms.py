@@ -24,8 +24,9 @@ from bibi.pairs.validation import STATES
 
 # The admin's import form serves the organizers' page too: one form, one set of fields.
 from bibi.sharedtasks.admin import ExamplesImportForm as ExamplesImportForm
-from bibi.sharedtasks.models import Phase, SharedTask, Team
+from bibi.sharedtasks.models import Phase, SharedTask, Team, task_type_choices
 from bibi.systems.models import Prediction, System
+from bibi.tasktypes import TEXT_CLASSIFICATION, task_type, task_types
 from bibi.web.validation_results import validation_words
 
 
@@ -101,11 +102,12 @@ class SharedTaskCreateForm(forms.Form):
     )
     description = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
     task_type = forms.ChoiceField(
-        choices=SharedTask.TaskType.choices,
-        initial=SharedTask.TaskType.TEXT_CLASSIFICATION,
+        choices=task_type_choices,
+        initial=TEXT_CLASSIFICATION.key,
         required=False,
-        help_text="Label tasks classify texts; span tasks (QA-SRL) answer a question about a "
-        "sentence with a span of it. It never changes.",
+        help_text="What an item is and what systems answer: "
+        + "; ".join(f"{kind.name}: {kind.description}" for kind in task_types())
+        + ". It never changes.",
     )
     labels = forms.CharField(
         initial="negative, positive",
@@ -127,16 +129,17 @@ class SharedTaskCreateForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
-        # Not given: a label task, as before there were span tasks.
-        cleaned["task_type"] = cleaned.get("task_type") or SharedTask.TaskType.TEXT_CLASSIFICATION
-        if cleaned["task_type"] == SharedTask.TaskType.SPAN_EXTRACTION:
-            # A span task has no label set: the model's default stands in, unused.
-            cleaned.pop("labels", None)
-            cleaned["answer_mode"] = cleaned.get("answer_mode") or SharedTask.AnswerMode.TOKEN_F1
-        else:
-            cleaned.pop("answer_mode", None)
-            if not cleaned.get("labels"):
-                self.add_error("labels", "A label task needs its labels, separated by commas.")
+        # Not given: a label task, as before there were other types.
+        cleaned["task_type"] = cleaned.get("task_type") or TEXT_CLASSIFICATION.key
+        kind = task_type(cleaned["task_type"])
+        # Settings the type has no use for are left to the model's defaults (a span task's
+        # label set stands in, unused).
+        for name in kind.hidden_settings():
+            cleaned.pop(name, None)
+        for name, value in kind.setting_defaults.items():
+            cleaned[name] = cleaned.get(name) or value
+        for name, problem in kind.settings_problems(cleaned).items():
+            self.add_error(name, problem)
         return cleaned
 
 
@@ -262,14 +265,11 @@ class PairSetUploadForm(forms.Form):
 
     def __init__(self, *args: Any, shared_task: SharedTask, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        if shared_task.is_span:
-            # A span pair has answers, not labels: nothing to translate.
+        kind = shared_task.kind
+        if not kind.labelled:
+            # Pairs without labels: nothing to translate.
             del self.fields["label_map"]
-            self.fields["file"].help_text = (
-                "CSV, TSV or JSON Lines: one pair a row (original_id, variant_text, "
-                "variant_answers: texts joined by ' ### ' or a JSON list, empty for the "
-                "original's answers found again; optional question, rationale and tags)."
-            )
+        self.fields["file"].help_text = kind.pair_file_help
 
 
 class PairAddForm(forms.Form):

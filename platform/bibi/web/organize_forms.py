@@ -107,9 +107,6 @@ SETTING_GROUPS: dict[str, list[tuple[str, str]]] = {
     ],
 }
 LIST_FIELDS = ("labels", "strategy_tags")
-# Settings that mean nothing for one task type are not shown for it.
-SPAN_ONLY = ("answer_mode", "answer_f1_threshold")
-LABEL_ONLY = ("labels",)
 # Labels plainer than the field names.
 LABELS = {
     "pair_min_shared_token_ratio": "Least share of the original's tokens",
@@ -147,7 +144,8 @@ class TaskSettingsForm(forms.Form):
         model_fields = fields_for_model(
             SharedTask, fields=task_services.SHARED_TASK_EDITABLE_FIELDS
         )
-        hidden = LABEL_ONLY if shared_task.is_span else SPAN_ONLY
+        # Settings that mean nothing for the task's type are not shown for it.
+        hidden = shared_task.kind.hidden_settings()
         for group in SETTING_GROUPS.values():
             for name, what in group:
                 if name in hidden:

@@ -8,7 +8,7 @@ from typing import Any
 from django import forms
 
 from bibi.sharedtasks.models import SharedTask
-from bibi.sharedtasks.spans import answer_locate_once
+from bibi.tasktypes.span_extraction.answers import answer_locate_once
 from bibi.texts import normalize_text, normalized_offset
 from bibi.web.forms import PairAddForm, PairEditorForm
 

@@ -19,10 +19,11 @@ from django.core.management import CommandError, call_command
 
 import fim_engine
 from bibi.baseline.breaker import BOT_USERNAME, baseline_breaker_run
-from bibi.guidance.suggest import changed_label
-from bibi.pairs.checks import PairInput, PairRules, StarterExample, StarterIndex, check_pair
+from bibi.guidance.kinds import changed_label
 from bibi.pairs.models import Pair, PairSet
 from bibi.sharedtasks.models import Example, Team
+from bibi.tasktypes import TEXT_CLASSIFICATION
+from bibi.tasktypes.rules import PairInput, PairRules, StarterExample
 from fim_engine.datasets import read_labelled
 from fim_engine.training import train_system
 
@@ -93,12 +94,12 @@ def test_it_submits_checked_pairs_with_labels_by_construction_that_break_the_wea
 
     # The checks pass on what was stored, as a human's pair would.
     rules = PairRules.for_shared_task(shared_task)
-    starter = StarterIndex(
+    starter = TEXT_CLASSIFICATION.starter_index(
         StarterExample(e.id, e.external_id, e.text, e.label)
         for e in Example.objects.filter(dataset=cast.starter).order_by("position")
     )
     for pair in stored.values():
-        checked, problems = check_pair(
+        checked, problems = TEXT_CLASSIFICATION.check_pair(
             PairInput(
                 row=pair.row, original_id=pair.original.external_id,
                 variant_text=pair.variant_text, variant_label=pair.variant_label,

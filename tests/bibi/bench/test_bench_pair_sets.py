@@ -7,8 +7,8 @@ import pytest
 from django.core.management import call_command
 
 from bibi.bench.management.commands.bench_pair_sets import pair_file, run_benchmark
-from bibi.pairs.layouts import read_pair_file
 from bibi.pairs.models import Pair, PairSet
+from bibi.tasktypes.pair_files import read_pair_file
 
 pytestmark = pytest.mark.django_db
 

@@ -18,6 +18,7 @@ from bibi.demo import builder, models, span_builder, span_data
 from bibi.demo.span_data import SpanDemoData
 from bibi.sharedtasks.models import Example, Phase, SharedTask
 from bibi.systems.models import System, SystemVersion
+from bibi.tasktypes import SPAN_EXTRACTION
 
 from ..systems.span_cast import tiny_qa_model
 from .conftest import FIXTURE_DATA, REPO_ROOT, published_tables
@@ -93,7 +94,7 @@ def test_the_span_task_is_built_scored_published_and_kept(
     call_command("demo", "--data", str(FIXTURE_DATA), "--span-data", str(QASRL), stdout=out)
     text = out.getvalue()
     task = span_builder.span_task()
-    assert task is not None and task.is_span
+    assert task is not None and task.kind is SPAN_EXTRACTION
     assert task.phase_at().kind == Phase.Kind.RESULTS
     counts = {
         split: Example.objects.filter(dataset__shared_task=task, dataset__split=split).count()

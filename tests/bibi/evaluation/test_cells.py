@@ -12,7 +12,8 @@ from safetensors.numpy import load_file, save_file
 from bibi.evaluation import compute, services
 from bibi.evaluation.matrix import pair_matrix
 from bibi.evaluation.models import CellChunk, CellFailure
-from bibi.systems.models import Prediction, text_digest
+from bibi.systems.models import Prediction
+from bibi.tasktypes.items import text_digest
 
 from ..conftest import STARTER
 from ..systems.conftest import TINY_MODELS

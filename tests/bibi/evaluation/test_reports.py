@@ -18,8 +18,8 @@ from bibi.evaluation.reports import (
     score_inputs,
     scoring_inputs,
 )
-from bibi.systems.models import text_digest
 from bibi.systems.selectors import dev_scores
+from bibi.tasktypes.items import text_digest
 
 from .conftest import OSU_PAIRS, score_now
 

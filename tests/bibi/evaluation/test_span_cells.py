@@ -13,8 +13,9 @@ from bibi.evaluation import compute
 from bibi.evaluation.models import CellChunk, CellFailure
 from bibi.sharedtasks.models import Example
 from bibi.systems import runner
-from bibi.systems.models import Prediction, item_digest
+from bibi.systems.models import Prediction
 from bibi.systems.selectors import span_dev_scores
+from bibi.tasktypes.items import item_key
 from fim_engine.span_model import load_span_system
 
 from ..spancast import PLAN, QA_ITEMS, QA_STARTER, UCD, build_span_cast, upload_and_validate
@@ -51,7 +52,7 @@ def test_a_pair_item_gets_its_answer_span_and_span_lambda_max(span_version, qa_d
     assert compute.cell_chunk_compute(chunk_id=chunk.id) == 1
     cell = span_version.predictions.get(source="pairs")
     assert (cell.text, cell.question) == (VARIANT, question)
-    assert cell.text_sha256 == item_digest(VARIANT, question)
+    assert cell.text_sha256 == item_key((VARIANT, question))
     system = load_span_system(qa_dir, device="cpu")
     answer = system.predict([question], [VARIANT])[0]
     fisher = system.fisher([question], [VARIANT])[0]
@@ -115,6 +116,6 @@ def test_an_item_the_model_cannot_be_loaded_for_is_a_failure_under_its_item_key(
     assert compute.cell_chunk_compute(chunk_id=chunk.id) == 0
     failure = CellFailure.objects.get(system_version=span_version)
     assert failure.text == VARIANT
-    assert failure.text_sha256 == item_digest(VARIANT, QUESTION)
+    assert failure.text_sha256 == item_key((VARIANT, QUESTION))
     assert "could not be loaded" in failure.reason
     assert not Prediction.objects.filter(system_version=span_version, source="pairs").exists()

@@ -9,9 +9,10 @@ from bibi.evaluation import services
 from bibi.evaluation.matrix import pair_matrix
 from bibi.evaluation.models import CellChunk
 from bibi.pairs import services as pair_services
-from bibi.pairs.checks import PairInput
 from bibi.systems import services as system_services
-from bibi.systems.models import Prediction, SystemVersion, item_digest
+from bibi.systems.models import Prediction, SystemVersion
+from bibi.tasktypes.items import item_key
+from bibi.tasktypes.rules import PairInput
 
 from ..pairs.conftest import start_phase_now
 from ..spancast import UCD, build_span_cast
@@ -50,7 +51,7 @@ def hosted_span_task(db):
         source="starter",
         text=UCD,
         question="who beat someone?",
-        text_sha256=item_digest(UCD, "who beat someone?"),
+        text_sha256=item_key((UCD, "who beat someone?")),
         label="",
         lambda_max=0.5,
         answer_start=0,
@@ -73,7 +74,7 @@ def test_span_items_are_keyed_by_sentence_and_question(hosted_span_task):
             [KILMACUD, "who beat someone?"],
         ]
     )
-    cell = matrix.cells[version.id][item_digest(UCD, "who beat someone?")]
+    cell = matrix.cells[version.id][item_key((UCD, "who beat someone?"))]
     assert (cell.answer_start, cell.answer_end, cell.answer_text) == (0, 3, "UCD")
 
 

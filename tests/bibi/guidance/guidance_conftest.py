@@ -93,7 +93,7 @@ def many_pairs(task: GeometryTask, count: int) -> None:
     """``count`` pairs of the breaker team (one word added to an original each), whose cells
     no system has yet; then the break phase is over."""
     from bibi.pairs import services as pair_services
-    from bibi.pairs.checks import PairInput
+    from bibi.tasktypes.rules import PairInput
 
     cast = task.cast
     pair_services.pair_set_submit(

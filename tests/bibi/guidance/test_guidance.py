@@ -6,8 +6,8 @@ import pytest
 from celery.signals import before_task_publish
 from django.core.exceptions import ValidationError
 
+from bibi.guidance.kinds import intended_label
 from bibi.guidance.ranking import boundary_ranking, guide_order
-from bibi.guidance.suggest import intended_label
 from bibi.pairs import services as pair_services
 from bibi.sharedtasks.models import SharedTask
 

@@ -22,10 +22,10 @@ from django.db.models import F
 from django.utils import timezone
 
 from bibi.pairs import services
-from bibi.pairs.checks import PairInput
 from bibi.pairs.models import PairSet
 from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Phase, SharedTask, Team
+from bibi.tasktypes.rules import PairInput
 
 from ..conftest import Cast
 

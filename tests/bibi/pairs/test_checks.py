@@ -8,18 +8,12 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from bibi.labelmaps import LabelLookup
-from bibi.pairs.checks import (
-    PairInput,
-    PairRules,
-    StarterExample,
-    StarterIndex,
-    check_pair,
-    check_pairs,
-    normalize_text,
-)
-from bibi.pairs.tokens import (
+from bibi.tasktypes import TEXT_CLASSIFICATION
+from bibi.tasktypes.rules import PairInput, PairRules, StarterExample, StarterIndex
+from bibi.tasktypes.tokens import (
     tokenize,
 )
+from bibi.texts import normalize_text
 
 from ..conftest import STARTER
 
@@ -27,7 +21,7 @@ RULES = PairRules(
     labels=("negative", "positive"),
     strategy_tags=("morphosyntax", "semantics", "pragmatics", "world_knowledge", "other"),
 )
-INDEX = StarterIndex(
+INDEX = TEXT_CLASSIFICATION.starter_index(
     StarterExample(id=n, external_id=eid, text=text, label=label)
     for n, (eid, text, label) in enumerate(STARTER, start=1)
 )
@@ -47,7 +41,7 @@ def pair(**fields) -> PairInput:
 
 
 def problems(rules: PairRules = RULES, starter: StarterIndex = INDEX, **fields) -> list[str]:
-    return check_pair(pair(**fields), starter=starter, rules=rules)[1]
+    return TEXT_CLASSIFICATION.check_pair(pair(**fields), starter=starter, rules=rules)[1]
 
 
 # --- Texts ------------------------------------------------------------------------------
@@ -62,7 +56,7 @@ def test_normalization_composes_unicode_and_collapses_whitespace():
 
 @pytest.mark.parametrize(("original_id", "variant", "label"), BACKGROUND_PAIRS)
 def test_every_background_pair_passes_with_the_default_rules(original_id, variant, label):
-    checked, reasons = check_pair(
+    checked, reasons = TEXT_CLASSIFICATION.check_pair(
         pair(original_id=original_id, variant_text=variant, variant_label=label),
         starter=INDEX,
         rules=RULES,
@@ -73,7 +67,7 @@ def test_every_background_pair_passes_with_the_default_rules(original_id, varian
 
 
 def test_the_widest_background_pair_is_three_edits_within_a_limit_of_four():
-    checked, _ = check_pair(
+    checked, _ = TEXT_CLASSIFICATION.check_pair(
         pair(variant_text="I'm mad for this movie!"), starter=INDEX, rules=RULES
     )
     assert checked.edit_distance == 3
@@ -104,7 +98,9 @@ def test_it_refuses_a_variant_that_shares_less_than_half_its_tokens():
 
 
 def test_it_refuses_a_variant_too_many_token_edits_away():
-    starter = StarterIndex([StarterExample(id=9, external_id="long", text=LONG, label="positive")])
+    starter = TEXT_CLASSIFICATION.starter_index(
+        [StarterExample(id=9, external_id="long", text=LONG, label="positive")]
+    )
     # 16 tokens: the limit is max(4, 0.35 * 16 = 5.6) = 5 edits.
     five = LONG.replace("slow", "dull").replace("quiet", "loud").replace("oddly", "never")
     five = five.replace("grief", "joy").replace("memory", "loss")
@@ -138,7 +134,7 @@ def test_it_refuses_a_label_outside_the_label_set():
 def test_a_label_map_translates_the_files_labels_however_integers_are_signed():
     lookup = LabelLookup.build({"+1": "positive"}, labels=RULES.labels)
     for spelling in ("+1", "1", "01"):
-        checked, reasons = check_pair(
+        checked, reasons = TEXT_CLASSIFICATION.check_pair(
             pair(variant_label=spelling), starter=INDEX, rules=RULES, labels=lookup
         )
         assert reasons == []
@@ -147,7 +143,9 @@ def test_a_label_map_translates_the_files_labels_however_integers_are_signed():
 
 def test_a_label_map_to_a_label_outside_the_task_refuses_the_whole_set():
     with pytest.raises(ValidationError) as raised:
-        check_pairs([pair()], starter=INDEX, rules=RULES, label_map={"1": "pos"})
+        TEXT_CLASSIFICATION.check_pairs(
+            [pair()], starter=INDEX, rules=RULES, label_map={"1": "pos"}
+        )
     assert raised.value.messages == [
         "The label map turns '1' into 'pos', which is not one of this task's labels "
         "(negative, positive)."
@@ -181,7 +179,7 @@ def test_a_given_original_text_must_match_the_example_after_normalization():
 
 
 def test_an_original_can_be_named_by_its_text_alone():
-    checked, reasons = check_pair(
+    checked, reasons = TEXT_CLASSIFICATION.check_pair(
         pair(original_id="", original_text="I love this movie!"), starter=INDEX, rules=RULES
     )
     assert reasons == []
@@ -265,7 +263,7 @@ def test_accented_latin_other_scripts_and_emoji_pass(variant):
 
 
 def test_tags_come_from_the_tasks_vocabulary():
-    checked, reasons = check_pair(
+    checked, reasons = TEXT_CLASSIFICATION.check_pair(
         pair(tags=("Semantics", "world knowledge", "semantics")), starter=INDEX, rules=RULES
     )
     assert reasons == []
@@ -281,7 +279,7 @@ def test_tags_come_from_the_tasks_vocabulary():
 
 def test_it_refuses_the_same_variant_twice_in_one_set():
     pairs = [pair(row=2), pair(row=3, original_id="s1"), pair(row=4, variant_text="I adore it!")]
-    checked, errors = check_pairs(pairs, starter=INDEX, rules=RULES)
+    checked, errors = TEXT_CLASSIFICATION.check_pairs(pairs, starter=INDEX, rules=RULES)
     assert [(e.line, e.reason) for e in errors] == [(3, "the same variant as row 2")]
 
 
@@ -291,13 +289,13 @@ def test_it_lists_every_failing_pair_with_its_row_in_order():
         pair(row=3, variant_text="I adore the movie!"),
         pair(row=4, original_id="nope", variant_text="I adore that movie!"),
     ]
-    _, errors = check_pairs(pairs, starter=INDEX, rules=RULES)
+    _, errors = TEXT_CLASSIFICATION.check_pairs(pairs, starter=INDEX, rules=RULES)
     assert [e.line for e in errors] == [2, 4]
 
 
 def test_a_draft_checks_against_the_variants_it_already_has():
-    _, errors = check_pairs(
-        [pair(row=7)], starter=INDEX, rules=RULES, taken_variants={"I adore this movie!": 3}
+    _, errors = TEXT_CLASSIFICATION.check_pairs(
+        [pair(row=7)], starter=INDEX, rules=RULES, taken_variants={("I adore this movie!",): 3}
     )
     assert [(e.line, e.reason) for e in errors] == [(7, "the same variant as row 3")]
 
@@ -316,10 +314,10 @@ def test_a_draft_checks_against_the_variants_it_already_has():
 )
 def test_an_edit_past_the_sequence_length_is_warned_of_by_where_it_begins(variant, warned_at):
     rules = dataclasses.replace(RULES, max_sequence_length=12)
-    starter = StarterIndex(
+    starter = TEXT_CLASSIFICATION.starter_index(
         [StarterExample(id=9, external_id="x", text="a b c d e f g h", label="positive")]
     )
-    checked, found = check_pair(
+    checked, found = TEXT_CLASSIFICATION.check_pair(
         pair(original_id="x", variant_text=variant), starter=starter, rules=rules
     )
     assert found == []

@@ -8,10 +8,10 @@ import unicodedata
 import pytest
 
 from bibi.files import FileFormatError
-from bibi.pairs.layouts import read_pair_file, split_tags
 from bibi.pairs.models import Pair
 from bibi.pairs.services import PairSetRejected
 from bibi.sharedtasks.models import Example
+from bibi.tasktypes.pair_files import read_pair_file, split_tags
 
 from .conftest import (
     GOOD_PAIRS,

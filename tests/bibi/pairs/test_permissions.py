@@ -23,9 +23,9 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from bibi.pairs import services
-from bibi.pairs.checks import PairInput
 from bibi.pairs.models import Contest, Pair, PairSet
 from bibi.sharedtasks import services as task_services
+from bibi.tasktypes.rules import PairInput
 
 from ..conftest import ROLES, Cast
 from .conftest import (

@@ -10,8 +10,8 @@ import pytest
 from django.core.files.base import ContentFile
 
 from bibi.pairs import services
-from bibi.pairs.checks import PairInput
 from bibi.pairs.models import Pair
+from bibi.tasktypes.rules import PairInput
 
 from ..spancast import SAID, UCD, build_span_cast
 

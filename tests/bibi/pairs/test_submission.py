@@ -7,8 +7,8 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import RestrictedError
 
 from bibi.pairs import selectors, services
-from bibi.pairs.checks import PairInput
 from bibi.pairs.models import Pair, PairSet
+from bibi.tasktypes.rules import PairInput
 
 from ..conftest import build_cast
 from .conftest import BAD_PAIR, GOOD_PAIRS, csv_bytes, start_phase_now, submit, upload

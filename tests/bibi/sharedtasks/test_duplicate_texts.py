@@ -6,9 +6,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from bibi.files import RowError
-from bibi.pairs.checks import PairInput, PairRules, StarterExample, StarterIndex, check_pair
 from bibi.sharedtasks.importing import DuplicateText, ExamplesImportRejected, examples_import
 from bibi.sharedtasks.models import AuditLogEntry
+from bibi.tasktypes import TEXT_CLASSIFICATION
+from bibi.tasktypes.rules import PairInput, PairRules, StarterExample, StarterIndex
 from bibi.texts import normalize_text
 
 pytestmark = pytest.mark.django_db
@@ -152,30 +153,30 @@ def by_text(index: StarterIndex, text: str) -> list[str]:
     pair = PairInput(
         row=2, original_text=text, variant_text="A quiet failure .", variant_label="negative"
     )
-    return check_pair(pair, starter=index, rules=RULES)[1]
+    return TEXT_CLASSIFICATION.check_pair(pair, starter=index, rules=RULES)[1]
 
 
 def test_exact_duplicates_resolve_to_the_first_in_import_order():
-    index = StarterIndex(
+    index = TEXT_CLASSIFICATION.starter_index(
         [
             StarterExample(id=1, external_id="a", text="A quiet triumph .", label="positive"),
             StarterExample(id=2, external_id="b", text="A quiet  triumph .", label="positive"),
         ]
     )
-    assert index.by_text["A quiet triumph ."].external_id == "a"
+    assert index.by_item[("A quiet triumph .",)].external_id == "a"
     assert index.conflicting == {}
     assert by_text(index, "A quiet triumph .") == []
 
 
 def test_a_text_stored_with_two_labels_is_never_picked_by_text():
     # Only a starter set imported before conflicts were refused can hold one.
-    index = StarterIndex(
+    index = TEXT_CLASSIFICATION.starter_index(
         [
             StarterExample(id=1, external_id="a", text="A quiet triumph .", label="positive"),
             StarterExample(id=2, external_id="b", text="A quiet triumph .", label="negative"),
         ]
     )
-    assert "A quiet triumph ." not in index.by_text
+    assert ("A quiet triumph .",) not in index.by_item
     assert by_text(index, "A quiet triumph .") == [
         "the original text is in the starter set with different labels ('a', 'b'): "
         "give the original's id"

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from bibi.pairs.checks import PairRules, minimal_edit_problems
 from bibi.sharedtasks import services
 from bibi.sharedtasks.models import SharedTask
+from bibi.tasktypes.rules import PairRules, minimal_edit_problems
 
 from ..evaluation.conftest import (
     assert_leaderboards_match,

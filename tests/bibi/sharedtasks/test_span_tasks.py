@@ -7,6 +7,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from bibi.sharedtasks.models import SharedTask
+from bibi.tasktypes import SPAN_EXTRACTION
 
 from ...conftest import REPO_ROOT
 from ..spancast import build_span_cast
@@ -60,7 +61,7 @@ def test_the_task_type_never_changes(cast):
         "/api/v1/shared-tasks/qasrl/", {"task_type": "text_classification"}, format="json"
     )
     assert refused.status_code == 400, refused.json()
-    assert SharedTask.objects.get(slug="qasrl").is_span
+    assert SharedTask.objects.get(slug="qasrl").kind is SPAN_EXTRACTION
 
 
 def test_an_organizer_imports_a_qa_file_over_http(cast):

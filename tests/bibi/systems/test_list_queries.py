@@ -6,7 +6,8 @@ import pytest
 
 from bibi.sharedtasks.models import Example
 from bibi.systems import services
-from bibi.systems.models import Prediction, System, SystemVersion, text_digest
+from bibi.systems.models import Prediction, System, SystemVersion
+from bibi.tasktypes.items import text_digest
 
 from ..conftest import query_count
 

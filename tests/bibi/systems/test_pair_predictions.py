@@ -11,11 +11,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db.models import F
 
 from bibi.pairs import services as pair_services
-from bibi.pairs.checks import PairInput
 from bibi.pairs.models import PairSet
 from bibi.sharedtasks.models import Phase
 from bibi.systems import predictions
 from bibi.systems.models import Prediction
+from bibi.tasktypes.rules import PairInput
 
 from ..conftest import BLIND_DEV
 

@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bibi.systems.models import Prediction, item_digest
+from bibi.systems.models import Prediction
+from bibi.tasktypes.items import item_key
 from fim_engine.span_model import load_span_system
 from scoring.answers import answer_scores
 
@@ -48,7 +49,7 @@ def test_a_qa_model_answers_the_blind_dev_set_and_is_scored_by_the_task_rule(qa_
         assert (cell.answer_start, cell.answer_end) == (answer.start, answer.end)
         assert cell.answer_text == sentence[answer.start : answer.end] == answer.text
         assert cell.question == question and cell.label == "" and cell.probabilities is None
-        assert cell.text_sha256 == item_digest(sentence, question)
+        assert cell.text_sha256 == item_key((sentence, question))
         assert cell.lambda_max is None
     # The scores, counted here with scoring.answers directly under the default mode.
     expected = answer_scores(

@@ -11,7 +11,8 @@ from django.db import transaction
 
 from bibi.evaluation.chunks import message_send
 from bibi.evaluation.models import CellChunk
-from bibi.systems.models import Prediction, SystemVersion, item_digest
+from bibi.systems.models import Prediction, SystemVersion
+from bibi.tasktypes.items import item_key
 
 from ..spancast import QA_BLIND_DEV, QA_ITEMS, QA_STARTER, UCD, build_span_cast
 from .conftest import zip_directory
@@ -68,7 +69,7 @@ def test_a_qa_archive_is_validated_and_its_span_cells_computed_by_a_real_worker(
     chunk = wait_until_done(chunk)
     assert chunk.computed == 1, celery_worker_process.log()[-3000:]
     cell = Prediction.objects.get(system_version=version, source="pairs")
-    assert cell.text_sha256 == item_digest(variant, question)
+    assert cell.text_sha256 == item_key((variant, question))
     assert cell.answer_text == variant[cell.answer_start : cell.answer_end]
     assert cell.lambda_max > 0 and [w for w, _ in cell.leverage] == variant.split()
     celery_worker_process.wait_for_log("Task gpu.cells_compute[")

@@ -15,12 +15,12 @@ import pytest
 from django.test import Client
 
 from bibi.pairs import services as pair_services
-from bibi.pairs.checks import PairInput
 from bibi.pairs.models import PairSet
 from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Invitation, TaskInvitation
 from bibi.systems import services as system_services
 from bibi.systems.models import System, SystemVersion
+from bibi.tasktypes.rules import PairInput
 
 from ...conftest import REPO_ROOT
 from ..conftest import Cast, build_cast

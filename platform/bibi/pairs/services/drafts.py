@@ -15,7 +15,6 @@ from django.utils import timezone
 
 from bibi.files import RowError
 from bibi.pairs import selectors
-from bibi.pairs.checks import CheckedPair, PairInput, PairRules, check_pairs
 from bibi.pairs.models import Pair, PairSet
 from bibi.pairs.services.pair_sets import (
     PairSetRejected,
@@ -23,15 +22,13 @@ from bibi.pairs.services.pair_sets import (
     breaker_member_require,
     pair_build,
     set_quota_require,
-    span_starter_index,
     starter_index,
     submission_describe,
     team_lock,
 )
-from bibi.pairs.span_checks import check_span_pairs
-from bibi.pairs.tokens import edit_out_of_sight
 from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Phase, SharedTask, Team
+from bibi.tasktypes.rules import CheckedPair, PairInput, PairRules
 
 
 @transaction.atomic
@@ -63,7 +60,11 @@ def pair_add(
             source=PairSet.Source.FORM,
             created_by=user,
         )
-    taken = dict(draft.pairs.values_list("variant_text", "row"))
+    kind = shared_task.kind
+    taken = {
+        tuple(row[:-1]): row[-1]
+        for row in draft.pairs.values_list(*kind.pair_fields("variant"), "row")
+    }
     if len(taken) >= shared_task.max_pairs_per_set:
         raise ValidationError(
             f"The draft already has {len(taken)} pairs, the most this shared task allows in "
@@ -88,20 +89,11 @@ def _draft_pair_checked(
     *,
     rules: PairRules,
     label_map: Mapping[str, str] | None,
-    taken: dict[str, int],
+    taken: dict[tuple[str, ...], int],
 ) -> tuple[list[CheckedPair], list[RowError]]:
-    """One pair checked against the task and the draft's pairs (a span task's by variant
-    and question)."""
+    """One pair checked against the task and the draft's pairs (by their variant items)."""
     try:
-        if shared_task.is_span:
-            span_taken = draft.pairs.values_list("variant_text", "question", "row")
-            return check_span_pairs(
-                [pair],
-                starter=span_starter_index(shared_task),
-                rules=rules,
-                taken_variants={(variant, question): row for variant, question, row in span_taken},
-            )
-        return check_pairs(
+        return shared_task.kind.check_pairs(
             [pair],
             starter=starter_index(shared_task, [pair]),
             rules=rules,
@@ -138,18 +130,19 @@ def pair_set_draft_submit(*, pair_set: PairSet, user: AbstractBaseUser) -> PairS
     pair_set.refresh_from_db()
     if pair_set.status != PairSet.Status.DRAFT:
         raise ValidationError("This pair set has already been submitted.")
-    texts = list(pair_set.pairs.values_list("row", "original_text", "variant_text"))
-    if not texts:
+    kind = team.shared_task.kind
+    pairs = list(pair_set.pairs.order_by("row"))
+    if not pairs:
         raise ValidationError("The draft has no pairs yet: add some before submitting it.")
     set_quota_require(team)
     length = settings.SYSTEM_MAX_SEQUENCE_LENGTH
     warnings = [
-        RowError(line=row, reason=warning)
-        for row, original, variant in texts
-        if (warning := edit_out_of_sight(original, variant, max_sequence_length=length))
+        RowError(line=pair.row, reason=warning)
+        for pair in pairs
+        for warning in kind.pair_warnings(*kind.pair_items(pair), max_sequence_length=length)
     ]
     submission = submission_describe(
-        pair_set, pair_count=len(texts), warnings=warnings, dry_run=False
+        pair_set, pair_count=len(pairs), warnings=warnings, dry_run=False
     )
     pair_set.status = PairSet.Status.SUBMITTED
     pair_set.submitted_at = now

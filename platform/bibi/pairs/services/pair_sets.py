@@ -17,23 +17,17 @@ from django.utils import timezone
 
 from bibi.files import FileRejected, RowError, RowErrors, refused_rows_csv
 from bibi.pairs import selectors
-from bibi.pairs.checks import (
+from bibi.pairs.models import Pair, PairSet
+from bibi.sharedtasks import services as task_services
+from bibi.sharedtasks.models import Dataset, Example, Phase, SharedTask, Team
+from bibi.tasktypes.rules import (
     KIND_SUMMARIES,
     CheckedPair,
     PairInput,
     PairRules,
     StarterExample,
     StarterIndex,
-    check_pairs,
 )
-from bibi.pairs.models import Pair, PairSet
-from bibi.pairs.span_checks import (
-    SpanStarterIndex,
-    SpanStarterItem,
-    check_span_pairs,
-)
-from bibi.sharedtasks import services as task_services
-from bibi.sharedtasks.models import Dataset, Example, Phase, SharedTask, Team
 from bibi.texts import moment_text
 
 PAIR_SET_FILE = "the pair-set file"
@@ -125,36 +119,24 @@ def pair_set_size_require(
         )
 
 
-def starter_index(shared_task: SharedTask, pairs: Sequence[PairInput]) -> StarterIndex:
+# The ``Example`` fields a starter example is checked with (``StarterExample``'s that exist).
+_STARTER_FIELDS = [
+    name
+    for name in StarterExample.__dataclass_fields__
+    if name in {field.name for field in Example._meta.concrete_fields}
+]
+
+
+def starter_index(shared_task: SharedTask, pairs: Sequence[PairInput] = ()) -> StarterIndex:
+    """The task's starter set as its type's pair checks look originals up in it; when a few
+    pairs all name their originals by id, only those."""
     examples = Example.objects.filter(
         dataset__shared_task=shared_task, dataset__split=Dataset.Split.STARTER
     ).order_by("position")
-    if len(pairs) < _FEW_PAIRS and all(pair.original_id.strip() for pair in pairs):
+    if pairs and len(pairs) < _FEW_PAIRS and all(pair.original_id.strip() for pair in pairs):
         examples = examples.filter(external_id__in={pair.original_id.strip() for pair in pairs})
-    rows = examples.values_list("id", "external_id", "text", "label")
-    return StarterIndex(StarterExample(*row) for row in rows)
-
-
-def span_starter_index(shared_task: SharedTask) -> SpanStarterIndex:
-    """A span task's starter items, for ``span_checks``."""
-    rows = (
-        Example.objects.filter(
-            dataset__shared_task=shared_task, dataset__split=Dataset.Split.STARTER
-        )
-        .order_by("position")
-        .values_list("id", "external_id", "text", "question", "answers")
-    )
-    return SpanStarterIndex(SpanStarterItem(*row) for row in rows)
-
-
-def _span_layout_require(origin: _Origin) -> None:
-    """A span task's pair file is in the span_pairs layout (a label layout has no answers)."""
-    if origin.layout and origin.layout != "span_pairs":
-        raise ValidationError(
-            "this is a span task: give the pairs in the span_pairs layout (original_id, "
-            "question, variant_text, variant_answers), not the label layout "
-            f"'{origin.layout}'"
-        )
+    rows = examples.values(*_STARTER_FIELDS)
+    return shared_task.kind.starter_index(StarterExample(**row) for row in rows)
 
 
 def pair_build(pair_set: PairSet, checked: CheckedPair) -> Pair:
@@ -171,7 +153,7 @@ def pair_build(pair_set: PairSet, checked: CheckedPair) -> Pair:
         rationale=checked.rationale,
         tags=list(checked.tags),
         edit_distance=checked.edit_distance,
-        **(checked.span or {}),
+        **checked.fields,
         label_unverified=checked.label_unverified,
     )
 
@@ -281,16 +263,14 @@ def _pairs_check(
         file_format=origin.file_format,
     )
     rules = PairRules.for_shared_task(shared_task)
+    kind = shared_task.kind
+    layout_problem = kind.pair_layout_problem(origin.layout)
+    if layout_problem:
+        raise ValidationError(layout_problem)
     try:
-        if shared_task.is_span:
-            _span_layout_require(origin)
-            checked, errors = check_span_pairs(
-                pairs, starter=span_starter_index(shared_task), rules=rules
-            )
-        else:
-            checked, errors = check_pairs(
-                pairs, starter=starter_index(shared_task, pairs), rules=rules, label_map=label_map
-            )
+        checked, errors = kind.check_pairs(
+            pairs, starter=starter_index(shared_task, pairs), rules=rules, label_map=label_map
+        )
     except ValidationError as error:
         raise origin.rejected([RowError(line=0, reason=m) for m in error.messages]) from None
     result = _Checked(

@@ -15,8 +15,6 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.files import File
 
 from bibi.files import FileFormatError
-from bibi.pairs.checks import PairInput
-from bibi.pairs.layouts import read_pair_file
 from bibi.pairs.models import PairSet
 from bibi.pairs.services.pair_sets import (
     PAIR_SET_FILE,
@@ -28,6 +26,8 @@ from bibi.pairs.services.pair_sets import (
     pair_set_submit_require,
 )
 from bibi.sharedtasks.models import Team
+from bibi.tasktypes.pair_files import read_pair_file
+from bibi.tasktypes.rules import PairInput
 from bibi.uploads import upload_digest, upload_size_require
 
 
@@ -95,7 +95,11 @@ def pair_set_upload(
     max_pairs = team.shared_task.max_pairs_per_set
     try:
         pair_file = read_pair_file(
-            data, filename=filename, file_format=file_format, max_pairs=max_pairs
+            data,
+            filename=filename,
+            file_format=file_format,
+            max_pairs=max_pairs,
+            layouts=team.shared_task.kind.pair_layouts,
         )
     except FileFormatError as error:
         raise PairSetRejected.from_format_error(error, source=filename or "the file") from None

@@ -32,6 +32,7 @@ from bibi.sharedtasks.models import (
     Example,
     SharedTask,
 )
+from bibi.tasktypes import example_formats
 
 # --- Datasets and examples ----------------------------------------------------------------
 
@@ -52,48 +53,41 @@ class DatasetOutput(serializers.ModelSerializer):
         return self.context["sight"].examples(dataset.split)
 
 
+# What an example holds besides its id, whatever the type: the type says which of these its
+# examples have, and which are gold (hidden while the dataset's labels are).
+EXAMPLE_FIELDS = [
+    field.name
+    for field in Example._meta.concrete_fields
+    if field.name not in ("id", "dataset", "external_id", "position")
+]
+
+
 class ExampleOutput(serializers.ModelSerializer):
-    id = serializers.CharField(source="external_id")
-
-    class Meta:
-        model = Example
-        fields = ["id", "text", "label"]
-
-
-class UnlabelledExampleOutput(serializers.ModelSerializer):
-    id = serializers.CharField(source="external_id")
-
-    class Meta:
-        model = Example
-        fields = ["id", "text"]
-
-
-class SpanExampleOutput(serializers.ModelSerializer):
-    """A span task's item: sentence, question, predicate and (where visible) gold answers."""
+    """An example as the task's type has it (``TaskType.example_fields``): its texts, and its
+    gold label or answers where ``context["gold"]`` is true."""
 
     id = serializers.CharField(source="external_id")
 
     class Meta:
         model = Example
-        fields = ["id", "text", "question", "predicate_index", "predicate", "answers"]
+        fields = ["id", *EXAMPLE_FIELDS]
 
-
-class UnansweredSpanExampleOutput(serializers.ModelSerializer):
-    """A blind-dev span item as participants see it: no gold answers."""
-
-    id = serializers.CharField(source="external_id")
-
-    class Meta:
-        model = Example
-        fields = ["id", "text", "question", "predicate_index", "predicate"]
+    def get_fields(self) -> dict[str, Any]:
+        fields = super().get_fields()
+        kind = self.context.get("kind")
+        if kind is None:  # the schema: every field any type has
+            return fields
+        shown = {"id", *kind.example_fields(gold=self.context.get("gold", False))}
+        return {name: field for name, field in fields.items() if name in shown}
 
 
 class ExamplesImportInput(serializers.Serializer):
     file = serializers.FileField()
     format = serializers.ChoiceField(
-        choices=["csv", "tsv", "jsonl", "sst2", "qa", "qasrl_tsv"],
+        choices=example_formats(),
         required=False,
-        help_text="qa and qasrl_tsv (the QA-SRL formats) are for span tasks only.",
+        help_text="One of the task type's formats (qa and qasrl_tsv: the QA-SRL formats of "
+        "span tasks).",
     )
     label_map = LabelMapField()
     drop_unmatched = serializers.BooleanField(
@@ -206,13 +200,8 @@ class ExampleListApi(APIView):
         search = request.query_params.get("search")
         if search:
             queryset = queryset.filter(text__icontains=search)
-        if shared_task.is_span:
-            output: type[serializers.Serializer] = (
-                SpanExampleOutput if labels_visible else UnansweredSpanExampleOutput
-            )
-        else:
-            output = ExampleOutput if labels_visible else UnlabelledExampleOutput
-        return paginated(self, request, queryset, output)
+        context = {"kind": shared_task.kind, "gold": labels_visible}
+        return paginated(self, request, queryset, ExampleOutput, **context)
 
 
 class ExamplesImportApi(FileUploadApi):

@@ -18,13 +18,12 @@ from bibi.api import error_groups
 from bibi.files import RowError
 from bibi.pairs import selectors as pair_selectors
 from bibi.pairs import services as pair_services
-from bibi.pairs.checks import PairRules
-from bibi.pairs.layouts import pair_input_from_fields
 from bibi.pairs.models import Pair, PairSet
 from bibi.pairs.services import PAIR_SET_FILE
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import Dataset, SharedTask, Team
 from bibi.sharedtasks.selectors import Viewer
+from bibi.tasktypes.rules import PairRules
 from bibi.web.access import file_upload, refusal_now, require_team, task_and_viewer
 from bibi.web.forms import (
     ContestForm,
@@ -169,7 +168,7 @@ def pair_add(request: HttpRequest, slug: str) -> HttpResponse:
     if form.is_valid():
         try:
             pair = pair_services.pair_add(
-                team=team, user=request.user, pair=pair_input_from_fields(0, form.cleaned_data)
+                team=team, user=request.user, pair=shared_task.kind.pair_input(0, form.cleaned_data)
             )
         except ValidationError as error:
             rejected = add_upload_error(form, error)

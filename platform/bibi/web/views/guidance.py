@@ -52,7 +52,6 @@ from bibi.guidance.visibility import (
     team_name,
 )
 from bibi.pairs import services as pair_services
-from bibi.pairs.layouts import pair_input_from_fields
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import Dataset, Example, SharedTask, Team
 from bibi.sharedtasks.selectors import Viewer
@@ -332,7 +331,9 @@ class _Editor:
     def check_or_add(self, action: str) -> int | HttpResponse:
         request, team = self.request, self.team
         cleaned = self.form.cleaned_data
-        pair = pair_input_from_fields(1, {**cleaned, "original_id": self.example.external_id})
+        pair = self.shared_task.kind.pair_input(
+            1, {**cleaned, "original_id": self.example.external_id}
+        )
         # A machine's suggestion taken as offered, with a new label: nobody checked that label.
         # A span task's answer-moving one asks for the answer instead.
         machine = (cleaned.get("machine_text") or "").strip()

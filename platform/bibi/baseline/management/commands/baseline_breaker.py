@@ -14,6 +14,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from bibi.baseline.breaker import BASELINE_KINDS
 from bibi.files import FileRejected
 from bibi.sharedtasks.models import SharedTask
 
@@ -78,11 +79,7 @@ class Command(BaseCommand):
             "did not."
         )
         if result.unverified:
-            change = (
-                "carry a guessed answer (an edit inside a gold answer)"
-                if shared_task.is_span
-                else "change the label (antonyms, negation)"
-            )
+            change = BASELINE_KINDS.of(shared_task.kind).unverified
             self.stdout.write(
                 f"{result.unverified} pairs {change} and are marked label unverified: they "
                 "count only once validated, and with validation off they are left out of the "

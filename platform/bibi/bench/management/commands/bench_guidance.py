@@ -40,7 +40,8 @@ from bibi.bench.support import phases_around_now
 from bibi.guidance.ranking import boundary_ranking
 from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Dataset, Example, Team
-from bibi.systems.models import Prediction, System, SystemVersion, text_digest
+from bibi.systems.models import Prediction, System, SystemVersion
+from bibi.tasktypes.items import text_digest
 
 SST2 = Path(settings.BASE_DIR).parent / "shared" / "data" / "sst2"
 # Test sentences first, then dev ones: SST-2 test has 1,821 distinct sentences.

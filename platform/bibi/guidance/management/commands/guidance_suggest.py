@@ -18,17 +18,19 @@ from __future__ import annotations
 import json
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 import scoring
+from bibi.guidance.kinds import intended_label
 from bibi.guidance.ranking import RankedOriginal, boundary_ranking, guide_order, ranking_systems
 from bibi.guidance.span_guidance import span_answer, span_request
-from bibi.guidance.suggest import intended_label
 from bibi.sharedtasks.models import SharedTask
 from bibi.systems.models import System
+from bibi.tasktypes import LABEL, SPAN, Parts
 
 
 class Command(BaseCommand):
@@ -51,7 +53,7 @@ class Command(BaseCommand):
         if not ranking:
             raise CommandError("No ready hosted system has λmax on the starter set yet.")
         systems = {s.id: s for s in ranking_systems(shared_task=shared_task)}
-        make = _span_lines if shared_task.is_span else _label_lines
+        make = LINES.of(shared_task.kind)
         lines = make(shared_task, ranking[:top], systems, options["top_k"], options["words"])
         stream = out.open("w", encoding="utf-8") if out else sys.stdout
         try:
@@ -185,3 +187,10 @@ def _line(
         "guide": guide_id,
         "report": report,
     }
+
+
+# The lines of each kind of answer: verified suggestions with the labels they claim, or a
+# span task's suggestions with their answers.
+LINES: Parts[Callable[..., dict[int, dict[str, Any]]]] = Parts("suggestion lines")
+LINES.register(LABEL, _label_lines)
+LINES.register(SPAN, _span_lines)

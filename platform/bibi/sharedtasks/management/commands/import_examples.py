@@ -4,7 +4,7 @@
     python manage.py import_examples qasrl blind_dev wiki1.dev.qa --drop-unmatched
 
 A span task's file is a QA-SRL file (.qa, or the 2017 TSV) or CSV / JSON Lines items
-(``bibi.sharedtasks.span_import``).
+(``bibi.tasktypes.span_extraction.reading``).
 
 On rejection every bad row is printed with its line number, nothing is stored and the
 command exits with status 1.
@@ -18,11 +18,10 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from bibi.files import FORMATS
 from bibi.labelmaps import label_map_parse
 from bibi.sharedtasks.importing import ExamplesImportRejected, examples_import
 from bibi.sharedtasks.models import Dataset, SharedTask
-from bibi.sharedtasks.span_import import SPAN_FORMATS
+from bibi.tasktypes import example_formats
 
 
 class Command(BaseCommand):
@@ -35,7 +34,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--format",
             dest="file_format",
-            choices=sorted({*FORMATS, *SPAN_FORMATS}),
+            choices=sorted(example_formats()),
             help="Default: from the file name (qa and qasrl_tsv: span tasks).",
         )
         parser.add_argument(

@@ -2,8 +2,8 @@
 
 Files are decoded and split into numbered rows by ``bibi.files`` (UTF-8,
 cp1252 or Mac Roman; CSV, TSV or JSON Lines; NFC), exactly as the example importer does;
-this module only gives the rows their meaning, in one of two layouts told apart by their
-column names (matched ignoring case and edge spaces):
+this module only gives the rows their meaning, in one of the layouts the task types declare
+(``PairLayout``), told apart by their column names (matched ignoring case and edge spaces):
 
 ``pairs`` (one pair per row)
     ``original_id``     the original's id in the starter set (or give ``original_text``)
@@ -40,7 +40,7 @@ column names (matched ignoring case and edge spaces):
     ``question``         optional: must then be the original's question (it never changes)
     ``variant_text``     the edited sentence
     ``variant_answers``  its answers: texts joined by `` ### ``, or a JSON list of texts or
-                         ``{"start", "end"}`` objects (``bibi.sharedtasks.spans``); empty:
+                         ``{"start", "end"}`` objects (``bibi.tasktypes.span_extraction.answers``); empty:
                          the original's answers, found again in the variant
     ``rationale``, ``tags``  as in ``pairs``
 
@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,29 +67,74 @@ from bibi.files import (
     json_parse,
 )
 from bibi.files.layout2017 import csv_quoted_problem, read_2017_aware, reads_as_written
-from bibi.pairs.checks import PairInput, normalize_text
+from bibi.tasktypes.registry import task_types
+from bibi.tasktypes.rules import PairInput
+from bibi.texts import normalize_text
 
-PAIRS_COLUMNS = (
-    "original_id",
-    "original_text",
-    "original_label",
-    "variant_text",
-    "variant_label",
-    "rationale",
-    "tags",
+
+@dataclass(frozen=True)
+class PairLayout:
+    """One layout of pair files and JSON pairs: its ``columns``, those it ``requires``, the
+    ``markers`` that tell it from the others (tried by ``rank``, lowest first; ``pairs``
+    is the layout of files that have none of the others' markers) and the
+    ``PairInput`` field each column fills where the names differ (``renames``)."""
+
+    name: str
+    columns: tuple[str, ...]
+    requires: tuple[str, ...]
+    markers: tuple[str, ...] = ()
+    rank: int = 5
+    renames: Mapping[str, str] = field(default_factory=dict)
+    # One pair per row, with its original named by one of these columns (its id, or its texts).
+    by_original: bool = True
+    names_original: tuple[str, ...] = ("original_id", "original_text")
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def described(self) -> str:
+        return f"{self.name} ({', '.join(self.columns)})"
+
+
+PAIRS = PairLayout(
+    "pairs",
+    columns=(
+        "original_id",
+        "original_text",
+        "original_label",
+        "variant_text",
+        "variant_label",
+        "rationale",
+        "tags",
+    ),
+    requires=("variant_text", "variant_label"),
+    markers=("variant_text",),
+    rank=9,
+)
+SST2017 = PairLayout(
+    "sst2017",
+    columns=("sentence_id", "sentence", "label", "sentiment_label", "rationale", "tags"),
+    requires=("sentence_id", "sentence", "label"),
+    markers=("sentence_id",),
+    rank=0,
+    by_original=False,
 )
 # Span tasks: a variant_answers column makes the layout span_pairs (no labels).
-SPAN_PAIRS_COLUMNS = (
-    "original_id",
-    "original_text",
-    "question",
-    "variant_text",
-    "variant_answers",
-    "rationale",
-    "tags",
+SPAN_PAIRS = PairLayout(
+    "span_pairs",
+    columns=(
+        "original_id",
+        "original_text",
+        "question",
+        "variant_text",
+        "variant_answers",
+        "rationale",
+        "tags",
+    ),
+    requires=("variant_text", "variant_answers"),
+    markers=("variant_answers",),
+    rank=1,
 )
-SST2017_COLUMNS = ("sentence_id", "sentence", "label", "sentiment_label", "rationale", "tags")
-LAYOUTS = ("pairs", "sst2017", "span_pairs")
 
 _SIDE = re.compile(r"(.+)_([ab])", re.IGNORECASE | re.DOTALL)
 _TAG_LIST = re.compile(r"[;,]")
@@ -134,8 +179,11 @@ def split_tags(value: Any) -> tuple[str, ...]:
     return tuple(item.strip() for item in items if item.strip())
 
 
-def pair_input_from_fields(row: int, fields: Mapping[str, Any]) -> PairInput:
-    """A pair in the ``pairs`` layout, from one file row or one JSON object."""
+def pair_input_from_fields(
+    row: int, fields: Mapping[str, Any], layout: PairLayout = PAIRS
+) -> PairInput:
+    """A pair in a one-pair-per-row ``layout``, from one file row or one JSON object."""
+    fields = {layout.renames.get(name, name): value for name, value in fields.items()}
 
     def text(name: str) -> str:
         value = fields.get(name)
@@ -152,6 +200,8 @@ def pair_input_from_fields(row: int, fields: Mapping[str, Any]) -> PairInput:
         tags=split_tags(fields.get("tags")),
         question=text("question"),
         variant_answers=_answers_field(fields.get("variant_answers")),
+        original_text_b=text("original_text_b"),
+        variant_text_b=text("variant_text_b"),
     )
 
 
@@ -163,7 +213,12 @@ def _answers_field(value: Any) -> str:
 
 
 def read_pair_file(
-    data: bytes, *, filename: str, file_format: str | None = None, max_pairs: int | None = None
+    data: bytes,
+    *,
+    filename: str,
+    file_format: str | None = None,
+    max_pairs: int | None = None,
+    layouts: Sequence[PairLayout] = (PAIRS, SST2017),
 ) -> PairFile:
     """Decode and read a pair-set file.
 
@@ -171,6 +226,8 @@ def read_pair_file(
     rows, unknown or missing columns); rows that cannot be read are ``PairFile.errors``.
     With ``max_pairs``, a file of more pairs than that is only counted
     (``PairFile.pair_count``), its pairs left unread: the caller refuses it by its count.
+    ``layouts`` are the task type's: the file's layout is told among every type's (so a
+    file for another type says so), and one none has names the task's in its refusal.
     """
     file_format = detect_format(filename, file_format)
     if file_format == "sst2":
@@ -185,12 +242,12 @@ def read_pair_file(
     rows = read_2017_aware(decoded.text, file_format=file_format)
 
     columns, readable, errors = _survey(rows(), file_format=file_format)
-    layout = _layout(columns, file_format=file_format)
+    layout = _layout(columns, file_format=file_format, layouts=layouts)
     result = PairFile(
-        layout=layout,
+        layout=layout.name,
         file_format=file_format,
         encoding=decoded.encoding,
-        pair_count=readable if layout != "sst2017" else (readable + 1) // 2,
+        pair_count=readable if layout.by_original else (readable + 1) // 2,
         errors=errors,
         text=decoded.text,
     )
@@ -201,8 +258,8 @@ def read_pair_file(
         for row in rows()
         if row.error is None
     )
-    if layout != "sst2017":
-        result.pairs = [pair_input_from_fields(row.line, row.fields) for row in normalized]
+    if layout.by_original:
+        result.pairs = [pair_input_from_fields(row.line, row.fields, layout) for row in normalized]
     else:
         result.pairs, layout_errors, result.warnings = _read_sst2017(
             list(normalized), quoted=quoted
@@ -231,36 +288,31 @@ def _survey(rows: Iterator[Row], *, file_format: str) -> tuple[dict[str, int], i
     return columns, readable, errors
 
 
-def _layout(columns: Mapping[str, int], *, file_format: str) -> str:
+def _layout(
+    columns: Mapping[str, int], *, file_format: str, layouts: Sequence[PairLayout]
+) -> PairLayout:
     """Which layout the column names say; raises FileFormatError for unknown columns."""
     if not columns:
         # Every row was unreadable: the row errors say why, the layout does not matter.
-        return "pairs"
-    if "sentence_id" in columns:
-        layout, known = "sst2017", SST2017_COLUMNS
-        required: tuple[str, ...] = ("sentence_id", "sentence", "label")
-    elif "variant_answers" in columns:
-        layout, known = "span_pairs", SPAN_PAIRS_COLUMNS
-        required = ("variant_text", "variant_answers")
-    elif "variant_text" in columns:
-        layout, known = "pairs", PAIRS_COLUMNS
-        required = ("variant_text", "variant_label")
-    else:
+        return layouts[0]
+    known_layouts = sorted({*all_layouts(), *layouts}, key=lambda layout: layout.rank)
+    layout = next((each for each in known_layouts if any(m in columns for m in each.markers)), None)
+    if layout is None:
         raise FileFormatError(
             "cannot tell the file's layout from its columns: give "
-            f"{', '.join(PAIRS_COLUMNS)} (one pair per row) or "
-            f"{', '.join(SST2017_COLUMNS[:3])} (the 2017 layout, <id>_a and <id>_b rows)",
+            + " or ".join(each.described() for each in layouts),
             line=1,
         )
-    unknown = sorted(name for name in columns if name not in known)
+    unknown = sorted(name for name in columns if name not in layout.columns)
     if unknown:
         what = "field" if file_format == "jsonl" else "column"
         raise FileFormatError(
             f"unknown {what}(s) {', '.join(repr(name[:60]) for name in unknown[:10])}: "
-            f"the {layout} layout has {', '.join(known)}",
+            f"the {layout.name} layout has {', '.join(layout.columns)}",
             line=min(columns[name] for name in unknown),
         )
-    if layout == "sst2017":
+    required = layout.requires
+    if layout is SST2017:
         if "label" in columns and "sentiment_label" in columns:
             raise FileFormatError(
                 "the file has both label and sentiment_label: give the label in one of them",
@@ -269,13 +321,18 @@ def _layout(columns: Mapping[str, int], *, file_format: str) -> str:
         if "sentiment_label" in columns:
             required = ("sentence_id", "sentence", "sentiment_label")
     missing = [name for name in required if name not in columns]
-    if layout != "sst2017" and "original_id" not in columns and "original_text" not in columns:
+    if layout.by_original and not any(name in columns for name in layout.names_original):
         missing.insert(0, "original_id")
     if missing:
         raise FileFormatError(
-            f"the {layout} layout needs the column(s) {', '.join(missing)}", line=1
+            f"the {layout.name} layout needs the column(s) {', '.join(missing)}", line=1
         )
     return layout
+
+
+def all_layouts() -> list[PairLayout]:
+    """Every registered type's layouts, each once."""
+    return list(dict.fromkeys(layout for kind in task_types() for layout in kind.pair_layouts))
 
 
 def _content(row: Row) -> dict[str, str]:

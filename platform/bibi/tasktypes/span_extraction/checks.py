@@ -1,9 +1,9 @@
-"""The minimal-pair rules of a span task (QA-SRL), on top of ``checks``.
+"""The minimal-pair rules of a span task (QA-SRL), on top of ``bibi.tasktypes.rules``.
 
 A span pair is a starter item (a sentence and a question about it, with gold answers) and a
 variant of its sentence, with the variant's answers. Breakers change the sentence (and the
 answer where appropriate), never the question. So a span pair is refused when, besides what
-``checks`` refuses of any pair's variant, rationale, tags and edit (the edit-distance rules
+the shared rules refuse of any pair's variant, rationale, tags and edit (the edit-distance rules
 apply to the sentence):
 
 - the original is not a starter item: found by id, or by its sentence and question (a
@@ -15,58 +15,36 @@ apply to the sentence):
   one that is no longer there is named: the breaker then says what the answer became.
 
 Labels play no part: a span pair stores the question and both items' answers
-(``CheckedPair.span``) and '' for labels.
+(``CheckedPair.fields``) and '' for labels.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from bibi.files import RowError
-from bibi.pairs.checks import (
+from bibi.tasktypes.rules import (
     CheckedPair,
     PairInput,
     PairRules,
     StarterExample,
-    _free_text_problems,
-    _tags,
-    _variant_problems,
+    StarterIndex,
+    free_text_problems,
     minimal_edit_problems,
+    tags_checked,
+    variant_problems,
 )
-from bibi.pairs.tokens import edit_out_of_sight
-from bibi.sharedtasks.spans import answer_locate, answers_read
+from bibi.tasktypes.span_extraction.answers import answer_locate, answers_read
+from bibi.tasktypes.tokens import edit_out_of_sight
 from bibi.texts import normalize_text
 
 
-@dataclass(frozen=True)
-class SpanStarterItem:
-    """A starter item as the span checks need it: ``id`` is the database key."""
-
-    id: int
-    external_id: str
-    text: str
-    question: str
-    answers: list[dict[str, Any]]
+def starter_key(item: StarterExample) -> tuple[str, str]:
+    """A starter item's key: its normalized sentence and question (a sentence alone names
+    none: it has several questions)."""
+    return (normalize_text(item.text), normalize_text(item.question))
 
 
-class SpanStarterIndex:
-    """The starter items by external id and by (normalized sentence, normalized question)."""
-
-    def __init__(self, items: Iterable[SpanStarterItem]) -> None:
-        self.by_id: dict[str, SpanStarterItem] = {}
-        self.by_item: dict[tuple[str, str], SpanStarterItem] = {}
-        for item in items:
-            self.by_id[item.external_id] = item
-            key = (normalize_text(item.text), normalize_text(item.question))
-            self.by_item.setdefault(key, item)
-
-    def __len__(self) -> int:
-        return len(self.by_id)
-
-
-def _original(pair: PairInput, starter: SpanStarterIndex) -> tuple[SpanStarterItem | None, str]:
+def _original(pair: PairInput, starter: StarterIndex) -> tuple[StarterExample | None, str]:
     original_id = pair.original_id.strip()
     text, question = normalize_text(pair.original_text), normalize_text(pair.question)
     if original_id:
@@ -90,7 +68,7 @@ def _original(pair: PairInput, starter: SpanStarterIndex) -> tuple[SpanStarterIt
     return (None, problem) if problem else (item, "")
 
 
-def question_problem(question: str, item: SpanStarterItem) -> str:
+def question_problem(question: str, item: StarterExample) -> str:
     """Why a given ``question`` is refused for ``item`` ('' when it is none or the item's,
     compared after ``normalize_text``): the question is the same on both sides of a pair."""
     given = normalize_text(question)
@@ -103,7 +81,7 @@ def question_problem(question: str, item: SpanStarterItem) -> str:
 
 
 def variant_answers(
-    raw: str, *, variant: str, original: SpanStarterItem
+    raw: str, *, variant: str, original: StarterExample
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The variant's answers (spans of ``variant``), or the reasons they cannot be taken."""
     if raw.strip():
@@ -121,16 +99,16 @@ def variant_answers(
 
 
 def check_span_pair(
-    pair: PairInput, *, starter: SpanStarterIndex, rules: PairRules
+    pair: PairInput, *, starter: StarterIndex, rules: PairRules
 ) -> tuple[CheckedPair | None, list[str]]:
     """One span pair on its own: the checked pair, or None and every reason why not."""
     original, problem = _original(pair, starter)
     problems = [problem] if problem else []
     variant = normalize_text(pair.variant_text)
-    problems += _variant_problems(variant, rules)
+    problems += variant_problems(variant, rules)
     rationale = pair.rationale.strip()
-    problems += _free_text_problems(rationale, pair.source_id, rules)
-    tags, tag_problems = _tags(pair.tags, rules)
+    problems += free_text_problems(rationale, pair.source_id, rules)
+    tags, tag_problems = tags_checked(pair.tags, rules)
     problems += tag_problems
     if original is None or not variant:
         return None, problems
@@ -146,14 +124,11 @@ def check_span_pair(
     out_of_sight = edit_out_of_sight(
         original.text, variant, max_sequence_length=rules.max_sequence_length
     )
-    example = StarterExample(
-        id=original.id, external_id=original.external_id, text=original.text, label=""
-    )
     return (
         CheckedPair(
             row=pair.row,
             source_id=pair.source_id.strip(),
-            original=example,
+            original=original,
             variant_text=variant,
             variant_label="",
             rationale=rationale,
@@ -162,7 +137,7 @@ def check_span_pair(
             warnings=(out_of_sight,) if out_of_sight else (),
             # A machine-made answer (the baseline breaker's edit inside an answer): unverified.
             label_unverified=pair.label_unverified,
-            span={
+            fields={
                 "question": original.question,
                 "original_answers": original.answers,
                 "variant_answers": answers,
@@ -170,31 +145,3 @@ def check_span_pair(
         ),
         [],
     )
-
-
-def check_span_pairs(
-    pairs: Sequence[PairInput],
-    *,
-    starter: SpanStarterIndex,
-    rules: PairRules,
-    taken_variants: Mapping[tuple[str, str], int] | None = None,
-) -> tuple[list[CheckedPair], list[RowError]]:
-    """``checks.check_pairs`` for a span set: each pair, then no (variant, question) twice."""
-    checked: list[CheckedPair] = []
-    errors: list[RowError] = []
-    seen: dict[tuple[str, str], int] = dict(taken_variants or {})
-    for pair in pairs:
-        result, problems = check_span_pair(pair, starter=starter, rules=rules)
-        if result is not None and result.span is not None:
-            key = (result.variant_text, result.span["question"])
-            if key in seen:
-                problems.append(f"the same variant and question as row {seen[key]}")
-                result = None
-            else:
-                seen[key] = pair.row
-        if problems:
-            errors.extend(RowError(line=pair.row, reason=problem) for problem in problems)
-        elif result is not None:
-            checked.append(result)
-    errors.sort(key=lambda error: error.line)
-    return checked, errors

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bibi.pairs.tokens import (
+from bibi.tasktypes.tokens import (
     edit_out_of_sight,
     shared_token_ratio,
     token_edit_distance,

@@ -1,14 +1,14 @@
 """Reading and checking the examples of a span task (QA-SRL: sentence + question -> spans).
 
-``importing.examples_import`` hands a span task's file here and writes what passes, all or
-nothing, as for labels. Formats (``SPAN_FORMATS``):
+``SpanExtraction.examples_read`` and ``examples_check`` read and check a span task's file
+(``sharedtasks.importing`` writes what passes, all or nothing, as for labels). Formats (``SPAN_FORMATS``):
 
 * ``qa``: the QA-SRL block format of He et al. (2015), read by ``fim_engine.qasrl.read_qa``;
 * ``qasrl_tsv``: the 2017 shared task's TSV (header ``#id prefix predicate suffix question
   answer``), read by ``fim_engine.qasrl.read_tsv``; a ``.tsv`` file with that header is read
   this way without being asked;
 * ``csv``, ``tsv``, ``jsonl``: one item per row with the fields ``id``, ``text`` (the
-  sentence), ``question``, ``answers`` (``bibi.sharedtasks.spans``) and optionally
+  sentence), ``question``, ``answers`` (``bibi.tasktypes.span_extraction.answers``) and optionally
   ``predicate_index`` (the predicate's token index, tokens split on whitespace) and
   ``predicate`` (the verb).
 
@@ -20,7 +20,7 @@ is an item left with no answer. The 2017 TSV repeats some rows: a row equal to a
 earlier one (same id, sentence, question and answers) is skipped and reported; the same id
 with anything else is refused. The same sentence and question under two ids (two predicates
 with one verb) are two examples that share one cell of the prediction matrix
-(``bibi.systems.models.item_digest``).
+(``bibi.tasktypes.items.item_key``).
 """
 
 from __future__ import annotations
@@ -38,14 +38,14 @@ from bibi.files import (
     decode_upload,
     iter_rows,
 )
-from bibi.sharedtasks.import_rows import EXTERNAL_ID_MAX_LENGTH
-from bibi.sharedtasks.models import Dataset, Example
-from bibi.sharedtasks.spans import answers_read
+from bibi.tasktypes.examples import EXTERNAL_ID_MAX_LENGTH, ExamplesChecked, ExistingExamples
+from bibi.tasktypes.span_extraction.answers import answers_read
 from bibi.texts import text_problems
 from fim_engine.qasrl import TSV_HEADER, AnswerNotFoundError, QasrlReading, read_qa, read_tsv
 
 SPAN_FORMATS = ("qa", "qasrl_tsv", "csv", "tsv", "jsonl")
-PREDICATE_MAX_LENGTH = Example._meta.get_field("predicate").max_length
+# ``Example.predicate``'s length (its model reads it from here).
+PREDICATE_MAX_LENGTH = 100
 
 
 @dataclass(frozen=True)
@@ -199,42 +199,44 @@ def _predicate_index(raw: str | None, text: str) -> tuple[int | None, str]:
     return int(value), ""
 
 
-def span_examples_checked(reading: SpanReading, *, dataset: Dataset, start: int) -> list[Example]:
-    """The examples of ``reading`` checked against each other and ``dataset``; problems go
-    to ``reading.errors`` (and the examples are then not to be written)."""
-    existing = set(dataset.examples.values_list("external_id", flat=True))
+def span_examples(reading: SpanReading, *, existing: ExistingExamples) -> ExamplesChecked:
+    """The items of ``reading`` checked against each other and the dataset's ids, as
+    ``Example`` fields; every problem is in ``errors`` (the examples are then not written)."""
+    checked = ExamplesChecked(
+        errors=reading.errors,
+        dropped_answers=reading.dropped,
+        dropped_items=reading.dropped_items,
+        repeated_rows=reading.repeated,
+    )
     first: dict[str, SpanRow] = {}
-    examples: list[Example] = []
     for row in reading.rows:
-        problems = _row_problems(row, existing)
+        problems = _row_problems(row, existing.ids)
         earlier = first.get(row.external_id)
         if earlier is not None:
             if _same_item(earlier, row):
-                reading.repeated.append((row.line, earlier.line))
+                checked.repeated_rows.append((row.line, earlier.line))
             else:
-                reading.errors.add(
+                checked.errors.add(
                     row.line,
                     f"the id '{row.external_id}' is used twice (first on line {earlier.line})",
                 )
             continue
         first[row.external_id] = row
         if problems:
-            reading.errors.extend(RowError(row.line, problem) for problem in problems)
+            checked.errors.extend(RowError(row.line, problem) for problem in problems)
             continue
-        examples.append(
-            Example(
-                dataset_id=dataset.id,
-                external_id=row.external_id,
-                text=row.text,
-                label="",
-                question=row.question,
-                predicate_index=row.predicate_index,
-                predicate=row.predicate,
-                answers=row.answers,
-                position=start + len(examples),
-            )
+        checked.examples.append(
+            {
+                "external_id": row.external_id,
+                "text": row.text,
+                "label": "",
+                "question": row.question,
+                "predicate_index": row.predicate_index,
+                "predicate": row.predicate,
+                "answers": row.answers,
+            }
         )
-    return examples
+    return checked
 
 
 def _same_item(one: SpanRow, other: SpanRow) -> bool:

@@ -1,0 +1,262 @@
+"""What guidance does by what a task's systems answer (``GUIDANCE_KINDS``), and how a
+worker's answer is named and judged for its viewer: which systems a draft breaks given the
+intended labels, and the labels suggestions claim (``intended_label``, ``changed_label``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import ValidationError
+
+import scoring
+from bibi.guidance import jobs
+from bibi.guidance.ranking import LAMBDA_NOTE, TRANSFER_NOTE
+from bibi.guidance.span_guidance import span_answer, span_request
+from bibi.guidance.visibility import GuidanceSight, system_name, team_name
+from bibi.sharedtasks.models import Example, SharedTask
+from bibi.systems.models import System
+from bibi.tasktypes import LABEL, SPAN, Parts
+
+# Labels with an obvious opposite on a label set larger than two (``changed_label``).
+POLARITY = {"positive": "negative", "negative": "positive", "pos": "neg", "neg": "pos"}
+
+
+@dataclass(frozen=True)
+class SuggestRequest:
+    """One request: suggestions for a starter original, or a check of a draft ``variant_text``
+    of it with the ``variant_label`` the breaker intends (default: the original's)."""
+
+    original_id: str
+    variant_text: str | None = None
+    variant_label: str | None = None
+    system_ids: tuple[int, ...] | None = None
+    top_k: int = 5
+    words: int = 3
+    # Span tasks: the variant's answers (offsets into the normalised variant, or texts) and
+    # the question, which must be the original's when given.
+    variant_answers: tuple[Any, ...] | None = None
+    question: str | None = None
+
+
+def _label_answer(
+    record: jobs.JobRecord,
+    shared_task: SharedTask,
+    sight: GuidanceSight,
+    payload: dict[str, Any],
+    example: Example,
+    by_version: dict[str, System],
+) -> dict[str, Any]:
+    """A labelled task's answer: the draft judged with the intended labels, or the
+    suggestions with the labels they claim."""
+    original = {"id": example.external_id, "text": example.text, "label": example.label}
+    if record.variant is not None:
+        return _draft_answer(sight, payload["check"], by_version, original, record.variant_label)
+    return _suggestion_answer(
+        sight, payload["report"], payload["sources"], by_version, original, shared_task.labels
+    )
+
+
+def _span_answer(
+    record: jobs.JobRecord,
+    shared_task: SharedTask,
+    sight: GuidanceSight,
+    payload: dict[str, Any],
+    example: Example,
+    by_version: dict[str, System],
+) -> dict[str, Any]:
+    names = {vid: (system.id, _name(system, sight)) for vid, system in by_version.items()}
+    return span_answer(
+        payload, example=example, shared_task=shared_task, names=names, per_system=sight.per_system
+    )
+
+
+def _name(system: System, sight: GuidanceSight) -> str:
+    return f"{team_name(system.team, sight)} / {system_name(system, sight)}"
+
+
+def _judged(
+    system: System,
+    sight: GuidanceSight,
+    outcome: dict[str, Any],
+    predicted: tuple[str, str],
+    intended: tuple[str, str | None],
+) -> dict[str, Any]:
+    """One system's outcome named for the viewer, with whether it breaks the system given
+    the ``intended`` (original, variant) labels (None when the variant's is not known)."""
+    original_label, variant_label = intended
+    breaks = (
+        None
+        if variant_label is None
+        else scoring.pair_breaks(original_label, variant_label, *predicted)
+    )
+    return {"system_id": system.id, "system": _name(system, sight), **outcome, "breaks": breaks}
+
+
+def _draft_answer(
+    sight: GuidanceSight,
+    check: dict[str, Any],
+    by_version: dict[str, System],
+    original: dict[str, Any],
+    variant_label: str,
+) -> dict[str, Any]:
+    outcomes = [
+        _judged(
+            by_version[version_id],
+            sight,
+            outcome,
+            (outcome["original"]["label"], outcome["variant"]["label"]),
+            (original["label"], variant_label),
+        )
+        for version_id, outcome in check["outcomes"].items()
+    ]
+    return {
+        "original": original,
+        "variant_text": check["variant"],
+        "variant_label": variant_label,
+        "keeps_label": variant_label == original["label"],
+        "systems": len(outcomes),
+        "changed": sum(outcome["changed"] for outcome in outcomes),
+        "breaks": sum(outcome["breaks"] for outcome in outcomes),
+        "outcomes": outcomes if sight.per_system else [],
+    }
+
+
+def _suggestion_answer(
+    sight: GuidanceSight,
+    report: dict[str, Any],
+    sources: list[str],
+    by_version: dict[str, System],
+    original: dict[str, Any],
+    labels: Sequence[str],
+) -> dict[str, Any]:
+    predictions = report["predictions"]
+    suggestions = []
+    for suggestion in report["suggestions"]:
+        # A probe (an embedding neighbour) claims no label: it shows what moves the guide.
+        probe = bool(suggestion.get("probe"))
+        variant_label = (
+            None if probe else intended_label(suggestion["keeps_label"], original["label"], labels)
+        )
+        outcomes = [
+            _judged(
+                by_version[version_id],
+                sight,
+                outcome,
+                (predictions[version_id]["label"], outcome["label"]),
+                (original["label"], variant_label),
+            )
+            for version_id, outcome in suggestion["outcomes"].items()
+        ]
+        suggestions.append(
+            {
+                **{key: suggestion[key] for key in ("text", "edit", "source", "keeps_label")},
+                **{key: suggestion[key] for key in ("rationale", "projection", "predicted_kl")},
+                "label_unverified": bool(suggestion.get("label_unverified")),
+                "probe": probe,
+                "variant_label": variant_label,
+                "changed": sum(outcome["changed"] for outcome in outcomes),
+                "breaks": None
+                if variant_label is None
+                else sum(bool(outcome["breaks"]) for outcome in outcomes),
+                "outcomes": outcomes if sight.per_system else [],
+            }
+        )
+    guide = by_version[report["guide"]]
+    guide_confidence = max(predictions[report["guide"]]["probabilities"].values(), default=1.0)
+    return {
+        "original": original,
+        "guide": {"system_id": guide.id, "system": _name(guide, sight)}
+        if sight.per_system
+        else None,
+        "lambda_max": report["lambda_max"] if sight.per_system else None,
+        "uncertainty": 1.0 - guide_confidence if sight.per_system else None,
+        "notes": {"lambda_max": LAMBDA_NOTE, "transfer": TRANSFER_NOTE},
+        "leverage": report["leverage"],
+        "sources": sources,
+        "predictions": [
+            {"system_id": by_version[vid].id, "system": _name(by_version[vid], sight), **prediction}
+            for vid, prediction in predictions.items()
+        ]
+        if sight.per_system
+        else [],
+        "suggestions": suggestions,
+    }
+
+
+@dataclass(frozen=True)
+class GuidanceKind:
+    """What guidance does differently by what a task's systems answer: what the worker is
+    told beyond the texts (``request``), which intended labels are refused (``label_check``,
+    raising ``ValidationError``) and how the worker's payload is named and judged (``answer``)."""
+
+    request: Callable[[SharedTask, Example, str | None, SuggestRequest], dict[str, Any] | None]
+    label_check: Callable[[SharedTask, str], None]
+    answer: Callable[..., dict[str, Any]]
+
+
+def _label_in_set(shared_task: SharedTask, label: str) -> None:
+    if label not in shared_task.labels:
+        raise ValidationError(
+            {
+                "variant_label": f"{label!r} is not a label of this task "
+                f"({', '.join(shared_task.labels)})."
+            }
+        )
+
+
+def _span_request(
+    shared_task: SharedTask, example: Example, variant: str | None, request: SuggestRequest
+) -> dict[str, Any]:
+    return span_request(
+        shared_task,
+        example,
+        variant=variant,
+        variant_label=request.variant_label,
+        given_answers=request.variant_answers,
+        question=request.question,
+    )
+
+
+GUIDANCE_KINDS: Parts[GuidanceKind] = Parts("guidance")
+GUIDANCE_KINDS.register(
+    LABEL,
+    GuidanceKind(
+        request=lambda shared_task, example, variant, request: None,
+        label_check=_label_in_set,
+        answer=_label_answer,
+    ),
+)
+# A span task's intended label is refused by ``span_request`` (it has answers instead).
+GUIDANCE_KINDS.register(
+    SPAN,
+    GuidanceKind(
+        request=_span_request, label_check=lambda shared_task, label: None, answer=_span_answer
+    ),
+)
+
+
+def intended_label(keeps_label: bool, original_label: str, labels: Sequence[str]) -> str | None:
+    """The gold label a suggestion is meant to carry: the original's when it keeps the label,
+    else ``changed_label`` (None when that is not known)."""
+    return original_label if keeps_label else changed_label(original_label, labels)
+
+
+def changed_label(label: str, labels: Sequence[str]) -> str | None:
+    """The gold label of a label-changing edit of an original labelled ``label``: the other
+    label of a binary task, the opposite of a polarity pair (``POLARITY``, any case) on a
+    larger label set, else None (a negated "neutral" item is not reliably anything).
+
+    >>> changed_label("positive", ["negative", "positive"])
+    'negative'
+    >>> changed_label("Positive", ["Negative", "Neutral", "Positive"])
+    'Negative'
+    >>> changed_label("neutral", ["negative", "neutral", "positive"]) is None
+    True
+    """
+    if len(labels) == 2:
+        return labels[1] if label == labels[0] else labels[0]
+    opposite = POLARITY.get(label.lower())
+    return next((other for other in labels if other.lower() == opposite), None)

@@ -1,0 +1,201 @@
+"""What every self-reported upload shares, whatever the task's type: the windows predictions
+are taken in, reading the file, and the version new predictions go to.
+
+Self-reported systems' predictions (the 2017 protocol) come for the blind dev set during the
+build phase and for the pair items during the pair-prediction window
+(``bibi.pairs.selectors.pair_predictions_window``). ``predictions.system_predictions_upload``
+hands a file to the reader of its task's answers (``label_predictions``, ``span_predictions``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+
+from bibi.files import FileFormatError, Row, RowError, RowErrors, decode_upload, detect_format
+from bibi.files.layout2017 import read_2017_aware
+from bibi.pairs import selectors as pair_selectors
+from bibi.sharedtasks import services as sharedtask_services
+from bibi.sharedtasks.models import Phase, SharedTask
+from bibi.systems.errors import PredictionsRejected
+from bibi.systems.models import Prediction, System, SystemVersion
+from bibi.systems.services import next_version_number, require_member, require_upload_quota
+from bibi.texts import moment_text
+
+Status = SystemVersion.Status
+
+
+def require_pair_predictions_window(*, shared_task: SharedTask) -> None:
+    """Pair predictions are taken while the window of
+    ``bibi.pairs.selectors.pair_predictions_window`` is open, and refused before and after
+    with the window's dates."""
+    doing = "uploading pair predictions"
+    sharedtask_services.phase_require_ended(
+        shared_task=shared_task, kind=Phase.Kind.BREAK, doing=doing
+    )
+    window = pair_selectors.pair_predictions_window(shared_task=shared_task)
+    if window is not None and window.has_closed():
+        raise ValidationError(
+            f"Pair predictions were taken until {moment_text(window.closes_at)} "
+            f"(server time): {doing} is no longer possible."
+        )
+
+
+def _predictions_window_require(*, shared_task: SharedTask, source: str) -> None:
+    if source == Prediction.Source.BLIND_DEV:
+        sharedtask_services.phase_require_open(
+            shared_task=shared_task, kind=Phase.Kind.BUILD, doing="uploading blind-dev predictions"
+        )
+    elif source == Prediction.Source.PAIRS:
+        require_pair_predictions_window(shared_task=shared_task)
+    else:
+        raise ValidationError({"source": "Use blind_dev or pairs."})
+
+
+def system_predictions_upload_require(
+    *, system: System, actor: AbstractBaseUser, source: str | None = None
+) -> None:
+    """Raise unless ``actor`` may upload predictions of ``source`` to ``system`` now.
+
+    With ``source`` None (the API, before it has read the form that says which), predictions
+    of either source will do: a file that can be taken for neither is refused unread, with
+    the reason of the window that matters now: the blind dev set's until the build phase
+    has ended (nothing else can come before), the pair texts' after it.
+    """
+    require_member(user=actor, team=system.team, doing="uploading predictions")
+    if system.kind != System.Kind.SELF_REPORTED:
+        raise ValidationError("This system is hosted: the platform computes its predictions.")
+    if source is not None:
+        _predictions_window_require(shared_task=system.shared_task, source=source)
+        return
+    refusals: dict[str, ValidationError] = {}
+    for candidate in Prediction.Source.values:
+        try:
+            _predictions_window_require(shared_task=system.shared_task, source=candidate)
+        except ValidationError as error:
+            refusals[candidate] = error
+        else:
+            return
+    build = system.shared_task.phases.filter(kind=Phase.Kind.BUILD).first()
+    if build is not None and timezone.now() >= build.ends_at:
+        raise refusals[Prediction.Source.PAIRS]
+    raise refusals[Prediction.Source.BLIND_DEV]
+
+
+def prediction_rows_read(
+    data: bytes, filename: str
+) -> tuple[Callable[[], Iterator[Row]], str, str]:
+    """The file's rows, as often as they are wanted (read anew each time, never kept); a
+    2017 TSV file is read as pair files are (``bibi.files.layout2017``)."""
+    try:
+        file_format = detect_format(filename)
+        decoded = decode_upload(data)
+        rows = read_2017_aware(decoded.text, file_format=file_format)
+    except FileFormatError as error:
+        raise PredictionsRejected.from_format_error(error, source=filename) from None
+    return rows, decoded.encoding, file_format
+
+
+@dataclass
+class PredictionsFile:
+    """An uploaded predictions file, read: its rows (read anew each time they are wanted) and
+    how to refuse it with every problem found."""
+
+    rows: Callable[[], Iterator[Row]]
+    filename: str
+    encoding: str
+    file_format: str
+
+    def rejected(self, errors: RowErrors) -> PredictionsRejected:
+        return PredictionsRejected(
+            errors, source=self.filename, encoding=self.encoding, file_format=self.file_format
+        )
+
+
+def sentence_as_text(
+    rows: Callable[[], Iterator[Row]], *, rejected: Callable[[RowErrors], PredictionsRejected]
+) -> Callable[[], Iterator[Row]]:
+    """Pair-text rows may name the text ``sentence``, as the 2017 files do."""
+    named_sentence = False
+    named_text: Row | None = None
+    for row in rows():
+        if not row.error:
+            named_sentence = named_sentence or "sentence" in row.fields
+            named_text = named_text or (row if "text" in row.fields else None)
+    if not named_sentence:
+        return rows
+    if named_text is not None:
+        raise rejected(
+            RowErrors(
+                [
+                    RowError(
+                        named_text.line, "the file has both text and sentence: give the text in one"
+                    )
+                ]
+            )
+        )
+
+    def renamed() -> Iterator[Row]:
+        for row in rows():
+            if not row.error and "sentence" in row.fields:
+                row.fields["text"] = row.fields.pop("sentence")
+            yield row
+
+    return renamed
+
+
+def _self_reported_version(
+    *, system: System, actor: AbstractBaseUser, filename: str
+) -> SystemVersion:
+    """A new ready version of a self-reported system, made active; counted as an upload."""
+    require_upload_quota(system)
+    version = SystemVersion.objects.create(
+        system=system,
+        number=next_version_number(system),
+        uploaded_by=actor,
+        archive_name=filename,
+        status=Status.READY,
+        finished_at=timezone.now(),
+    )
+    system.active_version = version
+    system.save(update_fields=["active_version"])
+    return version
+
+
+def _identical_upload_refuse(*, version: SystemVersion | None, source: str, digest: str) -> None:
+    """Refuse a file identical to the one ``version`` took for ``source``: nothing stored,
+    no upload counted."""
+    if version is None:
+        return
+    if source == Prediction.Source.BLIND_DEV and version.dev_predictions_sha256 == digest:
+        what = f"the blind-dev predictions of version {version.number}, uploaded " + moment_text(
+            version.uploaded_at
+        )
+    elif source == Prediction.Source.PAIRS and version.pair_predictions_sha256 == digest:
+        what = f"the pair predictions version {version.number} already holds"
+    else:
+        return
+    raise ValidationError(
+        f"This file is identical to {what}: nothing was stored, and it did not count as an upload.",
+        code="identical_upload",
+    )
+
+
+def version_to_write(
+    *, system: System, actor: AbstractBaseUser, filename: str, source: str, digest: str
+) -> SystemVersion:
+    """The version new predictions of ``source`` go to, under the system's lock; a file
+    identical to the one the active version took is refused."""
+    locked = System.objects.select_for_update().get(id=system.id)
+    # Pair predictions extend the active version; a system that never predicted the
+    # blind dev set (as in 2017) gets its first version from them, with no dev scores.
+    version = locked.active_version
+    _identical_upload_refuse(version=version, source=source, digest=digest)
+    if source == Prediction.Source.BLIND_DEV or version is None:
+        return _self_reported_version(system=system, actor=actor, filename=filename)
+    version.predictions.filter(source=Prediction.Source.PAIRS).delete()
+    return version
