@@ -124,53 +124,29 @@ def examples_import(
     The dataset is created if the task has none for ``split`` yet, in the same transaction
     as the examples, so a refused file leaves nothing behind.
 
-    ``file_format`` is one of the type's ``example_formats``, or None to tell it from
-    ``filename``. ``label_map`` translates a labelled file's labels into the task's
-    (``bibi.labelmaps``: task labels pass unmapped, integer labels match however they are
-    signed). ``id_column``, ``label_column`` and ``text_columns`` (segment field -> column;
-    ``text_column`` names the first segment's) name a labelled file's columns. sst2 files
-    have no ids: an example's id is its line number. Texts, ids and labels are stripped of
-    surrounding whitespace. ``drop_unmatched`` leaves out a span file's answers that are not
-    spans of their sentence, and says so, rather than refusing the file.
+    ``file_format``: one of the type's ``example_formats`` (None: from ``filename``).
+    ``label_map`` translates a labelled file's labels (``bibi.labelmaps``). ``id_column``,
+    ``label_column`` and ``text_columns`` (segment field -> column; ``text_column`` names the
+    first's) name a labelled file's columns; sst2 files have no ids (the line number is).
+    ``drop_unmatched`` leaves out (and reports) a span file's answers that are not spans.
 
     Raises ``PermissionDenied`` unless ``actor`` organizes the task, ``ValidationError`` for
-    a bad ``split``, ``file_format`` or ``label_map`` argument or a frozen split (blind dev
-    and starter, once the break phase has started), and ``ExamplesImportRejected``
-    (a ``ValidationError``) listing every problem with the file, in which case nothing is
-    stored.
-
-    Three steps: check the request, read the file (before the transaction, so the dataset
-    is locked briefly), then check every row and write, in one transaction.
+    a bad argument or a frozen split (blind dev and starter, once the break phase has
+    started), and ``ExamplesImportRejected`` listing every problem with the file (nothing is
+    stored). The file is read before the transaction, so the dataset is locked briefly.
     """
     kind = shared_task.kind
-    columns = {kind.segment_fields[0]: text_column, **(text_columns or {})}
     options = ImportOptions(
         file_format=(file_format or "").strip().lower() or None,
         label_map=dict(label_map or {}) or None,
         id_column=id_column,
-        text_columns=columns,
+        text_columns={kind.segment_fields[0]: text_column, **(text_columns or {})},
         label_column=label_column,
         drop_unmatched=drop_unmatched,
     )
     _request_checked(shared_task=shared_task, actor=actor, split=split, options=options)
-    digest = upload_digest(
-        data,
-        file_format=options.file_format or "",
-        label_map=dict(options.label_map or {}),
-        columns=[id_column, sorted(columns.items()), label_column],
-        drop_unmatched=drop_unmatched,
-    )
-    try:
-        upload = kind.examples_read(
-            data, filename=filename, options=options, labels=shared_task.labels
-        )
-    except ExamplesRejected:
-        raise
-    except ValidationError as error:
-        raise ValidationError({"label_map": error.messages}) from None
-    upload = ExamplesFile(
-        upload.text, upload.filename, upload.file_format, upload.encoding, digest, upload.reading
-    )
+    digest = upload_digest(data, **options.described())
+    upload = _read(shared_task, data, filename, options, digest)
     with transaction.atomic():
         return _examples_write(
             shared_task=shared_task,
@@ -180,6 +156,23 @@ def examples_import(
             upload=upload,
             options=options,
         )
+
+
+def _read(
+    shared_task: SharedTask, data: bytes, filename: str, options: ImportOptions, digest: str
+) -> ExamplesFile:
+    """The file as the task's type reads it; a bad label map is named as the argument."""
+    try:
+        upload = shared_task.kind.examples_read(
+            data, filename=filename, options=options, labels=shared_task.labels
+        )
+    except ExamplesRejected:
+        raise
+    except ValidationError as error:
+        raise ValidationError({"label_map": error.messages}) from None
+    return ExamplesFile(
+        upload.text, upload.filename, upload.file_format, upload.encoding, digest, upload.reading
+    )
 
 
 def _import_audit(

@@ -69,6 +69,15 @@ class ImportOptions:
     label_column: str = "label"
     drop_unmatched: bool = False
 
+    def described(self) -> dict[str, Any]:
+        """The options that change what a file means, as an upload's digest takes them."""
+        return {
+            "file_format": self.file_format or "",
+            "label_map": dict(self.label_map or {}),
+            "columns": [self.id_column, sorted(self.text_columns.items()), self.label_column],
+            "drop_unmatched": self.drop_unmatched,
+        }
+
 
 @dataclass
 class ExistingExamples:

@@ -25,8 +25,8 @@ from bibi.pairs.services.pair_sets import (
     pair_set_submit,
     pair_set_submit_require,
 )
-from bibi.sharedtasks.models import Team
-from bibi.tasktypes.pair_files import read_pair_file
+from bibi.sharedtasks.models import SharedTask, Team
+from bibi.tasktypes.pair_files import PairFile, read_pair_file
 from bibi.tasktypes.rules import PairInput
 from bibi.uploads import upload_digest, upload_size_require
 
@@ -64,6 +64,23 @@ def pair_list_submit(
     )
 
 
+def _pair_file_read(
+    shared_task: SharedTask, data: bytes, filename: str, file_format: str | None
+) -> PairFile:
+    """The file read in its type's layouts (a file of more pairs than the task takes only
+    counted); ``PairSetRejected`` when it cannot be read at all."""
+    try:
+        return read_pair_file(
+            data,
+            filename=filename,
+            file_format=file_format,
+            max_pairs=shared_task.max_pairs_per_set,
+            layouts=shared_task.kind.pair_layouts,
+        )
+    except FileFormatError as error:
+        raise PairSetRejected.from_format_error(error, source=filename or "the file") from None
+
+
 def pair_set_upload(
     *,
     team: Team,
@@ -92,17 +109,7 @@ def pair_set_upload(
         data, file_format=file_format or "", label_map=dict(label_map or {}), partial=partial
     )
     identical_upload_refuse(team=team, digest=digest, source=PairSet.Source.FILE)
-    max_pairs = team.shared_task.max_pairs_per_set
-    try:
-        pair_file = read_pair_file(
-            data,
-            filename=filename,
-            file_format=file_format,
-            max_pairs=max_pairs,
-            layouts=team.shared_task.kind.pair_layouts,
-        )
-    except FileFormatError as error:
-        raise PairSetRejected.from_format_error(error, source=filename or "the file") from None
+    pair_file = _pair_file_read(team.shared_task, data, filename, file_format)
     pair_set_size_require(
         shared_task=team.shared_task,
         count=pair_file.pair_count,
