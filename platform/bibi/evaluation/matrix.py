@@ -81,6 +81,7 @@ class Cell:
 class PairMatrix:
     """The cells a task's pairs need, for the versions scored now."""
 
+    kind: TaskType
     pairs: list[dict[str, Any]]
     items: dict[str, Item]  # digest -> item
     versions: list[ScoredVersion]
@@ -165,6 +166,7 @@ def pair_matrix(*, shared_task: SharedTask, with_cells: bool = True) -> PairMatr
     items = pair_items_by_digest(shared_task.kind, [*pairs, *scored.unvalidated])
     candidates = active_versions(shared_task=shared_task)
     matrix = PairMatrix(
+        kind=shared_task.kind,
         pairs=pairs,
         items=items,
         versions=[],

@@ -211,6 +211,9 @@ class SnapshotItem(models.Model):
     original_text = models.TextField()
     original_label = models.CharField(max_length=100)
     variant_text = models.TextField()
+    # Items of two texts (a sentence pair's hypothesis): each item's second text.
+    original_text_b = models.TextField(blank=True, default="")
+    variant_text_b = models.TextField(blank=True, default="")
     variant_label = models.CharField(max_length=100)
     tags = models.JSONField(default=list)
     flipped = models.BooleanField()

@@ -43,9 +43,13 @@ class ScoringInputs:
     unseen: pd.DataFrame
     weight_sources: dict[str, str]  # system key -> WEIGHT_FROM_*
     unseen_reasons: dict[tuple[str, int], str]  # (system key, pair id) -> UNSEEN_*
-    # Span tasks (``span_reports``): pairs have original_item / variant_item keys and
-    # predictions are answer scores; pair id -> what the item table shows of each pair.
-    span_items: dict[int, dict[str, Any]] | None = field(default=None)
+    # Pair id -> what the item table shows of each pair in place of the names the break rule
+    # saw: its texts by segment (``TaskType.pair_texts``), a span task's answers.
+    shown: dict[int, dict[str, Any]] = field(default_factory=dict)
+    # How the report is computed when not ``scoring.score`` over the task's labels: a span
+    # task's pairs have original_item / variant_item keys and its predictions are answer
+    # scores (``span_reports``: ``scoring.span_score``).
+    scorer: Callable[..., scoring.ScoreReport] | None = None
 
 
 def scoring_inputs(matrix: PairMatrix) -> ScoringInputs:
@@ -59,6 +63,7 @@ def scoring_inputs(matrix: PairMatrix) -> ScoringInputs:
         pairs,
         predictions,
         lambda unseen: scoring.find_breaks(pairs, predictions, unseen=unseen),
+        shown={pair["pair_id"]: matrix.kind.pair_texts(pair) for pair in matrix.pairs},
     )
 
 
@@ -67,7 +72,8 @@ def inputs_assemble(
     pairs: pd.DataFrame,
     predictions: pd.DataFrame,
     breaks_of: Callable[[pd.DataFrame], scoring.Breaks],
-    span_items: dict[int, dict[str, Any]] | None = None,
+    shown: dict[int, dict[str, Any]],
+    scorer: Callable[..., scoring.ScoreReport] | None = None,
 ) -> ScoringInputs:
     """The inputs around ``pairs`` and ``predictions``: what each version did not see and
     the weights (``breaks_of(unseen)`` applies the break rule when a weight needs it)."""
@@ -84,7 +90,8 @@ def inputs_assemble(
         unseen=unseen,
         weight_sources=dict(zip(weights["system"], weights["source"], strict=True)),
         unseen_reasons=reasons,
-        span_items=span_items,
+        shown=shown,
+        scorer=scorer,
     )
 
 
@@ -178,10 +185,10 @@ def version_weights(
 def score_inputs(
     inputs: ScoringInputs, *, weight_mode: str, break_rate_mode: str, labels: list[str]
 ) -> scoring.ScoreReport:
-    """``scoring.score`` on a run's inputs, with the task's modes and label set
-    (``scoring.span_score`` for a span task's inputs: no label set)."""
-    if inputs.span_items is not None:
-        return scoring.span_score(
+    """``scoring.score`` on a run's inputs, with the task's modes and label set (or the
+    inputs' own ``scorer``: a span task's, with no label set)."""
+    if inputs.scorer is not None:
+        return inputs.scorer(
             inputs.pairs,
             inputs.predictions,
             weights=inputs.weights if weight_mode == "dev_accuracy" else None,
@@ -290,7 +297,7 @@ def report_tables(
             report.broke_every_system[["pair_id", "team", "original_text", "variant_text"]], IDS
         ),
     }
-    _span_sentences(tables["broke_every_system"], inputs)
+    _shown_texts(tables["broke_every_system"], inputs)
     analysis = report.lambda_analysis
     tables["lambda_delta"] = _rows(analysis.delta, IDS) if analysis else []
     tables["lambda_correlation"] = _rows(analysis.correlation, IDS) if analysis else []
@@ -299,12 +306,10 @@ def report_tables(
     return tables
 
 
-def _span_sentences(rows: list[dict[str, Any]], inputs: ScoringInputs) -> None:
-    """A span task's break rule saw item names; people read the sentences."""
-    if inputs.span_items is None:
-        return
+def _shown_texts(rows: list[dict[str, Any]], inputs: ScoringInputs) -> None:
+    """The break rule saw item names (or items as one line); people read the texts."""
     for row in rows:
-        shown = inputs.span_items[row["pair_id"]]
+        shown = inputs.shown[row["pair_id"]]
         row.update(original_text=shown["original_text"], variant_text=shown["variant_text"])
 
 
@@ -396,11 +401,6 @@ def report_items(report: scoring.ScoreReport, inputs: ScoringInputs) -> list[dic
             flipped,
         ) in enumerate(columns)
     ]
-    return _span_shown(items, inputs)
-
-
-def _span_shown(items: list[dict[str, Any]], inputs: ScoringInputs) -> list[dict[str, Any]]:
-    """A span task's items with their sentences, question and answers (``span_reports``)."""
-    for item in items if inputs.span_items is not None else []:
-        item.update(inputs.span_items[item["pair_id"]])
+    for item in items:
+        item.update(inputs.shown[item["pair_id"]])
     return items

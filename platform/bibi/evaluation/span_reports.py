@@ -7,7 +7,7 @@ Each pair's two items are scored against their own gold answers (the pair's
 break rule asks about each pair's own gold; cells are still shared by key
 (``item_key``), so a system answers a sentence and question once.
 
-``span_scoring_inputs`` returns ``reports.ScoringInputs`` with ``span_items`` set: what the
+``span_scoring_inputs`` returns ``reports.ScoringInputs`` with ``shown`` set: what the
 item table shows of each pair (its sentences, question, gold answers and each system's
 answer to each item), so ``reports.report_items`` stores sentences, not item names.
 """
@@ -50,7 +50,8 @@ def span_scoring_inputs(matrix: PairMatrix, *, shared_task: SharedTask) -> Scori
         pairs,
         scores,
         lambda unseen: scoring.span_breaks(pairs, scores, unseen=unseen),
-        span_items=_shown(matrix),
+        shown=_shown(matrix),
+        scorer=scoring.span_score,
     )
 
 

@@ -263,6 +263,13 @@ def _span_fields(item: SnapshotItem) -> dict[str, Any]:
     }
 
 
+def _second_texts(item: SnapshotItem) -> dict[str, str]:
+    """The second text of each item, where items have two (a sentence pair's hypothesis)."""
+    if not (item.original_text_b or item.variant_text_b):
+        return {}
+    return {"original_text_b": item.original_text_b, "variant_text_b": item.variant_text_b}
+
+
 def item_json(
     item: SnapshotItem, names: Names, vocabulary: Sequence[str], systems: Sequence[int]
 ) -> dict[str, Any]:
@@ -275,6 +282,7 @@ def item_json(
         "original_label": item.original_label,
         "variant_text": item.variant_text,
         "variant_label": item.variant_label,
+        **_second_texts(item),
         "tags": item.tags,
         "flipped": item.flipped,
         "broken": item.broken,
@@ -312,7 +320,12 @@ def _label_items_grid(snapshot: Snapshot, names: Names) -> Grid:
     """A labelled task's pairs: both items with their labels, the validation, and each
     system's label for each and the outcome."""
     ids, labels = _system_columns(snapshot, names)
-    header = list(ITEM_COLUMNS)
+    # Each side's texts by their type's columns: original_text, or original_premise and
+    # original_hypothesis.
+    segments = snapshot_kind(snapshot).segments
+    texts = {side: [f"{side}_{s.column}" for s in segments] for side in ("original", "variant")}
+    header = [*ITEM_COLUMNS[:3], *texts["original"], "original_label", *texts["variant"]]
+    header += ITEM_COLUMNS[6:]
     for label in labels:
         header += [f"{label}: original", f"{label}: variant", f"{label}: outcome"]
     rows = []
@@ -321,9 +334,9 @@ def _label_items_grid(snapshot: Snapshot, names: Names) -> Grid:
             item.pair_id,
             names.team(item.team_id),
             item.original_id,
-            item.original_text,
+            *(item.original_text, item.original_text_b)[: len(segments)],
             item.original_label,
-            item.variant_text,
+            *(item.variant_text, item.variant_text_b)[: len(segments)],
             item.variant_label,
             ";".join(item.tags),
             item.flipped,

@@ -129,6 +129,10 @@ class Pair(models.Model):
     rationale = models.TextField(blank=True)
     # Span tasks: the question (the same for both items, never edited) and each item's gold
     # answers, [{"start": s, "end": e, "text": t}] with character offsets into its own text.
+    # The second text of each item, in types whose items have two (a sentence pair's
+    # hypothesis); '' otherwise.
+    original_text_b = models.TextField(blank=True)
+    variant_text_b = models.TextField(blank=True)
     question = models.TextField(blank=True)
     original_answers = models.JSONField(default=list, blank=True)
     variant_answers = models.JSONField(default=list, blank=True)

@@ -62,6 +62,8 @@ EFFECTIVE_PAIR_KEYS = (
     "question",
     "original_answers",
     "variant_answers",
+    "original_text_b",
+    "variant_text_b",
 )
 
 # Pair states beyond the outcomes of ``scoring.agreement``.
@@ -312,6 +314,8 @@ def pairs_scored(*, shared_task: SharedTask) -> ScoredPairs:
             "question",
             "original_answers",
             "variant_answers",
+            "original_text_b",
+            "variant_text_b",
         )
     )
     validated, unvalidated = [], []

@@ -179,7 +179,14 @@ class ExamplesImportForm(forms.Form):
     id_column = forms.CharField(
         initial="id", help_text="Ignored for SST lines: ids are line numbers."
     )
-    text_column = forms.CharField(initial="text")
+    text_column = forms.CharField(
+        required=False, help_text="Empty: the task type's (text; a sentence pair's premise)."
+    )
+    text_b_column = forms.CharField(
+        required=False,
+        label="Second text column",
+        help_text="Items of two texts: empty for the task type's (a sentence pair's hypothesis).",
+    )
     label_column = forms.CharField(initial="label")
 
     def clean_label_map(self) -> dict[str, str]:
@@ -199,7 +206,8 @@ class ExamplesImportForm(forms.Form):
             file_format=data["file_format"] or None,
             label_map=data["label_map"] or None,
             id_column=data["id_column"],
-            text_column=data["text_column"],
+            text_column=data["text_column"] or None,
+            text_columns={"text_b": data["text_b_column"]} if data["text_b_column"] else None,
             label_column=data["label_column"],
             drop_unmatched=data["drop_unmatched"],
         )

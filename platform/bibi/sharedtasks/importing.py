@@ -114,7 +114,7 @@ def examples_import(
     file_format: str | None = None,
     label_map: dict[str, str] | None = None,
     id_column: str = "id",
-    text_column: str = "text",
+    text_column: str | None = None,
     label_column: str = "label",
     text_columns: dict[str, str] | None = None,
     drop_unmatched: bool = False,
@@ -126,8 +126,8 @@ def examples_import(
 
     ``file_format``: one of the type's ``example_formats`` (None: from ``filename``).
     ``label_map`` translates a labelled file's labels (``bibi.labelmaps``). ``id_column``,
-    ``label_column`` and ``text_columns`` (segment field -> column; ``text_column`` names the
-    first's) name a labelled file's columns; sst2 files have no ids (the line number is).
+    ``label_column`` and ``text_columns`` (segment field -> column, by default the type's;
+    ``text_column``: the first's) name a labelled file's columns; sst2 files have no ids.
     ``drop_unmatched`` leaves out (and reports) a span file's answers that are not spans.
 
     Raises ``PermissionDenied`` unless ``actor`` organizes the task, ``ValidationError`` for
@@ -140,7 +140,10 @@ def examples_import(
         file_format=(file_format or "").strip().lower() or None,
         label_map=dict(label_map or {}) or None,
         id_column=id_column,
-        text_columns={kind.segment_fields[0]: text_column, **(text_columns or {})},
+        text_columns={
+            **({kind.segment_fields[0]: text_column} if text_column else {}),
+            **(text_columns or {}),
+        },
         label_column=label_column,
         drop_unmatched=drop_unmatched,
     )

@@ -294,6 +294,9 @@ class Example(models.Model):
         max_length=100, help_text="Label tasks: the gold label; span tasks: ''."
     )
     position = models.PositiveIntegerField(help_text="Order of import within the dataset.")
+    # An item's second text, in types whose items have two (a sentence pair's hypothesis,
+    # ``text`` being its premise: ``bibi.tasktypes``).
+    text_b = models.TextField(blank=True, help_text="The item's second text; '' for one text.")
     # Span tasks (QA-SRL): the question about one predicate of ``text`` and its gold answers.
     question = models.TextField(blank=True, help_text="Span tasks: the question; '' otherwise.")
     predicate_index = models.PositiveIntegerField(

@@ -185,6 +185,8 @@ class Prediction(models.Model):
     probabilities = models.JSONField(
         null=True, blank=True, help_text="Task label → probability (hosted systems)."
     )
+    # The item's second text in types whose items have two (a sentence pair's hypothesis).
+    text_b = models.TextField(blank=True)
     # Span tasks: the question asked of ``text`` and the answer span the system gave
     # (character offsets into text, end exclusive). ``label`` is '' for span predictions.
     question = models.TextField(blank=True)

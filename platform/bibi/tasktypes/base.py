@@ -139,6 +139,11 @@ class TaskType:
             tuple(_field(pair, name) for name in self.pair_fields("variant")),
         )
 
+    def pair_texts(self, pair: Any) -> dict[str, str]:
+        """A pair's texts by its ``Pair`` field names (``pair_fields`` of both sides)."""
+        names = (*self.pair_fields("original"), *self.pair_fields("variant"))
+        return {name: _field(pair, name) for name in dict.fromkeys(names)}
+
     def item_key(self, item: Sequence[str]) -> str:
         """The cell key of ``item`` (``bibi.tasktypes.items.item_key``)."""
         return item_key(item)

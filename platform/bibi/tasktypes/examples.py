@@ -16,8 +16,8 @@ nothing. This module holds what the types share:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import Any
 
@@ -154,10 +154,19 @@ def examples_file_decode(data: bytes, *, filename: str, file_format: str) -> tup
 
 
 def labelled_file_read(
-    data: bytes, *, filename: str, columns: Columns, lookup: LabelLookup, options: ImportOptions
+    data: bytes,
+    *,
+    filename: str,
+    columns: Columns,
+    lookup: LabelLookup,
+    options: ImportOptions,
+    alternatives: Sequence[Columns] = (),
 ) -> ExamplesFile:
     """Read a labelled file: decode it, tell its format, check its columns and that it has a
-    row; ``ExamplesRejected`` for a file that cannot be read or has no examples."""
+    row; ``ExamplesRejected`` for a file that cannot be read or has no examples. A file
+    without ``columns`` but with every column of one of the ``alternatives`` (a published
+    layout the type knows, such as SNLI's ``sentence1``, ``sentence2``, ``gold_label``) is
+    read in that layout."""
     filename = PurePath(filename).name
     try:
         file_format = detect_format(filename, options.file_format)
@@ -173,6 +182,11 @@ def labelled_file_read(
     except FileFormatError as error:
         raise upload.rejected([RowError(line=error.line or 0, reason=error.reason)]) from None
     errors = _columns_missing(rows=upload.rows(), columns=columns, file_format=file_format)
+    for alternative in alternatives if errors else ():
+        if not _columns_missing(rows=upload.rows(), columns=alternative, file_format=file_format):
+            errors = []
+            upload = replace(upload, reading=(alternative, lookup))
+            break
     if errors:
         raise upload.rejected(errors)
     if first is None:

@@ -60,8 +60,9 @@ class LabelledTaskType(TaskType):
     own_settings = ("labels",)
     # The file formats of its examples (``bibi.files``; ``sst2``: ``LABEL sentence`` lines).
     example_formats: ClassVar[tuple[str, ...]] = ("csv", "tsv", "jsonl")
-    # The column each segment is read from by default, by field; an organizer may rename.
-    default_columns: ClassVar[dict[str, str]] = {}
+    # Published layouts its examples files may come in besides the platform's own (id, the
+    # segments by their columns, label): read in that layout when the file has its columns.
+    known_layouts: ClassVar[tuple[Columns, ...]] = ()
 
     def settings_problems(self, values: Mapping[str, Any]) -> dict[str, str]:
         if "labels" in values and not values["labels"]:
@@ -78,13 +79,18 @@ class LabelledTaskType(TaskType):
         columns = Columns(
             id=options.id_column,
             texts=tuple(
-                (name, options.text_columns.get(name) or self.default_columns.get(name, name))
-                for name in self.segment_fields
+                (segment.field, options.text_columns.get(segment.field) or segment.column)
+                for segment in self.segments
             ),
             label=options.label_column,
         )
         return labelled_file_read(
-            data, filename=filename, columns=columns, lookup=lookup, options=options
+            data,
+            filename=filename,
+            columns=columns,
+            lookup=lookup,
+            options=options,
+            alternatives=self.known_layouts,
         )
 
     def examples_check(

@@ -78,6 +78,7 @@ def test_the_snapshot_says_what_was_scored_with_what(ready_task):
 
     assert snapshot.code_version.startswith(("git ", "bibi "))
     assert snapshot.settings_used == {
+        "task_type": "text_classification",
         "weight_mode": "dev_accuracy",
         "break_rate_mode": "pairs",
         "labels": ["negative", "positive"],

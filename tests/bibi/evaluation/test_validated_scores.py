@@ -181,7 +181,7 @@ def test_unverified_pairs_are_left_out_and_counted_while_validation_is_off(ready
         True,
     )
     # Self-reported systems still predict its texts: validators may let it in later.
-    assert pair.variant_text in pair_selectors.pair_texts(shared_task=task.shared_task)
+    assert (pair.variant_text,) in pair_selectors.pair_items(shared_task=task.shared_task)
 
 
 def test_an_unverified_pair_counts_once_validators_confirm_it(ready_task):

@@ -118,6 +118,9 @@ def test_the_effective_rows_carry_what_scoring_needs(cast, entries):
         "question": "",
         "original_answers": [],
         "variant_answers": [],
+        # Second texts (a sentence pair's hypotheses), empty for one-text items.
+        "original_text_b": "",
+        "variant_text_b": "",
     }
 
 

@@ -276,7 +276,7 @@ def test_a_span_task_cannot_turn_label_validation_on(cast):
     span = task_services.shared_task_create(
         creator=cast.organizer, name="QA-SRL", slug="qasrl", task_type="span_extraction"
     )
-    with pytest.raises(ValidationError, match="text classification"):
+    with pytest.raises(ValidationError, match="items have labels"):
         task_services.shared_task_update(
             shared_task=span, actor=cast.organizer, validation_mode="all"
         )

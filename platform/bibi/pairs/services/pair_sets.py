@@ -264,10 +264,9 @@ def _pairs_check(
     )
     rules = PairRules.for_shared_task(shared_task)
     kind = shared_task.kind
-    layout_problem = kind.pair_layout_problem(origin.layout)
-    if layout_problem:
-        raise ValidationError(layout_problem)
     try:
+        if layout_problem := kind.pair_layout_problem(origin.layout):
+            raise ValidationError(layout_problem)
         checked, errors = kind.check_pairs(
             pairs, starter=starter_index(shared_task, pairs), rules=rules, label_map=label_map
         )

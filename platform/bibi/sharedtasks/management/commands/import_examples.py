@@ -58,7 +58,13 @@ class Command(BaseCommand):
             "Default: the task's first organizer.",
         )
         parser.add_argument("--id-column", default="id")
-        parser.add_argument("--text-column", default="text")
+        parser.add_argument(
+            "--text-column", help="Default: the task type's (text; a sentence pair's premise)."
+        )
+        parser.add_argument(
+            "--text-b-column",
+            help="Items of two texts: the second's column (default: a sentence pair's hypothesis).",
+        )
         parser.add_argument("--label-column", default="label")
 
     def handle(self, *args, **options):
@@ -87,6 +93,9 @@ class Command(BaseCommand):
                 label_map=label_map or None,
                 id_column=options["id_column"],
                 text_column=options["text_column"],
+                text_columns={"text_b": options["text_b_column"]}
+                if options["text_b_column"]
+                else None,
                 label_column=options["label_column"],
                 drop_unmatched=options["drop_unmatched"],
             )
