@@ -6,8 +6,8 @@ with the fewest votes (given or handed out) first, ties broken by a fixed hash o
 id (``selectors.queue.validation_candidates``), never a pair of the validator's own team,
 never a pair they have voted on or skipped. Handing out takes the task's row lock, so two
 validators asking at once are served one after the other and a pair is never handed out more
-often than it needs; the database holds one vote per validator and pair. A pair handed out and not
-answered within ``VALIDATION_ASSIGNMENT_MINUTES`` goes back to the queue.
+often than it needs; the database holds one vote per validator and pair. A pair handed out
+and not answered within ``VALIDATION_ASSIGNMENT_MINUTES`` goes back to the queue.
 
 What the votes decide is the pair's state (``selectors.states.pair_validation``, by
 ``scoring.agreement.pair_state``). When a vote makes a pair's votes *disputed*, a contest is
@@ -133,11 +133,6 @@ def _vote_clean(
     return label, note
 
 
-def _outcome(pair: Pair, team_id: int, shared_task: SharedTask) -> agreement.Outcome:
-    """What the pair's votes decide now (pending while the pair is out of scope)."""
-    return states.pair_validation(pair=pair, team_id=team_id, shared_task=shared_task).outcome
-
-
 @transaction.atomic
 def validation_submit(
     *,
@@ -163,9 +158,10 @@ def validation_submit(
         raise ValidationError("You have already answered this pair; a vote is final.")
     label, note = _vote_clean(shared_task=shared_task, label=label, unclear=unclear, note=note)
     # The pair's row lock: votes on one pair are counted, and disputes opened, one at a time.
+    # Before and after are what the pair's votes decide (pending while it is out of scope).
     pair = Pair.objects.select_for_update().get(pk=found.pair_id)
     team_id = found.pair.pair_set.team_id
-    before = _outcome(pair, team_id, shared_task)
+    before = states.pair_validation(pair=pair, team_id=team_id, shared_task=shared_task).outcome
     found.status = Status.DONE
     found.label = label
     found.not_minimal, found.not_fluent = not_minimal, not_fluent
@@ -173,10 +169,9 @@ def validation_submit(
     found.note = note
     found.submitted_at = timezone.now()
     found.save()
-    after = _outcome(pair, team_id, shared_task)
-    contest = (
-        _dispute_open(pair, after, shared_task) if after.status == agreement.DISPUTED else None
-    )
+    now = states.pair_validation(pair=pair, team_id=team_id, shared_task=shared_task)
+    after = now.outcome
+    contest = _dispute_open(pair, now, shared_task) if after.status == agreement.DISPUTED else None
     changed = (before.status, before.label) != (after.status, after.label)
     if changed and queue.pending_count(shared_task=shared_task) == 0:
         evaluation_triggers.scoring_run_after_validation(shared_task=shared_task, actor=user)
@@ -184,13 +179,12 @@ def validation_submit(
 
 
 def _dispute_open(
-    pair: Pair, outcome: agreement.Outcome, shared_task: SharedTask
+    pair: Pair, disputed: states.PairValidation, shared_task: SharedTask
 ) -> Contest | None:
     """Open the organizers' contest of a disputed pair, once."""
-    votes = states.votes_by_pair([pair.id], shared_task=shared_task).get(pair.id, [])
-    counts = Counter(vote.label or "unclear" for vote in votes)
+    counts = Counter(vote.label or "unclear" for vote in disputed.votes)
     tally = ", ".join(f"{count} {label}" for label, count in sorted(counts.items()))
-    reason = f"Label validation: the {outcome.votes} votes do not agree ({tally})."
+    reason = f"Label validation: the {disputed.outcome.votes} votes do not agree ({tally})."
     try:
         with transaction.atomic():
             contest = Contest.objects.create(
