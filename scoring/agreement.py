@@ -19,6 +19,12 @@ Fewer than ``needed`` votes: **pending**. Example::
     ...              claimed="negative", needed=3, rule="majority").status
     'relabelled'
 
+A pair's **state** (``pair_state``, the one place it is decided) is that outcome where the
+votes decide, and otherwise: **not_validated** (out of validation's scope, or validation
+off), **unverified** (a machine-made label nobody has confirmed yet), **adjudicated** or
+**excluded** (the organizers decided, and their decision overrides any vote). The state says
+which label scoring uses, if any.
+
 Agreement between validators is Krippendorff's alpha (nominal; ``krippendorff_alpha``), and
 a validator's agreement with the majority is the share of their labelled votes, on pairs
 that have a majority label, equal to it (``majority_label``).
@@ -39,6 +45,26 @@ RELABELLED = "relabelled"
 DISPUTED = "disputed"
 INVALID = "invalid"
 OUTCOMES = (PENDING, VALIDATED, RELABELLED, DISPUTED, INVALID)
+
+# A pair's states where its votes do not decide.
+NOT_VALIDATED = "not_validated"
+UNVERIFIED = "unverified"
+ADJUDICATED = "adjudicated"
+EXCLUDED = "excluded"
+# Every state of a pair, in the order pages and exports list them.
+STATES = (
+    NOT_VALIDATED,
+    PENDING,
+    VALIDATED,
+    RELABELLED,
+    DISPUTED,
+    INVALID,
+    UNVERIFIED,
+    ADJUDICATED,
+    EXCLUDED,
+)
+# The states whose pair is scored with the label its team claimed.
+SCORED_AS_CLAIMED = (NOT_VALIDATED, PENDING, VALIDATED)
 
 MAJORITY = "majority"
 UNANIMOUS = "unanimous"
@@ -100,6 +126,78 @@ def pair_outcome(votes: Sequence[Vote], *, claimed: str, needed: int, rule: str)
     if not agrees:
         return Outcome(DISPUTED, votes=count)
     return Outcome(VALIDATED if label == claimed else RELABELLED, label=label, votes=count)
+
+
+@dataclass(frozen=True)
+class PairState:
+    """What a pair's validation decides: ``state`` (one of ``STATES``); ``outcome``, what its
+    votes decide (``pair_outcome``; pending while the pair is out of scope); ``scored_label``,
+    the label scoring uses (None: the pair is left out); ``unvalidated_label``, the label
+    scoring would use were validation off (None: left out even then)."""
+
+    state: str
+    outcome: Outcome
+    scored_label: str | None
+    unvalidated_label: str | None
+
+
+def pair_state(
+    votes: Sequence[Vote],
+    *,
+    claimed: str,
+    needed: int,
+    rule: str,
+    in_scope: bool = True,
+    unverified: bool = False,
+    adjudicated: bool = False,
+    excluded: bool = False,
+    effective_label: str | None = None,
+) -> PairState:
+    """The state of a pair whose team claimed the label ``claimed``, from plain values.
+
+    ``votes``: the submitted votes; ``needed`` (k) and ``rule`` as in ``pair_outcome``;
+    ``in_scope``: validation covers the pair (False when validation is off); ``unverified``:
+    the label is a machine-made change nobody has checked, so only votes (or the organizers)
+    let the pair into the scores; ``adjudicated``: an organizers' decision holds, which
+    overrides the votes, ``excluded`` when it left the pair out; ``effective_label``: the
+    label after the organizers' decisions (None: the claimed one).
+
+    >>> pair_state([Vote("negative")] * 2, claimed="positive", needed=3, rule="majority",
+    ...            unverified=True).state
+    'unverified'
+    """
+    if in_scope:
+        outcome = pair_outcome(votes, claimed=claimed, needed=needed, rule=rule)
+    else:
+        outcome = Outcome(PENDING, votes=len(votes))
+    effective = claimed if effective_label is None else effective_label
+    if adjudicated:
+        state = EXCLUDED if excluded else ADJUDICATED
+    elif not in_scope:
+        state = UNVERIFIED if unverified else NOT_VALIDATED
+    elif unverified and outcome.status == PENDING:
+        state = UNVERIFIED
+    else:
+        state = outcome.status
+    if state == ADJUDICATED:
+        scored: str | None = effective
+    elif state == RELABELLED:
+        scored = outcome.label
+    else:
+        scored = claimed if state in SCORED_AS_CLAIMED else None
+    # Validation off: an organizer's decision still holds, and an unverified label still
+    # waits for someone to check it.
+    unvalidated = None if excluded or (unverified and not adjudicated) else effective
+    return PairState(state, outcome, scored, unvalidated)
+
+
+def label_share(votes: Sequence[Vote], label: str) -> float | None:
+    """The share of the labelled ``votes`` that give ``label`` (None without a labelled vote
+    or a label)."""
+    labelled = [vote for vote in votes if vote.label]
+    if not labelled or not label:
+        return None
+    return sum(vote.label == label for vote in labelled) / len(labelled)
 
 
 def majority_label(votes: Sequence[Vote]) -> str:

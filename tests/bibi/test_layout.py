@@ -213,6 +213,12 @@ def test_the_import_contracts_hold_on_a_tree_without_imports(tmp_path):
         ("bibi.systems", "import bibi.pairs\n", "No import cycle between the apps"),
         # A service reaching up to its app's API.
         ("bibi.pairs.services", "import bibi.pairs.apis", "Inside an app"),
+        # The same inside label validation's package.
+        (
+            "bibi.pairs.validation.selectors",
+            "import bibi.pairs.validation.services",
+            "Inside an app",
+        ),
         # The libraries stay pure.
         ("scoring", "import django", "The libraries scoring and fim_engine"),
         ("fim_engine", "import bibi.texts", "The libraries scoring and fim_engine"),

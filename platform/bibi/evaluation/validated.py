@@ -11,7 +11,7 @@ The snapshot then carries:
 - ``settings_used["validation"]``: the task's validation settings;
 - in ``counts``: ``pairs_validated``, ``pairs_relabelled``, ``pairs_left_out`` and
   ``pairs_pending`` over every entry pair;
-- ``tables["validation_summary"]``: ``bibi.pairs.agreement.validation_summary`` less its
+- ``tables["validation_summary"]``: ``bibi.pairs.validation.validation_summary`` less its
   settings (counts by state in all and per team, Krippendorff's alpha per task and per
   team); ``snapshot.json`` and the snapshot API carry it as ``validation``, teams named;
 - in ``tables["breakers"]``, per team: ``validated``, ``relabelled``, ``left_out``,
@@ -30,8 +30,7 @@ from typing import Any
 import scoring
 from bibi.evaluation.matrix import PairMatrix
 from bibi.evaluation.reports import score_inputs, scoring_inputs
-from bibi.pairs.agreement import validation_summary
-from bibi.pairs.validation import validation_settings
+from bibi.pairs.validation import validation_settings, validation_summary
 from bibi.sharedtasks.models import SharedTask
 
 TEAM_COUNTS = ("validated", "relabelled", "left_out", "pending")

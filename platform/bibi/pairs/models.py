@@ -27,7 +27,7 @@ Choices made here, and why:
   like any other.
 - A ``LabelValidation`` is one validator's blind vote on one pair's variant: handed out by
   the queue (``assigned``), then submitted (``done``). A validator votes on a pair once.
-  What the votes decide is ``bibi.pairs.validation`` (rule in ``scoring.agreement``).
+  What the votes decide is ``bibi.pairs.validation`` (the rule: ``scoring.agreement.pair_state``).
 """
 
 from __future__ import annotations

@@ -36,18 +36,17 @@ from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 from django.utils.text import slugify
 
-from bibi.pairs import validation
-
 # The entries are read in their own module (label validation reads them too); re-exported.
 from bibi.pairs.entries import entry_pair_sets as entry_pair_sets
 from bibi.pairs.entries import entry_pairs as entry_pairs
 from bibi.pairs.entries import pair_set_entry as pair_set_entry
-from bibi.pairs.models import Contest, LabelValidation, Pair, PairSet
+from bibi.pairs.models import Contest, Pair, PairSet
+from bibi.pairs.validation.selectors import states as validation_states
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import Phase, SharedTask, Team
 
 User = task_selectors.User
-EFFECTIVE_PAIR_KEYS = validation.EFFECTIVE_PAIR_KEYS
+EFFECTIVE_PAIR_KEYS = validation_states.EFFECTIVE_PAIR_KEYS
 
 
 def pair_items(*, shared_task: SharedTask) -> list[tuple[str, ...]]:
@@ -77,10 +76,10 @@ def pairs_effective(*, shared_task: SharedTask, validated: bool = True) -> list[
     ``original_external_id, original_text, original_label, variant_text, variant_label``
     (the label scored: relabelled if an organizer, or a validators' majority, said so),
     ``tags`` (a list), and for span tasks ``question``, ``original_answers`` and
-    ``variant_answers`` ('' and [] else). Label validation (``bibi.pairs.validation``) decides which pairs are
-    left out; ``validated=False`` gives the task as if validation were off.
+    ``variant_answers`` ('' and [] else). Label validation (``bibi.pairs.validation``) decides
+    which pairs are left out; ``validated=False`` gives the task as if validation were off.
     """
-    scored = validation.pairs_scored(shared_task=shared_task)
+    scored = validation_states.pairs_scored(shared_task=shared_task)
     return scored.validated if validated else scored.unvalidated
 
 
@@ -340,69 +339,3 @@ def contest_open_count(*, shared_task: SharedTask) -> int:
 def contested_pair_ids(*, team: Team) -> set[int]:
     """The pairs ``team`` has contested."""
     return set(Contest.objects.filter(team=team).values_list("pair_id", flat=True))
-
-
-# --- Label validation: what the pages show --------------------------------------------
-
-
-def validation_queue_state(*, shared_task: SharedTask, user: User) -> dict[str, Any]:
-    """What a validator's page says: ``role`` (None: not a validator), ``closed_reason`` (None
-    while validation is open), ``quota`` (0: none), ``done`` (votes given), ``assigned`` (the
-    id of the pair handed to them and not answered, or None) and ``available`` (pairs the
-    queue could still hand them)."""
-    role = validation.validator_role(user=user, shared_task=shared_task)
-    state: dict[str, Any] = {
-        "role": role,
-        "closed_reason": validation.validation_closed_reason(shared_task=shared_task),
-        "quota": shared_task.validation_quota_per_validator,
-        "done": 0,
-        "assigned": None,
-        "available": 0,
-    }
-    if role is None:
-        return state
-    mine = LabelValidation.objects.filter(validator=user, pair__pair_set__shared_task=shared_task)
-    state["done"] = mine.filter(status=LabelValidation.Status.DONE).count()
-    state["assigned"] = (
-        mine.filter(status=LabelValidation.Status.ASSIGNED).values_list("id", flat=True).first()
-    )
-    membership = task_selectors.membership_get(user=user, shared_task=shared_task)
-    seen = set(mine.values_list("pair_id", flat=True))
-    state["available"] = sum(
-        pair_id not in seen
-        for pair_id, _ in validation.validation_candidates(
-            shared_task=shared_task, exclude_team_id=membership.team_id if membership else None
-        )
-    )
-    return state
-
-
-def validator_history(*, shared_task: SharedTask, user: User) -> QuerySet[LabelValidation]:
-    """The votes ``user`` gave in the task, newest first (with their pairs' texts)."""
-    if not user.is_authenticated:
-        return LabelValidation.objects.none()
-    return (
-        LabelValidation.objects.filter(
-            validator=user,
-            pair__pair_set__shared_task=shared_task,
-            status=LabelValidation.Status.DONE,
-        )
-        .select_related("pair")
-        .order_by("-submitted_at", "-id")
-    )
-
-
-def validation_pair_rows(*, shared_task: SharedTask) -> list[dict[str, Any]]:
-    """Organizers: every entry pair's validation (``PairValidation.as_row``) with its texts,
-    by team then row."""
-    states = validation.pair_validations(shared_task=shared_task)
-    texts = {
-        pair_id: (original, variant)
-        for pair_id, original, variant in entry_pairs(shared_task=shared_task).values_list(
-            "id", "original_text", "variant_text"
-        )
-    }
-    return [
-        {**state.as_row(), "original_text": texts[pair_id][0], "variant_text": texts[pair_id][1]}
-        for pair_id, state in states.items()
-    ]

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from django.urls import path
 
-from bibi.pairs import apis, validation_apis
+from bibi.pairs import apis
+from bibi.pairs.validation import apis as validation_apis
 
 task = "shared-tasks/<slug:slug>/"
 

@@ -1,5 +1,6 @@
 """The validator's vote: the variant's label, or "unclear", with flags. The service
-(``bibi.pairs.services.validation_submit``) checks the vote; the form only shapes it."""
+(``bibi.pairs.validation.services.validation_submit``) checks the vote; the form only
+shapes it."""
 
 from __future__ import annotations
 

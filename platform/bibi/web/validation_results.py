@@ -11,7 +11,8 @@ from bibi.evaluation import exports
 from bibi.evaluation.models import Snapshot
 from bibi.evaluation.selectors import Names
 
-# Pair states of label validation (``bibi.pairs.validation.STATES``) and vote flags, in words.
+# Pair states of label validation (``bibi.pairs.validation.STATES``, decided by
+# ``scoring.agreement.pair_state``) and vote flags, in words.
 VALIDATION_WORDS = {
     "not_validated": "not validated",
     "pending": "waiting for votes",

@@ -11,9 +11,9 @@ from bibi.evaluation.exports import TABLES, snapshot_summary
 from bibi.evaluation.models import CellChunk, ScoringRun
 from bibi.evaluation.selectors import ItemFilter, Viewer, names_for, snapshot_items_filtered
 from bibi.pairs import selectors as pair_selectors
-from bibi.pairs import services as pair_services
 from bibi.pairs import validation
 from bibi.pairs.models import LabelValidation, Pair
+from bibi.pairs.validation import services as validation_services
 from bibi.sharedtasks import services as task_services
 
 from .conftest import (
@@ -50,7 +50,7 @@ def vote_on(task, variant_text: str, voters: list, labels: list[str], **flags) -
     for user, label in zip(voters, labels, strict=True):
         role = validation.validator_role(user=user, shared_task=task.shared_task)
         handed = LabelValidation.objects.create(pair=pair, validator=user, role=role)
-        pair_services.validation_submit(
+        validation_services.validation_submit(
             validation_id=handed.id, user=user, label=label, unclear=not label, **flags
         )
 

@@ -14,9 +14,6 @@ which entry it replaced or which set marked final stays the entry, and warnings 
 stop the set (an edit systems may not see, a row repeated in a 2017 file). A *dry run* goes
 through every check and answers the same, and stores nothing.
 
-Label validation (``validation``): the queue hands a validator a pair, the validator votes
-or hands it back; a disputed pair opens a contest.
-
 Submissions of one team are serialized by locking the team's row, so two uploads at once
 cannot both slip under the quota or leave two drafts.
 """
@@ -42,12 +39,6 @@ from bibi.pairs.services.pair_sets import (
     pair_set_submit_require,
 )
 from bibi.pairs.services.pair_uploads import pair_list_submit, pair_set_upload
-from bibi.pairs.services.validation import (
-    ValidationVote,
-    validation_next,
-    validation_skip,
-    validation_submit,
-)
 
 __all__ = [
     "PAIR_SET_FILE",
@@ -66,8 +57,4 @@ __all__ = [
     "pair_set_submit",
     "pair_set_submit_require",
     "pair_set_upload",
-    "ValidationVote",
-    "validation_next",
-    "validation_skip",
-    "validation_submit",
 ]

@@ -1,7 +1,7 @@
 """Label validation pages: the validator's queue (one pair at a time, blind) and the
 organizers' overview (progress, outcomes, disputed pairs, agreement).
 
-The rules are the pairs app's (``bibi.pairs.validation``, ``bibi.pairs.services``): who
+The rules are the pairs app's (``bibi.pairs.validation``: its selectors and services): who
 validates, what the queue hands out, what the votes decide. The queue page never shows a
 pair's claimed label, its team, its set, its rationale or its tags: only the original (with
 the starter set's label, which anyone reads on the starter set) and the variant. Reading the
@@ -23,9 +23,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from bibi.pairs import agreement, validation
-from bibi.pairs import services as pair_services
+from bibi.pairs import validation
 from bibi.pairs.models import Contest, LabelValidation, Pair
+from bibi.pairs.validation import services as validation_services
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import SharedTask
 from bibi.sharedtasks.selectors import Viewer
@@ -61,7 +61,7 @@ def _role(viewer: Viewer, shared_task: SharedTask) -> str:
 def _queue_state(
     request: HttpRequest, shared_task: SharedTask, viewer: Viewer, role: str
 ) -> dict[str, Any]:
-    """What the queue page says (``pairs.selectors.validation_queue_state``'s answers, with
+    """What the queue page says (``pairs.validation.validation_queue_state``'s answers, with
     the pair handed out and the history): the validator's own votes in one query, and the
     queue's candidates only when the page offers the next pair."""
     mine = list(
@@ -126,7 +126,7 @@ def queue(request: HttpRequest, slug: str) -> HttpResponse:
 def _hand_next(request: HttpRequest, shared_task: SharedTask) -> None:
     """Hand the viewer the queue's next pair, or say why there is none."""
     try:
-        handed = pair_services.validation_next(shared_task=shared_task, user=request.user)
+        handed = validation_services.validation_next(shared_task=shared_task, user=request.user)
     except ValidationError as error:
         messages.info(request, " ".join(error.messages))
         return
@@ -169,7 +169,7 @@ def vote(request: HttpRequest, slug: str, validation_id: int) -> HttpResponse:
     form = ValidationVoteForm(request.POST, shared_task=shared_task)
     if form.is_valid():
         try:
-            pair_services.validation_submit(
+            validation_services.validation_submit(
                 validation_id=validation_id, user=request.user, **form.cleaned_data
             )
         except LabelValidation.DoesNotExist:
@@ -194,7 +194,7 @@ def skip(request: HttpRequest, slug: str, validation_id: int) -> HttpResponse:
     if not _handed_to_viewer(request, shared_task, validation_id):
         messages.error(request, NOT_HANDED.format(minutes=settings.VALIDATION_ASSIGNMENT_MINUTES))
         return redirect("web:validate", slug=slug)
-    pair_services.validation_skip(validation_id=validation_id, user=request.user)
+    validation_services.validation_skip(validation_id=validation_id, user=request.user)
     messages.info(request, "The pair is skipped: it goes to other validators, never back to you.")
     _hand_next(request, shared_task)
     return redirect("web:validate", slug=slug)
@@ -242,7 +242,7 @@ def _page_rows(page_rows: list[dict[str, Any]], teams: dict[int, str]) -> None:
 def overview(request: HttpRequest, slug: str) -> HttpResponse:
     shared_task, viewer = _organizer_page(request, slug)
     states = validation.pair_validations(shared_task=shared_task)
-    summary = agreement.validation_summary(shared_task=shared_task, states=states)
+    summary = validation.validation_summary(shared_task=shared_task, states=states)
     teams = {team.id: team.name for team in task_selectors.team_list(shared_task=shared_task)}
     state = request.GET.get("state", "")
     if state not in validation.STATES:
@@ -250,7 +250,7 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
     rows = [each.as_row() for each in states.values() if not state or each.state == state]
     page = Paginator(rows, PAIR_ROWS_PER_PAGE).get_page(request.GET.get("page"))
     _page_rows(page.object_list, teams)
-    validators = agreement.validator_agreement_list(shared_task=shared_task)
+    validators = validation.validator_agreement_list(shared_task=shared_task)
     for row in validators:
         row["careless"] = (
             row["agreement"] is not None

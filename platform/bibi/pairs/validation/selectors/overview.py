@@ -1,7 +1,7 @@
-"""Label validation: how much validators agree, and the summary organizers and the results
-show (Krippendorff's alpha per task and per team, each validator's agreement with the
-majority, counts by team). The rules are ``scoring.agreement``'s; the votes are read by
-``bibi.pairs.validation``.
+"""Label validation, what organizers and the results read: every pair's validation, how
+much validators agree, and the summary (Krippendorff's alpha per task and per team, each
+validator's agreement with the majority, counts by team). The rules are
+``scoring.agreement``'s; the votes and states are read by ``states``.
 """
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from bibi.pairs.entries import entry_pairs
 from bibi.pairs.models import LabelValidation
-from bibi.pairs.validation import (
+from bibi.pairs.validation.selectors.states import (
     COUNT_KEYS,
     PairValidation,
     count_by_team,
@@ -109,3 +110,19 @@ def validation_summary(
             for team_id, team_counts in sorted(counts.items())
         ],
     }
+
+
+def validation_pair_rows(*, shared_task: SharedTask) -> list[dict[str, Any]]:
+    """Organizers: every entry pair's validation (``PairValidation.as_row``) with its texts,
+    by team then row."""
+    states = pair_validations(shared_task=shared_task)
+    texts = {
+        pair_id: (original, variant)
+        for pair_id, original, variant in entry_pairs(shared_task=shared_task).values_list(
+            "id", "original_text", "variant_text"
+        )
+    }
+    return [
+        {**state.as_row(), "original_text": texts[pair_id][0], "variant_text": texts[pair_id][1]}
+        for pair_id, state in states.items()
+    ]

@@ -1,5 +1,5 @@
-"""Label validation, the reads: which pairs are validated, what their votes decide, what
-scoring uses, who may validate, and how much validators agree.
+"""Label validation, a pair's state: which pairs are validated, what their votes decide, and
+what scoring uses.
 
 **Scope** (the task's ``validation_mode``): ``off``, none; ``contested``, the entry pairs
 some contest names; ``sampled``, those and a fixed share of the entry pairs
@@ -7,10 +7,10 @@ some contest names; ``sampled``, those and a fixed share of the entry pairs
 changes and needs no storage); ``all``, every entry pair. In every mode but off, pairs
 marked ``label_unverified`` (machine-made label changes) are in scope too.
 
-**Outcome** of a pair in scope: ``scoring.agreement.pair_outcome`` over its submitted votes,
-with ``validations_per_pair`` votes needed and the task's ``validation_agreement`` rule:
-pending, validated, relabelled, disputed or invalid. An organizer's adjudication
-(``Pair.decision``) is absolute: it overrides any outcome.
+**State** of a pair: ``scoring.agreement.pair_state``, pure, over the pair's submitted votes
+(``validations_per_pair`` votes needed, the task's ``validation_agreement`` rule), its
+scope, its ``label_unverified`` mark and the organizers' decision (``Pair.decision``), which
+is absolute: it overrides any outcome. This module reads those values and asks it.
 
 **What scoring uses** (``pairs_scored``), per entry pair not excluded by an organizer:
 
@@ -35,17 +35,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.utils import timezone
-
 from bibi.pairs.entries import entry_pairs
-from bibi.pairs.models import Contest, LabelValidation
-from bibi.sharedtasks import selectors as task_selectors
-from bibi.sharedtasks.models import Phase, SharedTask, Team
-from bibi.texts import moment_text
+from bibi.pairs.models import Contest, LabelValidation, Pair
+from bibi.sharedtasks.models import SharedTask
 from scoring import agreement
-from scoring.agreement import Outcome, Vote
+from scoring.agreement import Outcome, PairState, Vote
 
-User = task_selectors.User
 Mode = SharedTask.ValidationMode
 
 EFFECTIVE_PAIR_KEYS = (
@@ -66,24 +61,8 @@ EFFECTIVE_PAIR_KEYS = (
     "variant_text_b",
 )
 
-# Pair states beyond the outcomes of ``scoring.agreement``.
-ADJUDICATED = "adjudicated"
-NOT_VALIDATED = "not_validated"
-EXCLUDED = "excluded"
-UNVERIFIED = "unverified"  # label unverified and not (yet) validated: left out
-
 # Every state a pair can be in (``PairValidation.state``), as pages and exports name them.
-STATES = (
-    NOT_VALIDATED,
-    agreement.PENDING,
-    agreement.VALIDATED,
-    agreement.RELABELLED,
-    agreement.DISPUTED,
-    agreement.INVALID,
-    UNVERIFIED,
-    ADJUDICATED,
-    EXCLUDED,
-)
+STATES = agreement.STATES
 
 COUNT_KEYS = (
     "entry_pairs",
@@ -103,19 +82,20 @@ COUNT_KEYS = (
 _HASH = 2654435761  # Knuth's multiplicative hash: spreads consecutive ids over [0, 2^32)
 
 
+def pair_hash(pair_id: int) -> int:
+    """A fixed spread of pair ids over [0, 2^32): the sample and the queue's tie-break."""
+    return (pair_id * _HASH) % 2**32
+
+
 def in_sample(pair_id: int, fraction: float) -> bool:
     """Is the pair in a task's sampled fraction? Fixed by its id."""
-    return (pair_id * _HASH) % 2**32 < fraction * 2**32
-
-
-def queue_rank(pair_id: int) -> int:
-    """Tie-break of the queue among pairs with as many votes: fixed, and mixing teams."""
-    return (pair_id * _HASH) % 2**32
+    return pair_hash(pair_id) < fraction * 2**32
 
 
 @dataclass(frozen=True)
 class PairValidation:
-    """One entry pair's validation: its votes and what they decide (see the module doc)."""
+    """One entry pair's validation: what it was decided from (its votes, scope, mark and the
+    organizers' decision) and ``decided``, what ``scoring.agreement.pair_state`` made of it."""
 
     pair_id: int
     team_id: int
@@ -126,46 +106,30 @@ class PairValidation:
     excluded: bool
     effective_label: str
     votes: tuple[Vote, ...]
-    outcome: Outcome
+    decided: PairState
 
     @property
     def state(self) -> str:
-        if self.adjudicated:
-            return EXCLUDED if self.excluded else ADJUDICATED
-        if self.in_scope:
-            status = self.outcome.status
-            if self.label_unverified and status == agreement.PENDING:
-                return UNVERIFIED
-            return status
-        return UNVERIFIED if self.label_unverified else NOT_VALIDATED
+        return self.decided.state
+
+    @property
+    def outcome(self) -> Outcome:
+        return self.decided.outcome
 
     @property
     def scored_label(self) -> str | None:
         """The label scoring uses, None when the pair is left out."""
-        state = self.state
-        if state == ADJUDICATED:
-            return self.effective_label
-        if state == agreement.RELABELLED:
-            return self.outcome.label
-        if state in (agreement.VALIDATED, agreement.PENDING, NOT_VALIDATED):
-            return self.claimed
-        return None
+        return self.decided.scored_label
 
     @property
     def unvalidated_label(self) -> str | None:
         """The label scoring would use with validation off."""
-        if self.excluded or (self.label_unverified and not self.adjudicated):
-            return None
-        return self.effective_label
+        return self.decided.unvalidated_label
 
     @property
     def agreement(self) -> float | None:
         """Share of the labelled votes that give the label scored (None without one)."""
-        label = self.scored_label or self.outcome.label
-        labelled = [vote for vote in self.votes if vote.label]
-        if not labelled or not label:
-            return None
-        return sum(vote.label == label for vote in labelled) / len(labelled)
+        return agreement.label_share(self.votes, self.scored_label or self.outcome.label)
 
     def as_row(self) -> dict[str, Any]:
         """JSON-ready: what exports and the item explorer show of the pair's validation."""
@@ -186,14 +150,6 @@ class PairValidation:
         }
 
 
-def _scope_contested(shared_task: SharedTask) -> set[int]:
-    return set(
-        Contest.objects.filter(pair__pair_set__shared_task=shared_task).values_list(
-            "pair_id", flat=True
-        )
-    )
-
-
 def votes_by_pair(pair_ids: list[int] | None, *, shared_task: SharedTask) -> dict[int, list[Vote]]:
     """Submitted votes, by pair (every pair of the task when ``pair_ids`` is None)."""
     rows = LabelValidation.objects.filter(
@@ -209,19 +165,62 @@ def votes_by_pair(pair_ids: list[int] | None, *, shared_task: SharedTask) -> dic
     return votes
 
 
-def _in_scope(shared_task: SharedTask, pair_id: int, unverified: bool, contested: set[int]) -> bool:
+def _in_scope(shared_task: SharedTask, pair_id: int, unverified: bool, contested: bool) -> bool:
     mode = shared_task.validation_mode
     if mode == Mode.OFF:
         return False
-    if mode == Mode.ALL or unverified or pair_id in contested:
+    if mode == Mode.ALL or unverified or contested:
         return True
     return mode == Mode.SAMPLED and in_sample(pair_id, shared_task.validation_sample_fraction)
 
 
+@dataclass(frozen=True)
+class _PairRow:
+    """What a pair's validation is decided from, as the database holds it."""
+
+    pair_id: int
+    team_id: int
+    claimed: str
+    unverified: bool
+    decision_id: int | None
+    excluded: bool
+    effective: str
+
+
+def _pair_validation(
+    row: _PairRow, votes: list[Vote], *, contested: bool, shared_task: SharedTask
+) -> PairValidation:
+    in_scope = _in_scope(shared_task, row.pair_id, row.unverified, contested)
+    pair_votes = tuple(votes)
+    return PairValidation(
+        pair_id=row.pair_id,
+        team_id=row.team_id,
+        claimed=row.claimed,
+        label_unverified=row.unverified,
+        in_scope=in_scope,
+        adjudicated=row.decision_id is not None,
+        excluded=row.excluded,
+        effective_label=row.effective,
+        votes=pair_votes,
+        decided=agreement.pair_state(
+            pair_votes,
+            claimed=row.claimed,
+            needed=shared_task.validations_per_pair,
+            rule=shared_task.validation_agreement,
+            in_scope=in_scope,
+            unverified=row.unverified,
+            adjudicated=row.decision_id is not None,
+            excluded=row.excluded,
+            effective_label=row.effective,
+        ),
+    )
+
+
 def pair_validations(*, shared_task: SharedTask) -> dict[int, PairValidation]:
     """Every entry pair's validation, by pair id (three queries)."""
-    rows = list(
-        entry_pairs(shared_task=shared_task)
+    rows = [
+        _PairRow(*values)
+        for values in entry_pairs(shared_task=shared_task)
         .order_by("pair_set__team_id", "row")
         .values_list(
             "id",
@@ -232,37 +231,51 @@ def pair_validations(*, shared_task: SharedTask) -> dict[int, PairValidation]:
             "is_excluded",
             "effective_label",
         )
-    )
+    ]
     off = shared_task.validation_mode == Mode.OFF
-    contested = set() if off else _scope_contested(shared_task)
-    votes = {} if off else votes_by_pair(None, shared_task=shared_task)
-    found = {}
-    for pair_id, team_id, claimed, unverified, decision_id, excluded, effective in rows:
-        in_scope = _in_scope(shared_task, pair_id, unverified, contested)
-        pair_votes = tuple(votes.get(pair_id, ()))
-        outcome = (
-            agreement.pair_outcome(
-                pair_votes,
-                claimed=claimed,
-                needed=shared_task.validations_per_pair,
-                rule=shared_task.validation_agreement,
+    contested = (
+        set()
+        if off
+        else set(
+            Contest.objects.filter(pair__pair_set__shared_task=shared_task).values_list(
+                "pair_id", flat=True
             )
-            if in_scope
-            else Outcome(agreement.PENDING, votes=len(pair_votes))
         )
-        found[pair_id] = PairValidation(
-            pair_id=pair_id,
-            team_id=team_id,
-            claimed=claimed,
-            label_unverified=unverified,
-            in_scope=in_scope,
-            adjudicated=decision_id is not None,
-            excluded=excluded,
-            effective_label=effective,
-            votes=pair_votes,
-            outcome=outcome,
+    )
+    votes = {} if off else votes_by_pair(None, shared_task=shared_task)
+    return {
+        row.pair_id: _pair_validation(
+            row,
+            votes.get(row.pair_id, []),
+            contested=row.pair_id in contested,
+            shared_task=shared_task,
         )
-    return found
+        for row in rows
+    }
+
+
+def pair_validation(*, pair: Pair, team_id: int, shared_task: SharedTask) -> PairValidation:
+    """One pair's validation, as ``pair_validations`` decides it (one or two queries)."""
+    row = _PairRow(
+        pair.id,
+        team_id,
+        pair.variant_label,
+        pair.label_unverified,
+        pair.decision_id,
+        pair.is_excluded,
+        pair.effective_label,
+    )
+    mode = shared_task.validation_mode
+    votes = (
+        []
+        if mode == Mode.OFF
+        else votes_by_pair([pair.id], shared_task=shared_task).get(pair.id, [])
+    )
+    # Whether a contest names the pair matters only where it decides the scope.
+    contested = mode in (Mode.CONTESTED, Mode.SAMPLED) and (
+        Contest.objects.filter(pair_id=pair.id).exists()
+    )
+    return _pair_validation(row, votes, contested=contested, shared_task=shared_task)
 
 
 @dataclass
@@ -332,81 +345,6 @@ def pairs_scored(*, shared_task: SharedTask) -> ScoredPairs:
         unvalidated=unvalidated,
         states=states,
         counts=count_by_team(states),
-    )
-
-
-# --- Who validates ------------------------------------------------------------------------
-
-
-def validation_closed_reason(*, shared_task: SharedTask) -> str | None:
-    """Why validators cannot work now, None when they can: validation runs in every mode
-    but off, from the end of the break phase (the entries are fixed) until the results
-    phase starts (labels are published then, so a vote would no longer be blind)."""
-    if shared_task.validation_mode == SharedTask.ValidationMode.OFF:
-        return "Label validation is off for this shared task."
-    phases = {phase.kind: phase for phase in shared_task.phases.all()}
-    moment = timezone.now()
-    break_phase = phases.get(Phase.Kind.BREAK)
-    if break_phase is None or break_phase.ends_at > moment:
-        when = f" at {moment_text(break_phase.ends_at)}" if break_phase else ""
-        return f"Label validation opens when the break phase closes{when} (server time)."
-    results = phases.get(Phase.Kind.RESULTS)
-    if results is not None and results.starts_at <= moment:
-        return "Label validation closed when the results phase started."
-    return None
-
-
-def validator_role(*, user: User, shared_task: SharedTask) -> str | None:
-    """``user``'s validator role in the task (``LabelValidation.Role``), None if they have none.
-
-    Organizers; members of breaker teams (never of their own team's pairs); people let in by
-    a task invitation that grants the validator role. Builder team members are not
-    validators: pairs that break their systems are theirs to contest, not to label.
-    """
-    if not user.is_authenticated or shared_task.validation_mode == Mode.OFF:
-        return None
-    if task_selectors.is_organizer(user=user, shared_task=shared_task):
-        return LabelValidation.Role.ORGANIZER
-    membership = task_selectors.membership_get(user=user, shared_task=shared_task)
-    if membership is not None:
-        return LabelValidation.Role.BREAKER if membership.team.kind == Team.Kind.BREAKER else None
-    if task_selectors.is_invited_validator(user=user, shared_task=shared_task):
-        return LabelValidation.Role.VALIDATOR
-    return None
-
-
-def validation_candidates(
-    *, shared_task: SharedTask, exclude_team_id: int | None
-) -> list[tuple[int, int]]:
-    """(pair id, votes given or handed out) of every pair in scope still short of its votes,
-    in queue order: fewest votes first, then ``queue_rank``. A pair an organizer adjudicated
-    needs none."""
-    states = pair_validations(shared_task=shared_task)
-    wanted = [
-        state.pair_id
-        for state in states.values()
-        if state.in_scope
-        and not state.adjudicated
-        and state.team_id != exclude_team_id
-        and state.outcome.status == agreement.PENDING
-    ]
-    taken: dict[int, int] = defaultdict(int)
-    for pair_id in (
-        LabelValidation.objects.filter(pair_id__in=wanted)
-        .exclude(status=LabelValidation.Status.SKIPPED)
-        .values_list("pair_id", flat=True)
-    ):
-        taken[pair_id] += 1
-    needed = shared_task.validations_per_pair
-    open_pairs = [(pair_id, taken[pair_id]) for pair_id in wanted if taken[pair_id] < needed]
-    return sorted(open_pairs, key=lambda item: (item[1], queue_rank(item[0]), item[0]))
-
-
-def pending_count(*, shared_task: SharedTask) -> int:
-    """Pairs in scope, not adjudicated, still short of their votes."""
-    return sum(
-        state.in_scope and not state.adjudicated and state.outcome.status == agreement.PENDING
-        for state in pair_validations(shared_task=shared_task).values()
     )
 
 

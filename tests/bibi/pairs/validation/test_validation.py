@@ -3,68 +3,18 @@
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 
 from bibi.pairs import selectors, services, validation
-from bibi.pairs.models import Contest, LabelValidation
+from bibi.pairs.models import Contest, LabelValidation, Pair
+from bibi.pairs.validation import services as validation_services
 from bibi.sharedtasks import services as task_services
-from bibi.sharedtasks.models import AuditLogEntry, SharedTask
+from bibi.sharedtasks.models import AuditLogEntry
 
-from .conftest import GOOD_PAIRS, start_contests, submit
+from ..conftest import submit
+from .conftest import invited_validator, validation_on, votes_on
 
 pytestmark = [pytest.mark.embedded, pytest.mark.django_db]
-
-# GOOD_PAIRS' claimed labels, by original: s1-s3 positive, s4 negative.
-CLAIMED = {row["original_id"]: row["variant_label"] for row in GOOD_PAIRS}
-
-
-def validation_on(shared_task: SharedTask, actor, **fields) -> None:
-    task_services.shared_task_update(
-        shared_task=shared_task, actor=actor, **{"validation_mode": "all", **fields}
-    )
-
-
-def invited_validator(cast, name: str = "vera"):
-    """Someone let in by a link that grants the validator role."""
-    user = get_user_model().objects.create_user(name, password=f"pw-{name}-123")
-    link = task_services.task_invitation_create(
-        shared_task=cast.shared_task, actor=cast.organizer, grants_validator=True
-    )
-    task_services.task_invitation_accept(token=link.token, user=user)
-    return user
-
-
-@pytest.fixture
-def entries(cast, rival):
-    """Utrecht (cast.breaker) enters GOOD_PAIRS, OSU (rival) the first two; the break phase is
-    over; validation of all pairs, 3 votes each, majority rule."""
-    ours = submit(cast)
-    theirs = submit(cast, GOOD_PAIRS[:2], team=rival[0], user=rival[1])
-    start_contests(cast.shared_task)
-    validation_on(cast.shared_task, cast.organizer)
-    cast.shared_task.refresh_from_db()
-    return ours, theirs
-
-
-def vote(user, shared_task, label: str = "", **flags) -> services.ValidationVote:
-    item = services.validation_next(shared_task=shared_task, user=user)
-    assert item is not None
-    return services.validation_submit(validation_id=item.id, user=user, label=label, **flags)
-
-
-def votes_on(pair, users, labels, shared_task, **flags) -> list[services.ValidationVote]:
-    """Each user votes the given label on ``pair`` (handed to them directly)."""
-    done = []
-    for user, label in zip(users, labels, strict=True):
-        role = validation.validator_role(user=user, shared_task=shared_task)
-        item = LabelValidation.objects.create(pair=pair, validator=user, role=role)
-        done.append(
-            services.validation_submit(
-                validation_id=item.id, user=user, label=label, unclear=not label, **flags
-            )
-        )
-    return done
 
 
 def test_a_validator_never_sees_the_claimed_label_the_team_or_the_pair(cast, rival, entries):
@@ -105,19 +55,23 @@ def test_a_breaker_never_gets_their_own_teams_pairs(cast, rival, entries):
     ours, theirs = entries
     handed = []
     while (
-        item := services.validation_next(shared_task=cast.shared_task, user=rival[1])
+        item := validation_services.validation_next(shared_task=cast.shared_task, user=rival[1])
     ) is not None:
         handed.append(item.pair.pair_set_id)
-        services.validation_submit(validation_id=item.id, user=rival[1], label="positive")
+        validation_services.validation_submit(
+            validation_id=item.id, user=rival[1], label="positive"
+        )
     assert handed and set(handed) == {ours.id}
     assert len(handed) == 4  # each of Utrecht's pairs once, none twice
 
 
 def test_the_queue_gives_the_pairs_with_fewest_votes_first(cast, rival, entries):
-    first = services.validation_next(shared_task=cast.shared_task, user=cast.organizer)
-    services.validation_submit(validation_id=first.id, user=cast.organizer, label="positive")
+    first = validation_services.validation_next(shared_task=cast.shared_task, user=cast.organizer)
+    validation_services.validation_submit(
+        validation_id=first.id, user=cast.organizer, label="positive"
+    )
     vera = invited_validator(cast)
-    second = services.validation_next(shared_task=cast.shared_task, user=vera)
+    second = validation_services.validation_next(shared_task=cast.shared_task, user=vera)
     # Five pairs have no vote yet: vera gets one of them, not the one voted on.
     assert second.pair_id != first.pair_id
     counts = validation.validation_candidates(shared_task=cast.shared_task, exclude_team_id=None)
@@ -127,7 +81,7 @@ def test_the_queue_gives_the_pairs_with_fewest_votes_first(cast, rival, entries)
 def test_builders_and_outsiders_are_not_validators(cast, entries):
     for user in (cast.builder, cast.outsider):
         with pytest.raises(PermissionDenied):
-            services.validation_next(shared_task=cast.shared_task, user=user)
+            validation_services.validation_next(shared_task=cast.shared_task, user=user)
     answer = cast.client("builder").post("/api/v1/shared-tasks/sst/validation/next/")
     assert answer.status_code == 403
 
@@ -147,16 +101,19 @@ def test_the_validator_role_comes_with_an_invitation_link_that_grants_it(cast, e
     assert (
         validation.validator_role(user=cast.outsider, shared_task=cast.shared_task) == "validator"
     )
-    assert services.validation_next(shared_task=cast.shared_task, user=cast.outsider) is not None
+    assert (
+        validation_services.validation_next(shared_task=cast.shared_task, user=cast.outsider)
+        is not None
+    )
 
 
 def test_validation_is_closed_while_off_and_before_the_break_phase_ends(cast, rival):
     submit(cast)
     with pytest.raises(PermissionDenied):
-        services.validation_next(shared_task=cast.shared_task, user=cast.organizer)
+        validation_services.validation_next(shared_task=cast.shared_task, user=cast.organizer)
     validation_on(cast.shared_task, cast.organizer)
     with pytest.raises(ValidationError, match="opens when the break phase closes"):
-        services.validation_next(shared_task=cast.shared_task, user=cast.organizer)
+        validation_services.validation_next(shared_task=cast.shared_task, user=cast.organizer)
 
 
 def test_the_agreement_rule_validates_relabels_disputes_and_invalidates(cast, rival, entries):
@@ -204,3 +161,49 @@ def test_a_disputed_pair_opens_a_contest_the_organizers_decide(cast, rival, entr
     )
     state = validation.pair_validations(shared_task=task)[pair.id]
     assert state.state == "adjudicated" and state.scored_label == "negative"
+
+
+def test_one_pairs_validation_is_the_one_the_task_reads(cast, rival, entries):
+    ours, _ = entries
+    task = cast.shared_task
+    pairs = {pair.original.external_id: pair for pair in ours.pairs.select_related("original")}
+    vera, wim = invited_validator(cast), invited_validator(cast, "wim")
+    votes_on(pairs["s1"], [cast.organizer, vera, wim], ["positive", "negative", ""], task)
+    votes_on(pairs["s2"], [cast.organizer, vera], ["negative", "negative"], task)
+    Pair.objects.filter(id=pairs["s3"].id).update(label_unverified=True)
+    every = validation.pair_validations(shared_task=task)
+    for pair in Pair.objects.filter(pair_set__in=entries):
+        one = validation.pair_validation(pair=pair, team_id=pair.pair_set.team_id, shared_task=task)
+        assert one == every[pair.id]
+    assert {every[pair.id].state for pair in pairs.values()} == {
+        "disputed",
+        "pending",
+        "unverified",
+    }
+
+
+def test_a_vote_on_a_pair_that_left_the_scope_decides_nothing(cast, rival, entries):
+    """The state rule reads the scope: a pair handed out before the organizers narrowed the
+    scope is scored with its claim, so its votes open no dispute and ask for no run."""
+    ours, _ = entries
+    task = cast.shared_task
+    pair = ours.pairs.get(original__external_id="s2")
+    vera, wim = invited_validator(cast), invited_validator(cast, "wim")
+    votes_on(pair, [cast.organizer, vera], ["positive", "negative"], task)
+    handed = LabelValidation.objects.create(pair=pair, validator=wim, role="validator")
+    task_services.shared_task_update(
+        shared_task=task, actor=cast.organizer, validation_mode="contested"
+    )
+    task.refresh_from_db()
+
+    vote = validation_services.validation_submit(
+        validation_id=handed.id, user=wim, label="", unclear=True
+    )
+
+    assert (vote.before.status, vote.after.status, vote.contest) == ("pending", "pending", None)
+    assert not Contest.objects.filter(pair=pair).exists()
+    assert validation.pair_validations(shared_task=task)[pair.id].state == "not_validated"
+    # In scope, the same three votes dispute the pair.
+    validation_on(task, cast.organizer)
+    task.refresh_from_db()
+    assert validation.pair_validations(shared_task=task)[pair.id].state == "disputed"

@@ -1,18 +1,14 @@
 """REST API of label validation, under /api/v1/ (``pairs/README.md``, "Label validation").
 
-Blind on purpose: what a validator reads of a pair (``ValidationItemOutput``) is the
-original with its starter label, the variant, and the task's labels. Never the label the
-team claimed, the team, the pair set, the pair's id, its rationale or its tags: the item is
+Blind on purpose: a validator reads a pair as ``serializers.ValidationItemOutput`` shows it,
 named by the validation's own id. Organizers read every pair's votes and outcome, and each
 validator's agreement with the majority.
 """
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
 from django.http import Http404
 from drf_spectacular.utils import extend_schema, extend_schema_view, inline_serializer
@@ -23,75 +19,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from bibi.api import paginated
-from bibi.pairs import agreement, selectors, services, validation
 from bibi.pairs.models import LabelValidation
+from bibi.pairs.validation import services
+from bibi.pairs.validation.selectors import overview, queue, states
+from bibi.pairs.validation.serializers import QueueStateOutput, ValidationItemOutput, VoteInput
 from bibi.sharedtasks.apis.common import require_organizer, shared_task_for
 from bibi.sharedtasks.models import SharedTask
-
-
-class ValidationItemOutput(serializers.ModelSerializer):
-    """A pair as its validator sees it: no claimed label, team, set, id or rationale."""
-
-    original_text = serializers.CharField(source="pair.original_text")
-    original_label = serializers.CharField(source="pair.original_label")
-    variant_text = serializers.CharField(source="pair.variant_text")
-    labels = serializers.SerializerMethodField()
-    expires_at = serializers.SerializerMethodField()
-
-    class Meta:
-        model = LabelValidation
-        fields = [
-            "id",
-            "status",
-            "original_text",
-            "original_label",
-            "variant_text",
-            "labels",
-            "assigned_at",
-            "expires_at",
-            "label",
-            "not_minimal",
-            "not_fluent",
-            "original_mislabelled",
-            "unclear",
-            "note",
-            "submitted_at",
-        ]
-
-    def get_labels(self, item: LabelValidation) -> list[str]:
-        return list(self.context["labels"])
-
-    def get_expires_at(self, item: LabelValidation) -> Any:
-        if item.status != LabelValidation.Status.ASSIGNED:
-            return None
-        lifetime = timedelta(minutes=settings.VALIDATION_ASSIGNMENT_MINUTES)
-        return serializers.DateTimeField().to_representation(item.assigned_at + lifetime)
-
-
-class VoteInput(serializers.Serializer):
-    label = serializers.CharField(
-        max_length=100, allow_blank=True, required=False, default="", help_text="Empty if unclear."
-    )
-    not_minimal = serializers.BooleanField(required=False, default=False)
-    not_fluent = serializers.BooleanField(
-        required=False, default=False, help_text="Not fluent, or ungrammatical."
-    )
-    original_mislabelled = serializers.BooleanField(required=False, default=False)
-    unclear = serializers.BooleanField(required=False, default=False)
-    note = serializers.CharField(required=False, allow_blank=True, default="")
-
-
-QueueStateOutput = inline_serializer(
-    "ValidationQueueState",
-    {
-        "role": serializers.CharField(allow_null=True),
-        "closed_reason": serializers.CharField(allow_null=True),
-        "quota": serializers.IntegerField(),
-        "done": serializers.IntegerField(),
-        "assigned": serializers.IntegerField(allow_null=True),
-        "available": serializers.IntegerField(),
-    },
-)
 
 
 def _item(request: Request, item: LabelValidation, labels: list[str]) -> dict[str, Any]:
@@ -111,9 +44,7 @@ class ValidationStateApi(APIView):
     @extend_schema(responses=QueueStateOutput)
     def get(self, request: Request, slug: str) -> Response:
         shared_task = shared_task_for(request, slug)
-        return Response(
-            selectors.validation_queue_state(shared_task=shared_task, user=request.user)
-        )
+        return Response(queue.validation_queue_state(shared_task=shared_task, user=request.user))
 
 
 class ValidationNextApi(APIView):
@@ -139,7 +70,7 @@ class ValidationMineApi(APIView):
     @extend_schema(responses=ValidationItemOutput(many=True))
     def get(self, request: Request, slug: str) -> Response:
         shared_task = shared_task_for(request, slug)
-        history = selectors.validator_history(shared_task=shared_task, user=request.user)
+        history = queue.validator_history(shared_task=shared_task, user=request.user)
         return paginated(self, request, history, ValidationItemOutput, labels=shared_task.labels)
 
 
@@ -200,11 +131,11 @@ class _OrganizerReadApi(APIView):
 )
 class ValidationPairListApi(_OrganizerReadApi):
     def rows(self, request: Request, shared_task: SharedTask) -> Any:
-        rows = selectors.validation_pair_rows(shared_task=shared_task)
+        rows = overview.validation_pair_rows(shared_task=shared_task)
         state = request.query_params.get("state")
         if state:
             rows = [row for row in rows if row["state"] == state]
-        return {"rows": rows, "states": validation.STATES}
+        return {"rows": rows, "states": states.STATES}
 
 
 @extend_schema_view(
@@ -216,7 +147,7 @@ class ValidationPairListApi(_OrganizerReadApi):
 )
 class ValidationValidatorListApi(_OrganizerReadApi):
     def rows(self, request: Request, shared_task: SharedTask) -> Any:
-        return {"rows": agreement.validator_agreement_list(shared_task=shared_task)}
+        return {"rows": overview.validator_agreement_list(shared_task=shared_task)}
 
 
 @extend_schema_view(
@@ -228,4 +159,4 @@ class ValidationValidatorListApi(_OrganizerReadApi):
 )
 class ValidationSummaryApi(_OrganizerReadApi):
     def rows(self, request: Request, shared_task: SharedTask) -> Any:
-        return agreement.validation_summary(shared_task=shared_task)
+        return overview.validation_summary(shared_task=shared_task)

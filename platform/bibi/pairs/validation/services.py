@@ -3,15 +3,17 @@ the validator votes (``validation_submit``) or hands it back (``validation_skip`
 
 The queue finishes pairs quickly: of the pairs in scope still short of their votes, the one
 with the fewest votes (given or handed out) first, ties broken by a fixed hash of the pair's
-id (``validation.queue_rank``), never a pair of the validator's own team, never a pair they
-have voted on or skipped. Handing out takes the task's row lock, so two validators asking at
-once are served one after the other and a pair is never handed out more often than it
-needs; the database holds one vote per validator and pair. A pair handed out and not
-answered within ``VALIDATION_ASSIGNMENT_MINUTES`` goes back to the queue.
+id (``selectors.queue.validation_candidates``), never a pair of the validator's own team,
+never a pair they have voted on or skipped. Handing out takes the task's row lock, so two
+validators asking at once are served one after the other and a pair is never handed out more
+often than it needs; the database holds one vote per validator and pair. A pair handed out
+and not answered within ``VALIDATION_ASSIGNMENT_MINUTES`` goes back to the queue.
 
-When a vote decides a pair as *disputed*, a contest is opened for the organizers (one per
-pair, ``Contest.Origin.VALIDATION``); their decision is absolute. When a vote changes a
-pair's outcome and no pair in scope is left waiting for votes, the task is scored again.
+What the votes decide is the pair's state (``selectors.states.pair_validation``, by
+``scoring.agreement.pair_state``). When a vote makes a pair's votes *disputed*, a contest is
+opened for the organizers (one per pair, ``Contest.Origin.VALIDATION``); their decision is
+absolute. When a vote changes the outcome of a pair's votes and no pair in scope is left
+waiting for votes, the task is scored again.
 """
 
 from __future__ import annotations
@@ -27,9 +29,9 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from bibi.evaluation import triggers as evaluation_triggers
-from bibi.pairs import validation
 from bibi.pairs.models import Contest, LabelValidation, Pair
 from bibi.pairs.services.contests import REASON_MAX_CHARS
+from bibi.pairs.validation.selectors import queue, states
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import SharedTask
 from bibi.sharedtasks.services import audit_record
@@ -40,12 +42,12 @@ Status = LabelValidation.Status
 
 def _validator_require(*, user: AbstractBaseUser, shared_task: SharedTask) -> str:
     """The user's validator role; PermissionDenied without one, ValidationError when closed."""
-    role = validation.validator_role(user=user, shared_task=shared_task)
+    role = queue.validator_role(user=user, shared_task=shared_task)
     if role is None:
         raise PermissionDenied(
             "Only organizers, members of breaker teams and invited validators validate labels."
         )
-    reason = validation.validation_closed_reason(shared_task=shared_task)
+    reason = queue.validation_closed_reason(shared_task=shared_task)
     if reason is not None:
         raise ValidationError(reason)
     return role
@@ -81,7 +83,7 @@ def validation_next(*, shared_task: SharedTask, user: AbstractBaseUser) -> Label
         raise ValidationError(f"You have labelled {done} pairs: the quota of this shared task.")
     membership = task_selectors.membership_get(user=user, shared_task=shared_task)
     seen = set(mine.values_list("pair_id", flat=True))
-    candidates = validation.validation_candidates(
+    candidates = queue.validation_candidates(
         shared_task=shared_task, exclude_team_id=membership.team_id if membership else None
     )
     pair_id = next((pair_id for pair_id, _ in candidates if pair_id not in seen), None)
@@ -131,16 +133,6 @@ def _vote_clean(
     return label, note
 
 
-def _outcome(pair: Pair, shared_task: SharedTask) -> agreement.Outcome:
-    votes = validation.votes_by_pair([pair.id], shared_task=shared_task).get(pair.id, [])
-    return agreement.pair_outcome(
-        votes,
-        claimed=pair.variant_label,
-        needed=shared_task.validations_per_pair,
-        rule=shared_task.validation_agreement,
-    )
-
-
 @transaction.atomic
 def validation_submit(
     *,
@@ -166,8 +158,10 @@ def validation_submit(
         raise ValidationError("You have already answered this pair; a vote is final.")
     label, note = _vote_clean(shared_task=shared_task, label=label, unclear=unclear, note=note)
     # The pair's row lock: votes on one pair are counted, and disputes opened, one at a time.
+    # Before and after are what the pair's votes decide (pending while it is out of scope).
     pair = Pair.objects.select_for_update().get(pk=found.pair_id)
-    before = _outcome(pair, shared_task)
+    team_id = found.pair.pair_set.team_id
+    before = states.pair_validation(pair=pair, team_id=team_id, shared_task=shared_task).outcome
     found.status = Status.DONE
     found.label = label
     found.not_minimal, found.not_fluent = not_minimal, not_fluent
@@ -175,24 +169,22 @@ def validation_submit(
     found.note = note
     found.submitted_at = timezone.now()
     found.save()
-    after = _outcome(pair, shared_task)
-    contest = (
-        _dispute_open(pair, after, shared_task) if after.status == agreement.DISPUTED else None
-    )
+    now = states.pair_validation(pair=pair, team_id=team_id, shared_task=shared_task)
+    after = now.outcome
+    contest = _dispute_open(pair, now, shared_task) if after.status == agreement.DISPUTED else None
     changed = (before.status, before.label) != (after.status, after.label)
-    if changed and validation.pending_count(shared_task=shared_task) == 0:
+    if changed and queue.pending_count(shared_task=shared_task) == 0:
         evaluation_triggers.scoring_run_after_validation(shared_task=shared_task, actor=user)
     return ValidationVote(validation=found, before=before, after=after, contest=contest)
 
 
 def _dispute_open(
-    pair: Pair, outcome: agreement.Outcome, shared_task: SharedTask
+    pair: Pair, disputed: states.PairValidation, shared_task: SharedTask
 ) -> Contest | None:
     """Open the organizers' contest of a disputed pair, once."""
-    votes = validation.votes_by_pair([pair.id], shared_task=shared_task).get(pair.id, [])
-    counts = Counter(vote.label or "unclear" for vote in votes)
+    counts = Counter(vote.label or "unclear" for vote in disputed.votes)
     tally = ", ".join(f"{count} {label}" for label, count in sorted(counts.items()))
-    reason = f"Label validation: the {outcome.votes} votes do not agree ({tally})."
+    reason = f"Label validation: the {disputed.outcome.votes} votes do not agree ({tally})."
     try:
         with transaction.atomic():
             contest = Contest.objects.create(

@@ -11,27 +11,18 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 from django.utils import timezone
 
-from bibi.pairs import agreement, selectors, services, validation
+from bibi.pairs import validation
 from bibi.pairs.models import Contest, LabelValidation
+from bibi.pairs.validation import services
 from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import SharedTask
 
-from ..conftest import ROLES, build_cast
-from ..evaluation.test_run_requests import at_once
-from .conftest import GOOD_PAIRS, start_contests, start_phase_now, submit
-from .test_validation import invited_validator, validation_on, votes_on
+from ...conftest import ROLES, build_cast
+from ...evaluation.test_run_requests import at_once
+from ..conftest import start_contests, start_phase_now, submit
+from .conftest import invited_validator, validation_on, votes_on
 
 VALIDATION = "/api/v1/shared-tasks/sst/validation/"
-
-
-@pytest.fixture
-def entries(cast, rival):
-    ours = submit(cast)
-    theirs = submit(cast, GOOD_PAIRS[:2], team=rival[0], user=rival[1])
-    start_contests(cast.shared_task)
-    validation_on(cast.shared_task, cast.organizer)
-    cast.shared_task.refresh_from_db()
-    return ours, theirs
 
 
 @pytest.mark.django_db(transaction=True)
@@ -71,7 +62,7 @@ def test_a_validator_stops_at_the_quota(cast, rival, entries):
     services.validation_submit(validation_id=item.id, user=vera, label="positive")
     with pytest.raises(ValidationError, match="quota"):
         services.validation_next(shared_task=cast.shared_task, user=vera)
-    state = selectors.validation_queue_state(shared_task=cast.shared_task, user=vera)
+    state = validation.validation_queue_state(shared_task=cast.shared_task, user=vera)
     assert (state["role"], state["done"], state["quota"]) == ("validator", 1, 1)
 
 
@@ -187,12 +178,12 @@ def test_organizers_read_votes_agreement_and_alpha(cast, rival, entries):
     )
     rows = {
         row["username"]: row
-        for row in agreement.validator_agreement_list(shared_task=cast.shared_task)
+        for row in validation.validator_agreement_list(shared_task=cast.shared_task)
     }
     assert (rows["wim"]["compared"], rows["wim"]["agreed"], rows["wim"]["agreement"]) == (1, 0, 0.0)
     assert rows["vera"]["agreement"] == 1.0
     assert (
-        next(iter(agreement.validator_agreement_list(shared_task=cast.shared_task)))["username"]
+        next(iter(validation.validator_agreement_list(shared_task=cast.shared_task)))["username"]
         == "wim"
     )
     pairs = cast.client("organizer").get(f"{VALIDATION}pairs/?state=validated").json()["rows"]
