@@ -228,7 +228,9 @@ class LabelledTaskType(TaskType):
         original, problems = self.original_resolve(pair, starter, labels)
         texts = self._variant_texts(pair, original)
         for field, text in texts.items():
-            problems += variant_problems(text, rules, what=self._what(field))
+            # With several texts an empty one is the original's (when the original is known).
+            if text or len(texts) == 1 or not any(texts.values()):
+                problems += variant_problems(text, rules, what=self._what(field))
         label, label_problem = label_resolve("variant", pair.variant_label, labels)
         if label_problem:
             problems.append(Refusal(label_problem, kind="label", setting="labels"))

@@ -145,7 +145,7 @@ class PairInput:
     both sides) and the variant's answers as the file gives them."""
 
     row: int
-    variant_text: str
+    variant_text: str = ""
     variant_label: str = ""
     original_id: str = ""
     original_text: str = ""
