@@ -273,3 +273,34 @@ def test_the_size_check_fails_a_61_line_function_and_a_501_line_module(tmp_path)
     output = result.stdout + result.stderr
     assert "sixty_one is 61 lines (at most 60 per function)" in output
     assert "long_module.py: 501 lines (at most 500 per module)" in output
+
+
+def _check_private_imports(root: Path) -> subprocess.CompletedProcess:
+    script = REPO_ROOT / "scripts" / "check_private_imports.py"
+    return subprocess.run(
+        [sys.executable, str(script), str(root)], capture_output=True, text=True, timeout=60
+    )
+
+
+def test_the_private_import_check_names_a_private_helper_taken_across_modules(tmp_path):
+    (tmp_path / "views.py").write_text(
+        "from bibi.web.views.organizers import _organizer_page, page\n"
+        "import fim_engine.formats as formats\n"
+        "formats._read_json\n"
+        "SharedTask._meta\n"
+        "import os\n"
+        "os._exit\n"
+    )
+    result = _check_private_imports(tmp_path)
+    assert result.returncode == 1
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2, result.stdout
+    assert "views.py:1: imports _organizer_page from bibi.web.views.organizers" in lines[0]
+    assert "views.py:3: uses formats._read_json of another module" in lines[1]
+
+
+def test_the_private_import_check_passes_public_names_and_dunders(tmp_path):
+    (tmp_path / "ok.py").write_text(
+        "from bibi.tasktypes import TaskType, __all__\nfrom __future__ import annotations\n"
+    )
+    assert _check_private_imports(tmp_path).returncode == 0
