@@ -156,7 +156,7 @@ def test_span_lambda_max_is_exact_on_minilm_with_a_fresh_qa_head(tmp_path: Path)
 
 
 def test_the_benchmark_times_lambda_max_against_forward_passes(tiny_qa: SpanSystem) -> None:
-    from fim_engine.span_bench import bench_span_lambda
+    from fim_engine.bench.span import bench_span_lambda
 
     questions, sentences = zip(*PAIRS, strict=True)
     bench = bench_span_lambda(tiny_qa, list(questions), list(sentences))
