@@ -34,8 +34,8 @@ may never see it (``edit_out_of_sight``).
 
 The four 2017 example pairs of BACKGROUND.md pass with the defaults; the widest is
 "I love this movie!" -> "I'm mad for this movie!": distance 3 (limit 4), 4 of the
-variant's 7 tokens shared.
-
+variant's 7 tokens shared. A machine-made pair is stored *label unverified* only if it states a
+label other than the original's (``edits.claims.pair_unverified``, as the span checks ask).
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ from bibi.files import RowError
 from bibi.labelmaps import LabelLookup
 from bibi.pairs.tokens import edit_out_of_sight, shared_token_ratio, token_edit_distance, tokenize
 from bibi.texts import invisible_characters, normalize_text, text_problems
+from edits.claims import pair_unverified
 
 if TYPE_CHECKING:
     from bibi.sharedtasks.models import SharedTask
@@ -153,8 +154,8 @@ class PairInput:
     # answers as the file gives them (``bibi.sharedtasks.spans.answers_read``).
     question: str = ""
     variant_answers: str = ""
-    # A machine-made label change (the baseline breaker, a suggestion taken as offered in the
-    # pair editor): stored as ``Pair.label_unverified`` when the labels differ.
+    # A machine-made pair (the baseline breaker, a suggestion taken as offered in the pair
+    # editor): stored as ``Pair.label_unverified`` if it claims a change (``edits.claims``).
     label_unverified: bool = False
 
 
@@ -405,7 +406,9 @@ def check_pair(
             tags=tags,
             edit_distance=distance,
             warnings=(out_of_sight,) if out_of_sight else (),
-            label_unverified=pair.label_unverified and label != original.label,
+            label_unverified=pair_unverified(
+                machine_made=pair.label_unverified, original=original.label, variant=label
+            ),
         ),
         [],
     )
