@@ -4,8 +4,8 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
-# WordNet 3.0 for fim_engine's suggestions, from Debian's wordnet-base (fim_engine/wordnet.py
-# reads the same variable from the environment).
+# WordNet 3.0 for the edits library (suggestions, the baseline breaker), from Debian's wordnet-base
+# (edits/wordnet.py reads the same variable from the environment).
 BIBI_WORDNET_DIR ?= /usr/share/wordnet
 DEMO_ADDR ?= 127.0.0.1:8000
 # The demo's data: this project's small set, or e.g. DATA=../shared/data/sst2.

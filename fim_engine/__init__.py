@@ -11,18 +11,16 @@ A plain library (it never imports Django). The public API:
 * :func:`integrated_gradients`: word attributions along the embedding path.
 * :func:`dense_fisher`: Algorithm 1 of the FIM paper (dense G), the slow reference.
 * :func:`suggest`, :func:`suggest_many`, :func:`check_variant`: verified edit suggestions and
-  checks of a breaker's draft variant (:mod:`fim_engine.suggestions`).
-* perturbation generators (:mod:`fim_engine.perturbations`): :func:`synonym_swaps`,
-  :func:`antonym_swaps`, :func:`neighbour_swaps`, :func:`name_swaps`, :func:`keyboard_typos`,
-  :func:`negation_edits`.
+  checks of a breaker's draft variant (:mod:`fim_engine.suggestions`), with
+  :func:`neighbour_swaps`, the one edit generator that needs a model (its embeddings). The
+  others, WordNet and the rule of what an edit claims are the :mod:`edits` library's.
 * :func:`train_system`: baseline builders (bow, cnn, bilstm, minilm).
 * :func:`read_texts`, :func:`read_labelled`: the input formats of the CLI.
 * exceptions from :mod:`fim_engine.errors`.
 
 Names are imported on first use (PEP 562), so ``import fim_engine`` loads neither torch nor
 transformers: a web process can use :mod:`fim_engine.errors`, :mod:`fim_engine.datasets`,
-:mod:`fim_engine.perturbations` (all but ``neighbour_swaps``) and the WordNet reader without
-them, as can :mod:`fim_engine.precision`. ``check_model_dir`` needs torch (it builds architectures on the meta device to know
+:mod:`fim_engine.qasrl` and :mod:`fim_engine.precision` without them. ``check_model_dir`` needs torch (it builds architectures on the meta device to know
 their tensor shapes).
 
 Example:
@@ -48,13 +46,11 @@ if TYPE_CHECKING:
         MissingTokenizerError,
         MissingWeightsError,
         ModelFormatError,
-        OpinionLexiconError,
         PaddingSensitiveModelError,
         PickledWeightsError,
         RemoteCodeError,
         UnknownArchitectureError,
         WeightShapeError,
-        WordNetMissingError,
     )
     from fim_engine.fisher import (  # noqa: F401
         FisherResult,
@@ -64,16 +60,6 @@ if TYPE_CHECKING:
     )
     from fim_engine.formats import ModelFormat, check_model_dir  # noqa: F401
     from fim_engine.native import NativeConfig  # noqa: F401
-    from fim_engine.perturbations import (  # noqa: F401
-        Edit,
-        Perturbation,
-        Replacement,
-        antonym_swaps,
-        keyboard_typos,
-        name_swaps,
-        negation_edits,
-        synonym_swaps,
-    )
     from fim_engine.qasrl import (  # noqa: F401
         QasrlFormatError,
         QasrlReading,
@@ -125,7 +111,6 @@ if TYPE_CHECKING:
         load_system,
     )
     from fim_engine.training import TrainingReport, train_system  # noqa: F401
-    from fim_engine.wordnet import WordNet, load_wordnet  # noqa: F401
 
 # Public name → the module that defines it.
 _EXPORTS = {
@@ -138,27 +123,15 @@ _EXPORTS = {
         "MissingTokenizerError",
         "MissingWeightsError",
         "ModelFormatError",
-        "OpinionLexiconError",
         "PaddingSensitiveModelError",
         "PickledWeightsError",
         "RemoteCodeError",
         "UnknownArchitectureError",
         "WeightShapeError",
-        "WordNetMissingError",
     ),
     "fisher": ("FisherResult", "WordDirections", "fisher_lambda_max", "fisher_top_eigenvector"),
     "formats": ("ModelFormat", "check_model_dir"),
     "native": ("NativeConfig",),
-    "perturbations": (
-        "Edit",
-        "Perturbation",
-        "Replacement",
-        "antonym_swaps",
-        "keyboard_typos",
-        "name_swaps",
-        "negation_edits",
-        "synonym_swaps",
-    ),
     "suggestion_reports": (
         "Suggestion",
         "SuggestionReport",
@@ -201,7 +174,6 @@ _EXPORTS = {
     "spans": ("SpanFisherResult", "span_fisher", "span_lambda_max"),
     "system": ("PredictionBatch", "System", "TextDirections", "load_system"),
     "training": ("TrainingReport", "train_system"),
-    "wordnet": ("WordNet", "load_wordnet"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 

@@ -1,4 +1,4 @@
-"""Tokenized texts, padded batches and word-level aggregation, shared by every backend."""
+"""Tokenized texts and padded batches, shared by every backend."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
 
@@ -98,15 +97,6 @@ def length_sorted_batches(items: Sequence[TokenizedText], batch_size: int) -> It
     order = sorted(range(len(items)), key=lambda i: len(items[i].input_ids))
     for start in range(0, len(order), batch_size):
         yield order[start : start + batch_size]
-
-
-def word_scores(token_scores: np.ndarray, word_index: np.ndarray, num_words: int) -> np.ndarray:
-    """Sum per-token scores (L,) into per-word scores (num_words,), as integrated-gradients
-    attributions add up; tokens with ``word_index < 0`` are ignored."""
-    keep = word_index >= 0
-    out = np.zeros(num_words, dtype=np.float64)
-    np.add.at(out, word_index[keep], token_scores[keep])
-    return out
 
 
 class TokenCache:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import torch
 
+from edits.words import split_words
 from fim_engine._encoding import EncodedBatch, TokenizedText
 from fim_engine.native import (
     NativeClassifier,
@@ -16,7 +17,6 @@ from fim_engine.native import (
     Vocabulary,
     load_native_model,
 )
-from fim_engine.words import split_words
 
 
 class NativeBackend:

@@ -14,14 +14,34 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import torch
 from torch.autograd.functional import jacobian
 
-if TYPE_CHECKING:
-    from fim_engine.system import System
+
+class Encoding(Protocol):
+    """What :func:`dense_fisher` reads of an encoded batch (B×L tensors): the text's own
+    tokens (``editable``) and every real one (``attention_mask``)."""
+
+    editable: torch.Tensor
+    attention_mask: torch.Tensor
+
+
+class DenseModel(Protocol):
+    """What Algorithm 1 needs of a classifier (:class:`fim_engine.System` is one). The batch a
+    model's ``encode`` returns is what ``logits_from_embeddings`` takes."""
+
+    @property
+    def num_labels(self) -> int: ...
+
+    def encode(self, texts: Sequence[str]) -> Encoding: ...
+
+    def input_embeddings(self, batch: Any) -> torch.Tensor: ...
+
+    def logits_from_embeddings(self, embeds: torch.Tensor, batch: Any) -> torch.Tensor: ...
 
 
 @dataclass(frozen=True)
@@ -38,12 +58,12 @@ class DenseFisher:
 
 
 def dense_fisher(
-    system: System, text: str, *, editable_only: bool = True, dtype: torch.dtype = torch.float64
+    system: DenseModel, text: str, *, editable_only: bool = True, dtype: torch.dtype = torch.float64
 ) -> DenseFisher:
     """Build G for ``text`` from the full Jacobian of log p and eigendecompose it.
 
     Args:
-        system: a loaded :class:`fim_engine.System`.
+        system: a loaded :class:`fim_engine.System`, or any :class:`DenseModel`.
         text: one string.
         editable_only: restrict x to the text's own tokens (what :meth:`System.fisher` measures);
             False uses every position, [CLS], [SEP] included, as the paper's algorithm does.

@@ -18,29 +18,43 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import torch
 
-from fim_engine._encoding import EncodedBatch, word_scores
+
+class TokenBatch(Protocol):
+    """What integrated gradients reads of a right-padded batch of B texts, a dataclass whose
+    fields are B×… tensors and per-text lists (:class:`fim_engine.System`'s batches are):
+    ``editable`` (B×L bool) marks the texts' own tokens, ``word_index`` (B×L) the word of each
+    token (-1 for none)."""
+
+    editable: torch.Tensor
+    word_index: torch.Tensor
+    words: list[list[str]]
+    truncated: list[bool]
+
+    def __len__(self) -> int: ...
 
 
 class EmbeddingClassifier(Protocol):
-    """What integrated gradients needs of a system (:class:`fim_engine.System` is one)."""
+    """What integrated gradients needs of a system (:class:`fim_engine.System` is one). The
+    batches a system yields are what its other methods take."""
 
     @property
     def labels(self) -> list[str]: ...
 
     batch_size: int
 
-    def batches(self, texts: Sequence[str]) -> Iterator[tuple[list[int], EncodedBatch]]: ...
+    def batches(self, texts: Sequence[str]) -> Iterator[tuple[list[int], TokenBatch]]: ...
 
-    def input_embeddings(self, batch: EncodedBatch) -> torch.Tensor: ...
+    def input_embeddings(self, batch: Any) -> torch.Tensor: ...
 
-    def logits_from_embeddings(self, embeds: torch.Tensor, batch: EncodedBatch) -> torch.Tensor: ...
+    def logits_from_embeddings(self, embeds: torch.Tensor, batch: Any) -> torch.Tensor: ...
 
 
 @dataclass(frozen=True)
@@ -114,7 +128,7 @@ class _Path:
 
 
 def _batch_attributions(
-    system: EmbeddingClassifier, batch: EncodedBatch, path: _Path, target: str | None
+    system: EmbeddingClassifier, batch: TokenBatch, path: _Path, target: str | None
 ) -> list[WordAttributions]:
     """The attributions of one batch, in batch order."""
     embeds = system.input_embeddings(batch).detach()
@@ -152,7 +166,7 @@ def _batch_attributions(
 
 def _path_gradient(
     system: EmbeddingClassifier,
-    batch: EncodedBatch,
+    batch: TokenBatch,
     baseline: torch.Tensor,
     embeds: torch.Tensor,
     targets: torch.Tensor,
@@ -182,15 +196,29 @@ def _path_gradient(
     return total_grad
 
 
-def _repeat(batch: EncodedBatch, k: int) -> EncodedBatch:
-    """``batch`` stacked ``k`` times along the batch axis (block order, as ``Tensor.repeat``)."""
-    return EncodedBatch(
-        input_ids=batch.input_ids.repeat(k, 1),
-        attention_mask=batch.attention_mask.repeat(k, 1),
-        editable=batch.editable.repeat(k, 1),
-        word_index=batch.word_index.repeat(k, 1),
-        token_type_ids=None if batch.token_type_ids is None else batch.token_type_ids.repeat(k, 1),
-        words=batch.words * k,
-        truncated=batch.truncated * k,
-        spans=batch.spans * k,
+def _repeat(batch: Any, k: int) -> Any:
+    """``batch`` (a dataclass of B×… tensors and per-text lists) stacked ``k`` times along the
+    batch axis, in block order as ``Tensor.repeat``; ``None`` fields stay ``None``."""
+
+    def stacked(name: str, value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            return value.repeat(k, *[1] * (value.dim() - 1))
+        if isinstance(value, list):
+            return value * k
+        if value is None:
+            return None
+        raise TypeError(f"cannot stack the batch field {name!r} of type {type(value).__name__}")
+
+    fields = dataclasses.fields(batch)
+    return dataclasses.replace(
+        batch, **{f.name: stacked(f.name, getattr(batch, f.name)) for f in fields}
     )
+
+
+def word_scores(token_scores: np.ndarray, word_index: np.ndarray, num_words: int) -> np.ndarray:
+    """Sum per-token scores (L,) into per-word scores (num_words,), as integrated-gradients
+    attributions add up; tokens with ``word_index < 0`` are ignored."""
+    keep = word_index >= 0
+    out = np.zeros(num_words, dtype=np.float64)
+    np.add.at(out, word_index[keep], token_scores[keep])
+    return out

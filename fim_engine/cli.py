@@ -322,10 +322,10 @@ def _records(system: Any, texts: list[str], *, fisher: bool, hints: bool) -> lis
 
 
 def _suggest(args: argparse.Namespace) -> int:
+    from edits.wordnet import load_wordnet
     from fim_engine.datasets import read_texts
     from fim_engine.suggestions import SUGGESTION_SOURCES, suggest_many
     from fim_engine.system import load_system
-    from fim_engine.wordnet import load_wordnet
 
     names = _model_names(args.model)
     guide = None
@@ -423,7 +423,7 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from fim_engine.bench import run_bench
+    from fim_engine.bench.lambda_max import run_bench
 
     figures = run_bench(
         model=args.model,
@@ -441,7 +441,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _bench_suggest(args: argparse.Namespace) -> int:
-    from fim_engine.bench_suggest import run_bench_suggest
+    from fim_engine.bench.suggest import run_bench_suggest
 
     figures = run_bench_suggest(
         data_dir=args.data_dir,
@@ -460,7 +460,7 @@ def _bench_suggest(args: argparse.Namespace) -> int:
 def _bench_gpu(args: argparse.Namespace) -> int:
     import torch
 
-    from fim_engine.bench_gpu import grid_for, run_bench_gpu
+    from fim_engine.bench.gpu import grid_for, run_bench_gpu
 
     device = torch.device(args.device) if args.device else None
     grid = grid_for(

@@ -1,10 +1,10 @@
-"""Why a model directory was refused, and what else fim_engine refuses to run without.
+"""Why a model directory was refused.
 
 Every refusal of a model directory is a :class:`ModelFormatError` (a ``ValueError``), so a
 caller that only wants to show the builder a message catches the base class; the subclasses let
 tests and the upload service tell the failures apart. Messages name the offending file or key
-and say what to do. :class:`WordNetMissingError` says the WordNet files that suggestions and
-perturbations read are not installed. This module imports nothing heavy (no torch).
+and say what to do. The errors of the language resources (WordNet, the opinion lexicon) live in
+:mod:`edits.errors`. This module imports nothing heavy (no torch).
 
 Example:
     >>> try:
@@ -67,12 +67,3 @@ class LabelCountError(ModelFormatError):
 
 class PaddingSensitiveModelError(ModelFormatError):
     """The model's predictions change when a text is padded inside a batch."""
-
-
-class WordNetMissingError(FileNotFoundError):
-    """The WordNet 3.0 database files are not where bibi looks (see :mod:`fim_engine.wordnet`)."""
-
-
-class OpinionLexiconError(RuntimeError):
-    """The VADER sentiment lexicon that gates label-changing edits (:mod:`fim_engine.opinion`)
-    is not installed, or a line of it cannot be read."""

@@ -85,10 +85,10 @@ def add_bench_span(commands: Any) -> None:
 
 
 def bench_span(args: argparse.Namespace) -> int:
-    """``bench-span``: print (and optionally write) :class:`fim_engine.span_bench.SpanBench`."""
+    """``bench-span``: print (and optionally write) :class:`fim_engine.bench.span.SpanBench`."""
     from dataclasses import asdict
 
-    from fim_engine.span_bench import bench_span_lambda
+    from fim_engine.bench.span import bench_span_lambda
     from fim_engine.span_model import load_span_system
 
     records = read_records(args.data)[: max(args.pairs, 1)]

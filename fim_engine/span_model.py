@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
@@ -34,10 +34,8 @@ from fim_engine.errors import (
     UnknownArchitectureError,
     WeightValueError,
 )
+from fim_engine.spans import SpanFisherResult, span_fisher
 from fim_engine.system import default_device
-
-if TYPE_CHECKING:
-    from fim_engine.spans import SpanFisherResult
 
 DEFAULT_MAX_ANSWER_TOKENS = 30
 
@@ -215,10 +213,13 @@ class SpanSystem:
         out = self.module(inputs_embeds=embeds, **batch.model_inputs())
         return out.start_logits, out.end_logits
 
+    def pad_embedding(self) -> torch.Tensor:
+        """The pad token's input embedding (d,): what a deleted word is replaced by in leverage."""
+        pad_id = self.tokenizer.pad_token_id or 0
+        return self.module.get_input_embeddings().weight[pad_id].detach()
+
     def fisher(self, questions: Sequence[str], sentences: Sequence[str]) -> list[SpanFisherResult]:
         """Span λmax, word hints and leverage per pair; see :func:`fim_engine.spans.span_fisher`."""
-        from fim_engine.spans import span_fisher
-
         return span_fisher(self, questions, sentences)
 
     def predict(self, questions: Sequence[str], sentences: Sequence[str]) -> list[SpanPrediction]:

@@ -2,7 +2,7 @@
 
 A breaker of a span task changes the sentence, never the question, and the question must stay
 answerable by a span of the new sentence. :func:`span_suggest` takes candidate edits of the
-sentence (any :mod:`fim_engine.perturbations` generator's output), ranks them by the guide
+sentence (any :mod:`edits.perturbations` generator's output), ranks them by the guide
 system's word leverage (the first-order KL of deleting the edited words along the top
 eigenvector of the span Fisher metric, :func:`fim_engine.spans.span_fisher`) and splits them:
 
@@ -33,8 +33,8 @@ from typing import Any
 
 import pandas as pd
 
-from fim_engine.perturbations import (
-    TYPO,
+from edits.claims import TYPO
+from edits.perturbations import (
     Edit,
     Perturbation,
     antonym_swaps,
@@ -43,9 +43,9 @@ from fim_engine.perturbations import (
     negation_edits,
     synonym_swaps,
 )
+from edits.wordnet import WordNet
 from fim_engine.span_model import SpanPrediction, SpanSystem
 from fim_engine.spans import SpanFisherResult
-from fim_engine.wordnet import WordNet
 from scoring.answers import DEFAULT_F1_THRESHOLD, answer_scores, normalize_answer
 
 

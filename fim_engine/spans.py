@@ -21,7 +21,9 @@ As for labels (:mod:`fim_engine.fisher`), x is restricted to the editable positi
 sentence's own tokens: the question is never edited, and special tokens and padding are not
 text. The Jacobian-vector product is the derivative of a vector-Jacobian product (double
 backward), so the model must be twice differentiable: transformers models are loaded with the
-eager attention implementation, whose backward pass is differentiable.
+eager attention implementation, whose backward pass is differentiable. :func:`span_fisher` takes
+what it needs of a system as a Protocol (:class:`SpanModel`); this module never imports the
+loaders (:class:`fim_engine.SpanSystem` calls it).
 
 Example:
     >>> embeds = model.get_input_embeddings()(ids).detach().requires_grad_(True)
@@ -34,14 +36,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import torch
 
 from fim_engine.fisher import WordDirections
-
-if TYPE_CHECKING:
-    from fim_engine.span_model import SpanSystem
 
 # Residual of the top Ritz pair relative to λmax. λmax's error is quadratic in it (far below
 # 1e-6 here) and the eigenvector's linear, so hints and leverage agree with the dense
@@ -207,8 +206,38 @@ class SpanFisherResult:
     steps: int
 
 
+class SpanEncoding(Protocol):
+    """What :func:`span_fisher` reads of an encoded batch of B (question, sentence) pairs
+    (:class:`fim_engine.span_model.SpanBatch` is one): ``context`` (B×L bool) marks the
+    sentence's own tokens, ``word_index`` (B×L) numbers its words (-1 elsewhere)."""
+
+    context: torch.Tensor
+    word_index: torch.Tensor
+    words: list[list[str]]
+    truncated: list[bool]
+
+
+class SpanModel(Protocol):
+    """What span λmax needs of an extractive QA system (:class:`fim_engine.SpanSystem` is one):
+    batches of pairs, their input embeddings, the start and end logits from embeddings, and the
+    pad token's embedding (d,) that a deleted word is replaced by in leverage. The batch a
+    model's ``encode`` returns is what its other methods take."""
+
+    batch_size: int
+
+    def encode(self, questions: Sequence[str], sentences: Sequence[str]) -> SpanEncoding: ...
+
+    def input_embeddings(self, batch: Any) -> torch.Tensor: ...
+
+    def logits_from_embeddings(
+        self, embeds: torch.Tensor, batch: Any
+    ) -> tuple[torch.Tensor, torch.Tensor]: ...
+
+    def pad_embedding(self) -> torch.Tensor: ...
+
+
 def span_fisher(
-    system: SpanSystem,
+    system: SpanModel,
     questions: Sequence[str],
     sentences: Sequence[str],
     *,
@@ -216,8 +245,7 @@ def span_fisher(
 ) -> list[SpanFisherResult]:
     """λmax, hints and leverage for each (question, sentence) pair, in input order."""
     results: list[SpanFisherResult] = []
-    pad_id = system.tokenizer.pad_token_id or 0
-    pad = system.module.get_input_embeddings().weight[pad_id].detach().double().cpu().numpy()
+    pad = system.pad_embedding().double().cpu().numpy()
     for first in range(0, len(questions), system.batch_size):
         rows = slice(first, first + system.batch_size)
         batch = system.encode(questions[rows], sentences[rows])

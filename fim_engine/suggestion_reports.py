@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from fim_engine.perturbations import Edit
+from edits.perturbations import Edit
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,12 @@ the word leverage (:class:`fim_engine.FisherResult`). Then:
    earlier word.
 2. **Candidates** at each of them, one word for one word: WordNet synonyms (label-keeping) and
    direct WordNet antonyms of the word's first sense (only in a text of one clause without
-   negation or lists: :func:`fim_engine.perturbations.label_change_allowed`), both through the
-   fluency gate of :mod:`fim_engine.fluency` (same part of speech and inflection, zipf >= 3,
+   negation or lists: :func:`edits.perturbations.label_change_allowed`), both through the
+   fluency gate of :mod:`edits.fluency` (same part of speech and inflection, zipf >= 3,
    first senses, no proper names); and the ``neighbours`` nearest vocabulary words of the word
    in the guide's own input-embedding space by cosine. An antonym is label-changing only when
    the word and it carry opposite opinions in the sentiment lexicon of
-   :mod:`fim_engine.opinion` (*good* → *bad*). Neighbours, and antonyms without opposite
+   :mod:`edits.opinion` (*good* → *bad*). Neighbours, and antonyms without opposite
    opinions (*young* → *old*), are **probes of the model**: a neighbour is as often the word's
    opposite or an odd word as a synonym, so they claim no label (``probe``) and are never
    offered as pairs. A
@@ -29,7 +29,7 @@ the word leverage (:class:`fim_engine.FisherResult`). Then:
    largest first (ties by word position, then text: the output never depends on hash order or
    ``PYTHONHASHSEED``), and the ``top_k`` best label-keeping, label-changing and probe ones are
    kept. A label-changing suggestion is ``label_unverified``: its new label is a guess that
-   only validation can confirm. When the replacement has a different number of pieces than
+   only validation can confirm (the kinds and what each claims: :mod:`edits.claims`). When the replacement has a different number of pieces than
    the word, the first-order estimate ignores the shift of later positions; verification
    does not.
 4. **Verification**: every kept suggestion is run through every system (``System.predict``),
@@ -55,11 +55,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from fim_engine.perturbations import (
-    ANTONYM,
-    KEEPS_LABEL,
-    NEIGHBOUR,
-    SYNONYM,
+from edits.claims import ANTONYM, CHANGES, KEEPS_LABEL, KINDS, NEIGHBOUR, PROBE, SYNONYM
+from edits.perturbations import (
     Perturbation,
     Replacement,
     antonym_replacements,
@@ -69,6 +66,8 @@ from fim_engine.perturbations import (
     substitution,
     synonym_replacements,
 )
+from edits.wordnet import WordNet, load_wordnet
+from edits.words import split_words
 from fim_engine.suggestion_reports import (
     Suggestion,
     SuggestionReport,
@@ -78,15 +77,10 @@ from fim_engine.suggestion_reports import (
     VariantOutcome,
 )
 from fim_engine.system import System, TextDirections
-from fim_engine.wordnet import WordNet, load_wordnet
-from fim_engine.words import split_words
 
 SUGGESTION_SOURCES = (SYNONYM, ANTONYM, NEIGHBOUR)
 # When two sources offer the same word, the more specific claim about the label wins.
 _SOURCE_PRIORITY = {ANTONYM: 0, SYNONYM: 1, NEIGHBOUR: 2}
-# Sources whose edits claim no label: probes of the guide, never offered as label-keeping pairs
-# (an antonym without opposite opinions is a probe too: ``Perturbation.probe``).
-PROBE_SOURCES = frozenset({NEIGHBOUR})
 
 
 def suggest(
@@ -113,7 +107,7 @@ def suggest(
         senses: WordNet senses per word for synonyms (the most frequent of its reading in the
             sentence); antonyms use the first sense only.
         sources: any of ``"synonym"``, ``"antonym"``, ``"neighbour"``.
-        wordnet: a loaded :class:`fim_engine.wordnet.WordNet` (default: :func:`load_wordnet`).
+        wordnet: a loaded :class:`edits.wordnet.WordNet` (default: :func:`load_wordnet`).
 
     Raises:
         ValueError: no systems, an unknown guide or source, a negative count.
@@ -215,8 +209,8 @@ def _report(
                 word=c.word,
                 source=c.perturbation.source,
                 keeps_label=c.perturbation.keeps_label,
-                label_unverified=_kind(c.perturbation) == "changes",
-                probe=_kind(c.perturbation) == "probe",
+                label_unverified=c.perturbation.kind == CHANGES,
+                probe=c.perturbation.kind == PROBE,
                 rationale=c.perturbation.rationale,
                 projection=c.projection,
                 predicted_kl=c.predicted_kl,
@@ -278,7 +272,7 @@ def embedding_neighbours(system: System, word: str, *, k: int = 10) -> list[Repl
 
 
 def neighbour_swaps(text: str, system: System, *, k: int = 5) -> list[Perturbation]:
-    """One perturbation per word of ``text`` (:func:`fim_engine.words.split_words`) and each of
+    """One perturbation per word of ``text`` (:func:`edits.words.split_words`) and each of
     its ``k`` embedding neighbours in ``system`` (:func:`embedding_neighbours`)."""
     return [
         substitution(text, start, end, replacement)
@@ -366,19 +360,12 @@ def _rank(
             )
         )
     kept = []
-    for kind in ("keeps", "changes", "probe"):
-        group = [c for c in scored if _kind(c.perturbation) == kind]
+    for kind in KINDS:
+        group = [c for c in scored if c.perturbation.kind == kind]
         # Equal projections (two replacements the guide embeds alike) in a fixed order.
         group.sort(key=lambda c: (-c.projection, c.word, c.perturbation.text))
         kept += group[:top_k]
     return kept
-
-
-def _kind(perturbation: Perturbation) -> str:
-    """``probe`` (claims no label), ``keeps`` or ``changes`` (the label, unverified)."""
-    if perturbation.probe or perturbation.source in PROBE_SOURCES:
-        return "probe"
-    return "keeps" if perturbation.keeps_label else "changes"
 
 
 def _replacement_embeddings(system: System, replacements: list[str]) -> dict[str, np.ndarray]:

@@ -163,6 +163,24 @@ class System:
     def dtype(self) -> torch.dtype:
         return next(self.backend.module.parameters()).dtype
 
+    @property
+    def contrast_pass(self) -> ContrastPass | None:
+        """The pass λmax runs on: the backend's own (:attr:`Backend.contrast_pass`) once it has
+        agreed with autograd on a check batch, else ``None`` (autograd's passes)."""
+        return self._contrast_pass()
+
+    def without_contrast_pass(self) -> System:
+        """This model, with λmax on autograd's passes even where the backend has its own (the
+        benchmark times both; tests compare them)."""
+        return System(
+            self.backend,
+            device=self.device,
+            batch_size=self.batch_size,
+            max_length=self.max_length,
+            precision=self.precision,
+            contrast_pass=False,
+        )
+
     # The embedding path: the functions λmax, hints and attributions differentiate.
 
     def encode(self, texts: Sequence[str]) -> EncodedBatch:

@@ -29,6 +29,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
+from edits.words import split_words
 from fim_engine._encoding import TokenizedText, collate
 from fim_engine._native_backend import NativeBackend
 from fim_engine.datasets import LabelledTexts
@@ -40,7 +41,6 @@ from fim_engine.native import (
     save_native_model,
 )
 from fim_engine.system import System, default_device, load_system
-from fim_engine.words import split_words
 
 TRAINABLE = ("bow", "cnn", "bilstm", "minilm")
 # Per-architecture defaults: sizes, epochs and learning rate that train SST-2 in minutes on a CPU.

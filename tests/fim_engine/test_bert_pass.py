@@ -54,9 +54,10 @@ def test_the_pass_gives_the_models_logits_and_autograds_gradients(
 def test_lambda_max_runs_on_the_pass_for_bert_and_on_autograd_for_the_others(float64_system):
     bert = float64_system("bert", 3)
     assert isinstance(bert.backend.contrast_pass, BertPass)
-    assert bert._contrast_pass() is bert.backend.contrast_pass
+    assert bert.contrast_pass is bert.backend.contrast_pass
+    assert bert.without_contrast_pass().contrast_pass is None
     cnn = float64_system("cnn", 3)
-    assert cnn.backend.contrast_pass is None and cnn._contrast_pass() is None
+    assert cnn.backend.contrast_pass is None and cnn.contrast_pass is None
 
 
 @pytest.mark.slow
@@ -69,12 +70,11 @@ def test_on_minilm_in_float32_the_pass_agrees_with_autograd(minilm_system):
 
 
 @pytest.mark.slow
-def test_on_minilm_lambda_max_and_hints_equal_autograds(minilm_system, monkeypatch):
+def test_on_minilm_lambda_max_and_hints_equal_autograds(minilm_system):
     system = minilm_system(3)
     fast = system.fisher(TEXTS)
-    monkeypatch.setattr(system.backend, "contrast_pass", None)
-    system._checked_pass = None
-    slow = system.fisher(TEXTS)
+    assert system.contrast_pass is not None
+    slow = system.without_contrast_pass().fisher(TEXTS)
     for a, b in zip(fast, slow, strict=True):
         assert a.lambda_max == pytest.approx(b.lambda_max, rel=1e-4)
         assert [w for w, _ in a.hints] == [w for w, _ in b.hints]
@@ -125,7 +125,7 @@ def test_a_pass_with_wrong_gradients_is_refused(float64_system, monkeypatch):
     monkeypatch.setattr(exact, "backward", lambda tape, u: backward(tape, u) * 1.001)
     with pytest.warns(RuntimeWarning, match="differs from autograd by 0.001"):
         system.fisher([TEXTS[1]])
-    assert system._contrast_pass() is None
+    assert system.contrast_pass is None
 
 
 def tiny_config(**changes: object) -> BertConfig:

@@ -112,7 +112,7 @@ def test_minilm_neighbours_are_whole_words_of_its_vocabulary(minilm):
 def test_minilm_suggestions_report_what_a_forward_pass_gives(minilm):
     from fim_engine import suggest
 
-    # One clause without negation: where an antonym is allowed (fim_engine.fluency).
+    # One clause without negation: where an antonym is allowed (edits.fluency).
     text = "the acting is weak"
     report = suggest(text, {"minilm": minilm}, top_k=3)
     assert report.lambda_max > 0 and report.suggestions

@@ -3,8 +3,6 @@ measured error of fp32 on the real MiniLM, and anything else is refused clearly.
 
 from __future__ import annotations
 
-from importlib import resources
-
 import numpy as np
 import pytest
 import torch
@@ -63,9 +61,10 @@ def test_tf32_and_bf16_lambda_max_on_minilm_stay_within_their_measured_error():
     its p99 was 9.6e-4 on MiniLM, fim_engine/README.md)."""
     from fim_engine import System
     from fim_engine._transformers_backend import TransformersBackend
+    from fim_engine.bench import builtin_sentences
     from fim_engine.training import minilm_classifier
 
-    texts = (resources.files("fim_engine") / "bench_sentences.txt").read_text().splitlines()
+    texts = builtin_sentences()
     torch.manual_seed(0)
     model, tokenizer = minilm_classifier(["negative", "positive"])
     system = System(

@@ -113,6 +113,25 @@ def test_a_batch_gives_what_each_pair_gives_alone(tiny_qa: SpanSystem) -> None:
         assert [w for w, _ in batched.hints] == sentence.split()
 
 
+class OnlyTheProtocol:
+    """A span system seen through ``spans.SpanModel`` alone: nothing else to reach into."""
+
+    def __init__(self, system: SpanSystem) -> None:
+        self.batch_size = system.batch_size
+        self.encode = system.encode
+        self.input_embeddings = system.input_embeddings
+        self.logits_from_embeddings = system.logits_from_embeddings
+        self.pad_embedding = system.pad_embedding
+
+
+def test_span_lambda_max_needs_only_what_its_protocol_names(tiny_qa: SpanSystem) -> None:
+    questions, sentences = (list(side) for side in zip(*PAIRS, strict=True))
+    through = span_fisher(OnlyTheProtocol(tiny_qa), questions, sentences)
+    direct = tiny_qa.fisher(questions, sentences)
+    assert [r.lambda_max for r in through] == [r.lambda_max for r in direct]
+    assert [r.leverage for r in through] == [r.leverage for r in direct]
+
+
 def test_leverage_is_the_kl_of_deleting_a_word_along_the_top_eigenvector(
     tiny_qa: SpanSystem,
 ) -> None:
@@ -156,7 +175,7 @@ def test_span_lambda_max_is_exact_on_minilm_with_a_fresh_qa_head(tmp_path: Path)
 
 
 def test_the_benchmark_times_lambda_max_against_forward_passes(tiny_qa: SpanSystem) -> None:
-    from fim_engine.span_bench import bench_span_lambda
+    from fim_engine.bench.span import bench_span_lambda
 
     questions, sentences = zip(*PAIRS, strict=True)
     bench = bench_span_lambda(tiny_qa, list(questions), list(sentences))

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
-from fim_engine.perturbations import Edit, keyboard_typos, negation_edits
+from edits.perturbations import Edit, keyboard_typos, negation_edits
 from fim_engine.span_model import SpanPrediction, SpanSystem, load_span_system
 from fim_engine.span_suggestions import (
     answers_after,

@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 import torch
 
+from edits.errors import WordNetMissingError
+from edits.perturbations import is_content_word
+from edits.wordnet import WORDNET_DIR_ENV
 from fim_engine import (
-    WordNetMissingError,
     check_variant,
     embedding_neighbours,
     load_system,
@@ -15,8 +17,6 @@ from fim_engine import (
     suggest,
     suggest_many,
 )
-from fim_engine.perturbations import is_content_word
-from fim_engine.wordnet import WORDNET_DIR_ENV
 
 TEXTS = [
     "It isn't a bad film at all, but the story was unbelievably dull!",
@@ -229,3 +229,14 @@ def test_a_draft_variant_is_checked_on_every_system(systems):
         )
         assert outcome.changed == (before.label != after.label)
     assert check.to_dict()["outcomes"]["cnn"]["variant"]["label"] in systems["cnn"].labels
+
+
+def test_suggest_shows_an_antonym_without_opinions_as_a_probe(model_dir):
+    system = load_system(model_dir("cnn", 2), device="cpu")
+    report = suggest("The role is thin .", {"cnn": system}, words=2, neighbours=0)
+    (thick,) = [s for s in report.suggestions if s.edit.replacement == "thick"]
+    assert thick.source == "antonym" and thick.probe and not thick.label_unverified
+    assert thick.to_dict()["probe"] is True
+    report = suggest("The acting is weak .", {"cnn": system}, words=2, neighbours=0)
+    (strong,) = [s for s in report.suggestions if s.edit.replacement == "strong"]
+    assert strong.label_unverified and not strong.probe

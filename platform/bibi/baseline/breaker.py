@@ -8,7 +8,7 @@ baseline_breaker`` is a thin command over it, and the demo calls it directly.
 
 How the pairs are made, for each original in rank order (nearest the boundary first):
 
-| source | edit (``fim_engine.perturbations``, ``fim_engine.suggest_many``) | variant's gold label |
+| source | edit (``edits.perturbations``, ``fim_engine.suggest_many``) | variant's gold label |
 |---|---|---|
 | ``synonym`` | a high-leverage word → a WordNet synonym through the fluency gate (guided: ranked by the top eigenvector) | the original's |
 | ``name`` | a person's name → another name | the original's |
@@ -16,8 +16,8 @@ How the pairs are made, for each original in rank order (nearest the boundary fi
 | ``antonym`` | a high-leverage adjective → its direct WordNet antonym (first sense, one-clause text) that moves the guide (projection > 0) | the other label, **unverified** |
 | ``negation`` | ``not`` after the copula or auxiliary heading a one-clause text, or its one negation removed | the other label, **unverified** |
 
-The fluency gate, the clause rule and the first-sense rule are ``fim_engine.fluency``'s and
-``fim_engine.perturbations``'s. Embedding neighbours are not used: a neighbour is as often
+The fluency gate, the clause rule and the first-sense rule are ``edits.fluency``'s and
+``edits.perturbations``'s. Embedding neighbours are not used: a neighbour is as often
 the word's opposite as a synonym, so it claims no label (``fim_engine.suggest`` shows them as
 probes of the model). Label-changing pairs are stored with ``Pair.label_unverified``: their new
 label is the edit's intent, which nobody checked; they reach the scores only through
@@ -26,8 +26,9 @@ rationale of each says so).
 
 The *guide* of an original (the system whose λmax, eigenvector and word leverage place the
 edits) is the guidance's: the ready hosted system in whose λmax distribution that original
-stands highest (``guidance.guide_order`` on the ranking's ``percentile``). Label-changing
-edits need "the other label", ``guidance.changed_label``: on a binary task the label the
+stands highest (``guidance.guide_order`` on the ranking's ``percentile``). What each edit
+claims is ``edits.claims``' one rule (``edit_claim``): label-changing edits need "the other
+label", ``edits.claims.changed_label``: on a binary task the label the
 original does not have; on a larger label set only a polarity pair (``positive``/``negative``,
 ``pos``/``neg``, any case) has one, so elsewhere label-changing edits are not made.
 

@@ -19,33 +19,26 @@ from django.core.exceptions import ValidationError
 
 import scoring
 from bibi.evaluation.matrix import ScoredVersion, active_versions
-from bibi.guidance.kinds import changed_label
 from bibi.guidance.ranking import RankedOriginal, guide_order
 from bibi.sharedtasks.models import SharedTask
 from bibi.systems.errors import ValidationFailed
 from bibi.systems.models import SystemVersion
 from bibi.systems.runner import model_call, version_model
 from bibi.tasktypes.rules import CheckedPair, PairInput
-from fim_engine.perturbations import (
-    ANTONYM,
-    NAME,
-    NEGATION,
-    SYNONYM,
-    TYPO,
+from edits.claims import ANTONYM, CHANGES, NAME, NEGATION, SYNONYM, TYPO, edit_claim
+from edits.perturbations import (
     Perturbation,
     is_content_word,
     keyboard_typos,
     name_swaps,
     negation_edits,
 )
+from edits.wordnet import load_wordnet
 from fim_engine.suggestions import SuggestionReport, suggest_many
-from fim_engine.wordnet import load_wordnet
 
 # Round-robin order of the sources, and the order of preference of one text made twice.
 # Embedding neighbours are probes of a model, not pairs with a label: the breaker makes none.
 SOURCES = (SYNONYM, ANTONYM, NEGATION, NAME, TYPO)
-# The label-changing sources: their pairs are stored ``label_unverified``.
-LABEL_CHANGING_SOURCES = frozenset({ANTONYM, NEGATION})
 # Strategy tags (the 2017 OSU taxonomy the default tag list follows) a source's pair carries,
 # when the task's strategy list has them.
 SOURCE_TAGS = {
@@ -79,8 +72,10 @@ class Candidate:
 
     @property
     def unverified(self) -> bool:
-        """A machine-made label change or a guessed answer: stored ``label_unverified``."""
-        return self.moves_answer or self.source in LABEL_CHANGING_SOURCES
+        """A machine-made label change or a guessed answer (an answer-moving edit changes what
+        a span item claims, ``edits.claims``): stored ``label_unverified``."""
+        kind = CHANGES if self.moves_answer else self.perturbation.kind
+        return edit_claim(kind).label_unverified
 
     @property
     def text(self) -> str:
@@ -201,9 +196,9 @@ def candidates_make(
             if p.edit.original.lower() in levered
         ]
         made_here += [(p, 0.0) for p in negation_edits(example.text)]
-        other = changed_label(example.label, labels)
         for perturbation, projection in made_here:
-            label = example.label if perturbation.keeps_label else other
+            # What the edit claims (edits.claims): none where the label set has no opposite.
+            label = edit_claim(perturbation.kind, original_label=example.label, labels=labels).label
             if label is not None:
                 candidates.append(Candidate(entry, perturbation, label, projection))
     return candidates

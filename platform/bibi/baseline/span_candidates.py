@@ -32,9 +32,10 @@ from bibi.sharedtasks.models import SharedTask
 from bibi.systems.errors import ValidationFailed
 from bibi.systems.runner import model_call
 from bibi.texts import normalize_text
-from fim_engine.perturbations import TYPO, Perturbation
+from edits.claims import TYPO
+from edits.perturbations import Perturbation
+from edits.wordnet import load_wordnet
 from fim_engine.span_suggestions import SpanSuggestion
-from fim_engine.wordnet import load_wordnet
 
 
 class Judge(NamedTuple):

@@ -192,9 +192,10 @@ def _sources() -> tuple[str, ...]:
 
 def _wordnet() -> Any:
     """WordNet, or None on a worker without it."""
-    from fim_engine.wordnet import load_wordnet
+    from edits.errors import WordNetMissingError
+    from edits.wordnet import load_wordnet
 
     try:
         return load_wordnet()
-    except fim_engine.WordNetMissingError:
+    except WordNetMissingError:
         return None

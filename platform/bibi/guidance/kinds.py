@@ -1,6 +1,6 @@
 """What guidance does by what a task's systems answer (``GUIDANCE_KINDS``), and how a
 worker's answer is named and judged for its viewer: which systems a draft breaks given the
-intended labels, and the labels suggestions claim (``intended_label``, ``changed_label``).
+intended labels, and what suggestions claim (``suggestion_claim``: ``edits.claims``' rule).
 """
 
 from __future__ import annotations
@@ -19,9 +19,7 @@ from bibi.guidance.visibility import GuidanceSight, system_name, team_name
 from bibi.sharedtasks.models import Example, SharedTask
 from bibi.systems.models import System
 from bibi.tasktypes import LABEL, SPAN, Parts
-
-# Labels with an obvious opposite on a label set larger than two (``changed_label``).
-POLARITY = {"positive": "negative", "negative": "positive", "pos": "neg", "neg": "pos"}
+from edits.claims import Claim, edit_claim, edit_kind
 
 
 @dataclass(frozen=True)
@@ -136,10 +134,8 @@ def _suggestion_answer(
     suggestions = []
     for suggestion in report["suggestions"]:
         # A probe (an embedding neighbour) claims no label: it shows what moves the guide.
-        probe = bool(suggestion.get("probe"))
-        variant_label = (
-            None if probe else intended_label(suggestion["keeps_label"], original["label"], labels)
-        )
+        claim = suggestion_claim(suggestion, original["label"], labels)
+        variant_label = claim.label
         outcomes = [
             _judged(
                 by_version[version_id],
@@ -154,8 +150,8 @@ def _suggestion_answer(
             {
                 **{key: suggestion[key] for key in ("text", "edit", "source", "keeps_label")},
                 **{key: suggestion[key] for key in ("rationale", "projection", "predicted_kl")},
-                "label_unverified": bool(suggestion.get("label_unverified")),
-                "probe": probe,
+                "label_unverified": claim.label_unverified,
+                "probe": claim.probe,
                 "variant_label": variant_label,
                 "changed": sum(outcome["changed"] for outcome in outcomes),
                 "breaks": None
@@ -238,25 +234,14 @@ GUIDANCE_KINDS.register(
 )
 
 
-def intended_label(keeps_label: bool, original_label: str, labels: Sequence[str]) -> str | None:
-    """The gold label a suggestion is meant to carry: the original's when it keeps the label,
-    else ``changed_label`` (None when that is not known)."""
-    return original_label if keeps_label else changed_label(original_label, labels)
-
-
-def changed_label(label: str, labels: Sequence[str]) -> str | None:
-    """The gold label of a label-changing edit of an original labelled ``label``: the other
-    label of a binary task, the opposite of a polarity pair (``POLARITY``, any case) on a
-    larger label set, else None (a negated "neutral" item is not reliably anything).
-
-    >>> changed_label("positive", ["negative", "positive"])
-    'negative'
-    >>> changed_label("Positive", ["Negative", "Neutral", "Positive"])
-    'Negative'
-    >>> changed_label("neutral", ["negative", "neutral", "positive"]) is None
-    True
-    """
-    if len(labels) == 2:
-        return labels[1] if label == labels[0] else labels[0]
-    opposite = POLARITY.get(label.lower())
-    return next((other for other in labels if other.lower() == opposite), None)
+def suggestion_claim(
+    suggestion: dict[str, Any], original_label: str, labels: Sequence[str]
+) -> Claim:
+    """What a worker's suggestion (``fim_engine.Suggestion.to_dict``) claims for a variant of an
+    original labelled ``original_label``: the one rule of ``edits.claims``."""
+    kind = edit_kind(
+        source=suggestion["source"],
+        keeps_label=suggestion["keeps_label"],
+        probe=bool(suggestion.get("probe")),
+    )
+    return edit_claim(kind, original_label=original_label, labels=labels)

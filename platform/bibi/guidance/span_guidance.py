@@ -5,7 +5,7 @@ The worker (``compute.span_guidance_compute``) says which answers are right on e
 (the task's ``answer_mode``); this module applies the break rule (``scoring.break_rule``: right
 on exactly one of the two items) only where the variant's gold answers are known: given by
 the breaker, or the original's moved by an edit outside every one of them. An edit meant to
-move the answer is ``label_unverified`` and claims no break.
+move the answer is ``label_unverified`` (``edits.claims``) and claims no break.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from bibi.guidance.ranking import LAMBDA_NOTE, TRANSFER_NOTE
 from bibi.sharedtasks.models import Example, SharedTask
 from bibi.tasktypes.rules import StarterExample
 from bibi.tasktypes.span_extraction.checks import question_problem, variant_answers
+from edits.claims import edit_claim, edit_kind
 
 # A system named for the viewer: (system id, "team / system"), by version id.
 Names = Mapping[str, tuple[int, str]]
@@ -143,11 +144,13 @@ def _suggestions(payload: dict[str, Any], names: Names, per_system: bool) -> dic
     for suggestion in payload["suggestions"]:
         outcomes = _judged(suggestion["outcomes"], names)
         keeps = bool(suggestion["keeps_answer"])
+        # An answer-moving edit changes what the item claims: its answer is a guess.
+        claim = edit_claim(edit_kind(source=suggestion["source"], keeps_label=keeps))
         suggestions.append(
             {
                 **{key: suggestion[key] for key in ("text", "edit", "source", "rationale")},
                 "keeps_answer": keeps,
-                "label_unverified": not keeps,
+                "label_unverified": claim.label_unverified,
                 "variant_answers": suggestion["answers"],
                 "leverage": suggestion["leverage"],
                 **_counts(outcomes, keeps),

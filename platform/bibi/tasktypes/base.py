@@ -42,6 +42,7 @@ from bibi.tasktypes.rules import (
     row_error,
 )
 from bibi.tasktypes.tokens import edit_out_of_sight
+from edits.claims import pair_unverified as claimed_unverified
 
 # What a system answers.
 LABEL = "label"
@@ -223,9 +224,12 @@ class TaskType:
         return [warning for warning in warnings if warning]
 
     def pair_unverified(self, pair: PairInput, original: StarterExample, label: str) -> bool:
-        """Whether a checked pair is stored *label unverified*: a machine-made edit whose
-        claimed label is the original's claims nothing new."""
-        return pair.label_unverified and label != original.label
+        """Whether a checked pair is stored *label unverified*: a machine-made edit that
+        states a label other than the original's (``edits.claims.pair_unverified``, the one
+        rule of what a machine-made edit claims)."""
+        return claimed_unverified(
+            machine_made=pair.label_unverified, original=original.label, variant=label
+        )
 
     def check_pairs(
         self,

@@ -22,7 +22,7 @@ from io import StringIO
 
 from django.core.management import call_command
 
-from fim_engine.wordnet import load_wordnet
+from edits.wordnet import load_wordnet
 
 from ...conftest import REPO_ROOT
 from ..pairs.conftest import start_phase_now

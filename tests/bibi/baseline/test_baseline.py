@@ -19,11 +19,11 @@ from django.core.management import CommandError, call_command
 
 import fim_engine
 from bibi.baseline.breaker import BOT_USERNAME, baseline_breaker_run
-from bibi.guidance.kinds import changed_label
 from bibi.pairs.models import Pair, PairSet
 from bibi.sharedtasks.models import Example, Team
 from bibi.tasktypes import TEXT_CLASSIFICATION
 from bibi.tasktypes.rules import PairInput, PairRules, StarterExample
+from edits.claims import changed_label
 from fim_engine.datasets import read_labelled
 from fim_engine.training import train_system
 
@@ -226,16 +226,8 @@ def test_the_bot_runs_one_team_per_task(db, weak_bow):
         baseline_breaker_run(cast.shared_task, team_name="Another bot", n=3)
 
 
-def test_the_other_label_of_a_label_change():
-    assert changed_label("negative", ["negative", "positive"]) == "positive"
-    assert changed_label("-1", ["-1", "1"]) == "1"
-    assert changed_label("Positive", ["Negative", "Neutral", "Positive"]) == "Negative"
-    assert changed_label("Neutral", ["Negative", "Neutral", "Positive"]) is None
-    assert changed_label("entailment", ["entailment", "neutral", "contradiction"]) is None
-
-
 def test_negations_go_only_where_the_label_change_is_plain():
-    from fim_engine.perturbations import negation_edits
+    from edits.perturbations import negation_edits
 
     assert [p.text for p in negation_edits("The jokes are stale.")] == ["The jokes are not stale."]
     assert [p.text for p in negation_edits("I did not enjoy it.")] == ["I did enjoy it."]

@@ -6,7 +6,7 @@ import pytest
 from celery.signals import before_task_publish
 from django.core.exceptions import ValidationError
 
-from bibi.guidance.kinds import intended_label
+from bibi.guidance.kinds import suggestion_claim
 from bibi.guidance.ranking import boundary_ranking, guide_order
 from bibi.pairs import services as pair_services
 from bibi.sharedtasks.models import SharedTask
@@ -313,7 +313,17 @@ def test_the_guide_is_the_system_an_original_lies_nearest_the_boundary_of():
 
 def test_a_label_changing_suggestion_means_the_other_label_where_there_is_one():
     binary, three = ["negative", "positive"], ["negative", "neutral", "positive"]
-    assert intended_label(False, "positive", binary) == "negative"
-    assert intended_label(False, "positive", three) == "negative"
-    assert intended_label(False, "neutral", three) is None
-    assert intended_label(True, "neutral", three) == "neutral"
+
+    def claim(source, keeps_label, original, labels, **more):
+        suggestion = {"source": source, "keeps_label": keeps_label, **more}
+        return suggestion_claim(suggestion, original, labels)
+
+    assert claim("antonym", False, "positive", binary).label == "negative"
+    assert claim("antonym", False, "positive", three).label == "negative"
+    assert claim("antonym", False, "neutral", three).label is None
+    assert claim("antonym", False, "neutral", three).label_unverified
+    assert claim("synonym", True, "neutral", three).label == "neutral"
+    # Probes claim nothing: an embedding neighbour, or an antonym without opposite opinions.
+    assert claim("neighbour", True, "positive", binary).label is None
+    probe = claim("antonym", False, "positive", binary, probe=True, label_unverified=False)
+    assert probe.probe and probe.label is None and not probe.label_unverified

@@ -36,7 +36,12 @@ def test_the_top_originals_get_verified_suggestions_in_rank_order(db, tmp_path):
             assert set(suggestion["outcomes"]) == systems
             for outcome in suggestion["outcomes"].values():
                 assert outcome["label"] == said[suggestion["text"]]
-                assert outcome["breaks"] in (True, False)
+                # A probe (an embedding neighbour) claims no label, so no break (edits.claims).
+                if suggestion["probe"]:
+                    assert suggestion["variant_label"] is None and outcome["breaks"] is None
+                else:
+                    assert outcome["breaks"] in (True, False)
+    assert {s["probe"] for line in lines for s in line["report"]["suggestions"]} == {True, False}
 
 
 @pytest.mark.parametrize(

@@ -94,10 +94,6 @@ class SpanExtraction(TaskType):
     ) -> tuple[CheckedPair | None, list[str]]:
         return check_span_pair(pair, starter=starter, rules=rules)
 
-    def pair_unverified(self, pair: PairInput, original: StarterExample, label: str) -> bool:
-        # A machine-made edit inside an answer claims a new answer nobody checked.
-        return pair.label_unverified
-
     def scoring_settings(self, shared_task: Any) -> dict[str, Any]:
         return {
             "labels": [],

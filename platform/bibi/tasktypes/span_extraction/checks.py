@@ -15,11 +15,17 @@ apply to the sentence):
   one that is no longer there is named: the breaker then says what the answer became.
 
 Labels play no part: a span pair stores the question and both items' answers
-(``CheckedPair.fields``) and '' for labels.
+(``CheckedPair.fields``) and '' for labels. A machine-made pair (``PairInput.label_unverified``:
+the baseline breaker's edit inside an answer, with the answer stretched over it) is stored
+*label unverified* only when its answer texts are not the original's: the rule of a label
+pair (``edits.claims.pair_unverified``), with the answers in the place of the label. An edit
+that keeps the answers claims nothing about them that the original's gold does not, so
+nothing is left to verify.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bibi.tasktypes.rules import (
@@ -36,6 +42,7 @@ from bibi.tasktypes.rules import (
 from bibi.tasktypes.span_extraction.answers import answer_locate, answers_read
 from bibi.tasktypes.tokens import edit_out_of_sight
 from bibi.texts import normalize_text
+from edits.claims import pair_unverified
 
 
 def starter_key(item: StarterExample) -> tuple[str, str]:
@@ -98,6 +105,11 @@ def variant_answers(
     return [answer for answer in found if answer is not None], []
 
 
+def answer_texts(answers: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    """The texts of ``answers``, in order: what a span item claims, as a label claims a class."""
+    return tuple(str(answer["text"]) for answer in answers)
+
+
 def check_span_pair(
     pair: PairInput, *, starter: StarterIndex, rules: PairRules
 ) -> tuple[CheckedPair | None, list[str]]:
@@ -135,8 +147,13 @@ def check_span_pair(
             tags=tags,
             edit_distance=distance,
             warnings=(out_of_sight,) if out_of_sight else (),
-            # A machine-made answer (the baseline breaker's edit inside an answer): unverified.
-            label_unverified=pair.label_unverified,
+            # A machine-made answer (the baseline breaker's edit inside an answer): unverified
+            # when it is not the original's (edits.claims; the label checks' rule too).
+            label_unverified=pair_unverified(
+                machine_made=pair.label_unverified,
+                original=answer_texts(original.answers),
+                variant=answer_texts(answers),
+            ),
             fields={
                 "question": original.question,
                 "original_answers": original.answers,

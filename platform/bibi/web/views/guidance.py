@@ -70,6 +70,7 @@ from bibi.web.span_guidance import (
     span_machine_problem,
 )
 from bibi.web.views.breakers import say_warnings
+from edits.claims import pair_unverified
 
 ORIGINALS_PER_PAGE = 25
 # Words are shaded in this many steps of their share of the sentence's largest leverage.
@@ -334,15 +335,19 @@ class _Editor:
         pair = self.shared_task.kind.pair_input(
             1, {**cleaned, "original_id": self.example.external_id}
         )
-        # A machine's suggestion taken as offered, with a new label: nobody checked that label.
-        # A span task's answer-moving one asks for the answer instead.
+        # A machine's suggestion taken as offered claims what its kind claims (edits.claims):
+        # with a new label, a change nobody checked. A span task's answer-moving one asks for
+        # the answer instead.
         machine = (cleaned.get("machine_text") or "").strip()
         problem = span_machine_problem(cleaned) if self.shared_task.is_span else None
         if problem:
             self.form.add_error("variant_answer", problem)
             return 400
         if machine and machine == cleaned["variant_text"].strip() and not self.shared_task.is_span:
-            pair = dataclasses.replace(pair, label_unverified=True)
+            unverified = pair_unverified(
+                machine_made=True, original=self.example.label, variant=cleaned["variant_label"]
+            )
+            pair = dataclasses.replace(pair, label_unverified=unverified)
         try:
             if action == "add":
                 added = pair_services.pair_add(team=team, user=request.user, pair=pair)

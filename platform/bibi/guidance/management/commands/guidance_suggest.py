@@ -6,7 +6,8 @@ grouped by their guide (the ready hosted system with the highest λmax percentil
 ``POST .../guidance/suggest/`` picks it) and each group goes through ``fim_engine.suggest_many``
 once, its forward passes batched per system. One JSON line per original: its id, rank,
 boundary score, the guide's system id, and the report (systems named by system id; what a
-suggestion does to each, and whether it breaks it given the label the suggestion means).
+suggestion does to each, and whether it breaks it given the label the suggestion means; a probe
+means none, and its ``breaks`` are null).
 
 On a span task (QA-SRL) each item goes through the guidance service's span suggestions in
 turn, and its report is the API's answer for it (``bibi.guidance.span_guidance``): answer-keeping
@@ -25,7 +26,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 import scoring
-from bibi.guidance.kinds import intended_label
+from bibi.guidance.kinds import suggestion_claim
 from bibi.guidance.ranking import RankedOriginal, boundary_ranking, guide_order, ranking_systems
 from bibi.guidance.span_guidance import span_answer, span_request
 from bibi.sharedtasks.models import SharedTask
@@ -166,7 +167,8 @@ def _line(
     gold = original.example.label
     predictions = {names[key]: value for key, value in report["predictions"].items()}
     for suggestion in report["suggestions"]:
-        intended = intended_label(suggestion["keeps_label"], gold, shared_task.labels)
+        # A probe claims no label, so no break either (edits.claims).
+        intended = suggestion_claim(suggestion, gold, shared_task.labels).label
         suggestion["variant_label"] = intended
         outcomes = {names[key]: value for key, value in suggestion["outcomes"].items()}
         for system_id, outcome in outcomes.items():

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from fim_engine import opinion
-from fim_engine.errors import OpinionLexiconError
-from fim_engine.perturbations import antonym_replacements, antonym_swaps, negation_edits
-from fim_engine.suggestions import suggest
-from fim_engine.system import load_system
+from edits import opinion
+from edits.errors import OpinionLexiconError
+from edits.perturbations import antonym_replacements, antonym_swaps, negation_edits
 
 
 @pytest.mark.parametrize(
@@ -87,17 +85,6 @@ def test_opinion_signs_are_the_signs_of_the_opinion_words():
     assert opinion.opinion_signs(["a", "dull", "grim", "film"]) == {-1}
     assert opinion.opinion_signs(["good", "but", "dull"]) == {1, -1}
     assert opinion.opinion_signs(["a", "young", "film"]) == set()
-
-
-def test_suggest_shows_an_antonym_without_opinions_as_a_probe(model_dir):
-    system = load_system(model_dir("cnn", 2), device="cpu")
-    report = suggest("The role is thin .", {"cnn": system}, words=2, neighbours=0)
-    (thick,) = [s for s in report.suggestions if s.edit.replacement == "thick"]
-    assert thick.source == "antonym" and thick.probe and not thick.label_unverified
-    assert thick.to_dict()["probe"] is True
-    report = suggest("The acting is weak .", {"cnn": system}, words=2, neighbours=0)
-    (strong,) = [s for s in report.suggestions if s.edit.replacement == "strong"]
-    assert strong.label_unverified and not strong.probe
 
 
 def test_a_missing_lexicon_is_a_clear_error(monkeypatch):

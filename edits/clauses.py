@@ -5,7 +5,7 @@ sentence's claim only when the edited clause is the whole claim. In a text of se
 reverses one of them ("The cast is good , but the plot is not thin"), and a phrase set off by a
 comma, a dash or brackets keeps its own opinion ("not a shameless sham , calculated to cash
 in"). Without a parser, :func:`single_clause` reads the shape from closed-class words and the
-word readings of :mod:`fim_engine.fluency`, and refuses a text with any of:
+word readings of :mod:`edits.fluency`, and refuses a text with any of:
 
 1. a sentence end inside it, a semicolon, a colon, a dash (``--``, ``—``) or brackets; a
    question mark (a rhetorical question's label does not follow its words);
@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fim_engine.fluency import (
+from edits.fluency import (
     DEGREE,
     DETERMINERS,
     NO_SUBSTITUTE,
@@ -86,7 +86,7 @@ _SENTENCE_ADVERBS = _words(
 
 
 def single_clause(words: Sequence[str]) -> bool:
-    """Whether the words (``fim_engine.words.split_words``) make one clause, with nothing set
+    """Whether the words (``edits.words.split_words``) make one clause, with nothing set
     off from it (module docstring, points 1–6)."""
     lowered = [w.lower() for w in words]
     body = lowered

@@ -2,7 +2,7 @@
 
 The files live in ``/usr/share/wordnet`` (``apt-get install wordnet-base``; ``make install``
 does it) or in the directory named by the environment variable ``BIBI_WORDNET_DIR``. Nothing is
-downloaded: a missing directory raises :class:`fim_engine.errors.WordNetMissingError` saying
+downloaded: a missing directory raises :class:`edits.errors.WordNetMissingError` saying
 what to install.
 
 Two gaps between Debian's files and what nltk's reader opens are bridged here: Debian ships no
@@ -34,7 +34,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from fim_engine.errors import WordNetMissingError
+from edits.errors import WordNetMissingError
 
 WORDNET_DIR_ENV = "BIBI_WORDNET_DIR"
 DEFAULT_WORDNET_DIR = Path("/usr/share/wordnet")
@@ -183,8 +183,9 @@ class WordNet:
         senses of ``pos`` (*film* → *movie*, not *picture*, which is first an image).
 
         Example:
+            >>> wordnet = load_wordnet()
             >>> [lexical.word for lexical in wordnet.related("film", "n", "synonym")]
-            ['movie', 'flick']
+            ['movie', 'moving_picture', 'moving-picture_show', 'motion_picture', ...]
         """
         if relation not in ("synonym", "antonym"):
             raise ValueError(f"unknown relation {relation!r}: 'synonym' or 'antonym'")

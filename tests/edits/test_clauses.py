@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from fim_engine.clauses import clause_head, single_clause, verb_groups
-from fim_engine.words import split_words
+from edits.clauses import clause_head, single_clause, verb_groups
+from edits.words import split_words
 
 
 def words(text: str) -> list[str]:

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from importlib import resources
 
-from fim_engine.errors import OpinionLexiconError
+from edits.errors import OpinionLexiconError
 
 # Ratings run from -4 to +4; 1.0 is a quarter of the way to the strongest opinion.
 OPINION_MIN = 1.0

@@ -3,7 +3,7 @@
 Every generator returns :class:`Perturbation` objects: the edited ``text``, the :class:`Edit`
 (character span of the original and its replacement), the ``source`` that made it, whether it
 ``keeps_label`` by construction, and a ``rationale`` sentence saying how it was made. Label
-intent by source:
+intent by source (the sources and their intents are :mod:`edits.claims`'):
 
 | source | edit | keeps the label |
 |---|---|---|
@@ -15,18 +15,20 @@ intent by source:
 | ``negation`` | ``not`` inserted after the copula or auxiliary heading a one-clause text, or its one negation removed | no |
 
 "By construction" is the intent, not a guarantee. WordNet substitutions pass the fluency gate of
-:mod:`fim_engine.fluency` (one reading in context, same part of speech re-inflected with
+:mod:`edits.fluency` (one reading in context, same part of speech re-inflected with
 ``lemminflect``, zipf >= 3 in ``wordfreq``, first senses, no proper names); antonyms are direct
 ones of the word's first sense and, like negation, only in a text of one clause with nothing
-set off from it (:mod:`fim_engine.clauses`). Both need an opinion (:mod:`fim_engine.opinion`,
+set off from it (:mod:`edits.clauses`). Both need an opinion (:mod:`edits.opinion`,
 VADER's lexicon): an antonym is label-changing only when it and the word carry opposite opinions
 (*good* → *bad*; not *young* → *old*, which :func:`antonym_replacements` leaves out, or gives as
 a ``probe`` claiming no label), and ``not`` goes into a clause only when it holds an opinion
 word and no opinion ahead of the ``not`` agrees with one after it. A label-changing edit's new
 label is still a guess: its pairs are marked *label unverified* where they are stored,
-and reach the scores only through validation.
+and reach the scores only through validation. What each edit claims (its label, *label
+unverified*, or nothing for a probe) is :attr:`Perturbation.kind`, by the one rule of
+:mod:`edits.claims`.
 
-Words are those of :func:`fim_engine.words.split_words`; a replacement takes the case of the
+Words are those of :func:`edits.words.split_words`; a replacement takes the case of the
 word it replaces (*Good* → *Superb*). Multiword WordNet lemmas (``not_bad``) are skipped: every
 substitution here replaces one word by one word. This module does not import torch.
 
@@ -44,8 +46,9 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from fim_engine.clauses import AUXILIARY_FORMS, BE, clause_head, single_clause
-from fim_engine.fluency import (
+from edits.claims import ANTONYM, KEEPS_LABEL, NAME, NEGATION, SYNONYM, TYPO, edit_kind
+from edits.clauses import AUXILIARY_FORMS, BE, clause_head, single_clause
+from edits.fluency import (
     NO_SUBSTITUTE,
     PARTICLES,
     SENTENCE_ENDS,
@@ -54,32 +57,16 @@ from fim_engine.fluency import (
     is_proper_name,
     reading_in_context,
 )
-from fim_engine.opinion import (
+from edits.opinion import (
     OPINION_MIN,
     opinion_signs,
     opinion_words,
     opinions_note,
     opposite_opinions,
 )
-from fim_engine.wordnet import WordNet, load_wordnet
-from fim_engine.words import split_words
+from edits.wordnet import WordNet, load_wordnet
+from edits.words import split_words
 
-SYNONYM, ANTONYM, NEIGHBOUR, NAME, TYPO, NEGATION = (
-    "synonym",
-    "antonym",
-    "neighbour",
-    "name",
-    "typo",
-    "negation",
-)
-KEEPS_LABEL = {
-    SYNONYM: True,
-    ANTONYM: False,
-    NEIGHBOUR: True,
-    NAME: True,
-    TYPO: True,
-    NEGATION: False,
-}
 # Surnames from several languages that carry no sentiment of their own.
 NAMES = ("garcia", "nakamura", "okafor", "kowalski", "lindqvist", "haddad", "moreau", "novak")
 
@@ -159,12 +146,17 @@ class Perturbation:
     rationale: str
     probe: bool = False
 
+    @property
+    def kind(self) -> str:
+        """``keeps``, ``changes`` or ``probe``: what the edit claims (:mod:`edits.claims`)."""
+        return edit_kind(source=self.source, keeps_label=self.keeps_label, probe=self.probe)
+
 
 def synonym_replacements(
     word: str, *, wordnet: WordNet | None = None, senses: int = 1, before: str = "", after: str = ""
 ) -> list[Replacement]:
     """WordNet synonyms of ``word`` (between the words ``before`` and ``after``) that pass the fluency gate of
-    :mod:`fim_engine.fluency`: its ``senses`` most frequent senses in its one reading, the same
+    :mod:`edits.fluency`: its ``senses`` most frequent senses in its one reading, the same
     part of speech re-inflected, common words, not an odd sense of the replacement. None for a
     function word (``FUNCTION_WORDS``), a word whose reading is ambiguous, or a proper name."""
     return _wordnet_replacements(word, SYNONYM, wordnet, senses, (before, after))
@@ -182,7 +174,7 @@ def antonym_replacements(
     """Direct WordNet antonyms of an adjective's first sense (``senses``) through the same gate
     as :func:`synonym_replacements` (*weak* → *strong*; no verbs or nouns: *work* → *idle*),
     offered as label-changing only where the word and its antonym carry opposite opinions
-    (:func:`fim_engine.opinion.opposite_opinions`: *good* → *bad*; not *young* → *old*). The
+    (:func:`edits.opinion.opposite_opinions`: *good* → *bad*; not *young* → *old*). The
     others are left out, or with ``probes`` given as probes that claim no label. Whether the
     text allows a label-changing edit at all is :func:`label_change_allowed`'s question, asked
     by the callers that have the text."""
@@ -252,7 +244,7 @@ def neighbours_of(words: Sequence[tuple[str, int, int]], index: int) -> dict[str
 
 def label_change_allowed(text: str) -> bool:
     """Whether a one-word label-changing edit (an antonym) is believable in ``text``: one
-    clause (:func:`fim_engine.clauses.single_clause`), no negation and no list (a comma, *and*,
+    clause (:func:`edits.clauses.single_clause`), no negation and no list (a comma, *and*,
     *or*: "a weak, boring film" → "a strong, boring film" says two things)."""
     words = [w for w, _, _ in split_words(text)]
     return single_clause(words) and not any(w in NEGATION_WORDS or w in _LISTING for w in words)
@@ -373,12 +365,12 @@ def negation_edits(text: str) -> list[Perturbation]:
     """Negate or affirm a text of one clause; both are meant to change the label.
 
     Into a text without any negation (``NEGATION_WORDS``), ``not`` goes after the copula or
-    auxiliary that heads its only clause (:func:`fim_engine.clauses.clause_head`: *is*, *can*,
+    auxiliary that heads its only clause (:func:`edits.clauses.clause_head`: *is*, *can*,
     *has* before a participle, *did* before a verb; never after a main verb: not "It has not its
     flaws"). From a text with exactly one negation, a ``not``, ``n't`` or ``never`` is removed.
-    A text of several clauses or with a phrase set off (:func:`fim_engine.clauses.single_clause`),
+    A text of several clauses or with a phrase set off (:func:`edits.clauses.single_clause`),
     or with a double negative, gets nothing. ``not`` goes only into a clause that holds an
-    opinion word (:mod:`fim_engine.opinion`: not "The plot is set in Paris"), and none ahead of
+    opinion word (:mod:`edits.opinion`: not "The plot is set in Paris"), and none ahead of
     the head that agrees with one after it ("A dull flick is not a grim exercise" still says
     dull). Removal needs none ("do n't see this film" carries its opinion in the negation), but
     no word after the negation that needs it (``_POLARITY_ITEMS``: "does amount to anything").

@@ -32,7 +32,6 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -40,6 +39,7 @@ import numpy as np
 import torch
 
 from fim_engine.algorithm1 import dense_fisher
+from fim_engine.bench import builtin_sentences
 from fim_engine.datasets import read_texts
 from fim_engine.precision import PRECISIONS, check_precision
 from fim_engine.system import System, default_device
@@ -370,8 +370,7 @@ def _texts(data: Path | None, count: int) -> tuple[list[str], str]:
 def generated_sentences(count: int, seed: int = 0) -> list[str]:
     """``count`` sentences of 3 to 45 words drawn from the words of the built-in benchmark
     sentences (SST-2-like lengths: most between 10 and 30 words)."""
-    built_in = (resources.files("fim_engine") / "bench_sentences.txt").read_text(encoding="utf-8")
-    pool = built_in.split()
+    pool = " ".join(builtin_sentences()).split()
     rng = random.Random(seed)
     lengths = [min(45, max(3, int(rng.gauss(19, 9)))) for _ in range(count)]
     return [" ".join(rng.choices(pool, k=n)) for n in lengths]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fim_engine.perturbations import (
-    KEEPS_LABEL,
+from edits.claims import KEEPS_LABEL
+from edits.perturbations import (
     antonym_swaps,
     keyboard_typos,
     name_swaps,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fim_engine.errors import WordNetMissingError
-from fim_engine.wordnet import DEFAULT_WORDNET_DIR, WORDNET_DIR_ENV, load_wordnet, wordnet_dir
+from edits.errors import WordNetMissingError
+from edits.wordnet import DEFAULT_WORDNET_DIR, WORDNET_DIR_ENV, load_wordnet, wordnet_dir
 
 
 @pytest.fixture(scope="module")

@@ -36,20 +36,20 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
 import torch
 
+from edits.words import split_words
 from fim_engine._encoding import collate
 from fim_engine._native_backend import NativeBackend
 from fim_engine.algorithm1 import dense_fisher
+from fim_engine.bench import builtin_sentences
 from fim_engine.datasets import read_texts
 from fim_engine.native import NativeConfig, Vocabulary, build_native_model
 from fim_engine.system import System, default_device, load_system
-from fim_engine.words import split_words
 
 BASELINES = ("bow", "cnn", "bilstm", "minilm")
 
@@ -156,17 +156,9 @@ def _load_average() -> float:
 
 def _bench_texts(data: Path | None, sentences: int) -> list[str]:
     """The non-blank texts of ``data`` (else the built-in ones), the first ``sentences`` if set."""
-    texts = read_texts(data) if data is not None else _builtin_sentences()
+    texts = read_texts(data) if data is not None else builtin_sentences()
     texts = [t for t in texts if t.strip()]
     return texts[:sentences] if sentences else texts
-
-
-def _builtin_sentences() -> list[str]:
-    return (
-        (resources.files("fim_engine") / "bench_sentences.txt")
-        .read_text(encoding="utf-8")
-        .splitlines()
-    )
 
 
 def _short_sentences(texts: Sequence[str], count: int) -> list[str]:
@@ -205,16 +197,9 @@ def _bench_system(
         "bare": lambda: bare(texts),
         "bare_grouped": lambda: bare(grouped),
     }
-    if system._contrast_pass() is not None:
+    if system.contrast_pass is not None:
         # The same model on autograd's passes, timed in the same interleaved rounds.
-        twin = System(
-            system.backend,
-            device=system.device,
-            batch_size=system.batch_size,
-            max_length=system.max_length,
-            precision=system.precision,
-            contrast_pass=False,
-        )
+        twin = system.without_contrast_pass()
         twin.fisher(warm)
         runs["fisher_autograd"] = lambda: twin.fisher(texts)
     times = _median_times(runs, repeats)

@@ -33,13 +33,13 @@ from typing import Any, TextIO
 import numpy as np
 import torch
 
+from edits.wordnet import load_wordnet
 from fim_engine.datasets import read_labelled
 from fim_engine.errors import ModelFormatError
 from fim_engine.formats import check_model_dir
 from fim_engine.suggestions import SuggestionReport, suggest, suggest_many
 from fim_engine.system import System, load_system
 from fim_engine.training import accuracy, train_system
-from fim_engine.wordnet import load_wordnet
 
 SPLITS = ("train", "dev", "test")
 MINILM_TRAINING = {"batch_size": 16, "max_length": 64}

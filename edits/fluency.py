@@ -24,7 +24,7 @@ Proper names get no synonyms (:func:`is_proper_name`): a word capitalised inside
 a noun WordNet knows as a particular person (*john* is a toilet to WordNet, *can* another).
 
 The closed word classes here (``DETERMINERS``, ``SUBJECTS``, ``DEGREE``) are also what the clause
-rules of :mod:`fim_engine.clauses` read. This module does not import torch.
+rules of :mod:`edits.clauses` read. This module does not import torch.
 """
 
 from __future__ import annotations

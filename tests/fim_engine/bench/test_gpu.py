@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from fim_engine.bench_gpu import COLUMNS, agreement, generated_sentences, grid_for, spearman
+from fim_engine.bench.gpu import COLUMNS, agreement, generated_sentences, grid_for, spearman
 from fim_engine.cli import main
 
 pytestmark = pytest.mark.slow
