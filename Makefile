@@ -38,11 +38,13 @@ lint: install lint-layout
 	$(BIN)/mypy
 
 # The layout rules (part of lint): the import contracts in .importlinter (libraries never import
-# the platform; the app floors; no cycle between apps; APIs -> services -> selectors -> models)
-# and the size limits of scripts/check_sizes.py.
+# the platform; the app floors; no cycle between apps; APIs -> services -> selectors -> models),
+# the size limits of scripts/check_sizes.py, and no branch on a task's type outside
+# platform/bibi/tasktypes/ (scripts/check_task_types.py).
 lint-layout: install
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/check_sizes.py
+	$(BIN)/python scripts/check_task_types.py
 
 format: install
 	$(BIN)/ruff check --fix .

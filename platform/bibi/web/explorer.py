@@ -1,11 +1,11 @@
 """The item explorer's pairs as its page shows them: each pair's word diff and every shown
-system's predictions; on a span task, the gold answers marked over the diff and each system's
-answer marked in both sentences. And the rule for a right answer in words, which every
-results page of a span task states."""
+system's predictions, with what the task's kind of answer adds (``span_marks``: the gold
+answers marked over the diff and each system's answer marked in both sentences). And the rule
+for a right answer in words, which every results page of a span task states."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from bibi.evaluation import table_rows
@@ -28,10 +28,16 @@ def answer_rule(used: dict[str, Any]) -> str:
 
 
 def item_entries(
-    items: Iterable[SnapshotItem], *, tables: dict[str, Any], names: Names, shown: Sequence[int]
+    items: Iterable[SnapshotItem],
+    *,
+    tables: dict[str, Any],
+    names: Names,
+    shown: Sequence[int],
+    marks: Callable[[SnapshotItem, dict[str, Any]], None],
 ) -> list[dict[str, Any]]:
-    """One entry per stored item: ``item``, ``team``, ``original`` and ``variant`` (diff parts,
-    or marked pieces on a span task) and ``predictions`` of the ``shown`` systems."""
+    """One entry per stored item: ``item``, ``team``, ``original`` and ``variant`` (diff parts)
+    and ``predictions`` of the ``shown`` systems, then what ``marks`` adds to it (the task's
+    ``bibi.web.kinds.PageKind.explorer_marks``)."""
     entries = []
     for item in items:
         cells = table_rows.item_cells(item, tables["vocabulary"], tables["item_systems"])
@@ -47,13 +53,14 @@ def item_entries(
                 if system_id in cells
             ],
         }
-        if item.span:
-            _span_marks(item, entry)
+        marks(item, entry)
         entries.append(entry)
     return entries
 
 
-def _span_marks(item: SnapshotItem, entry: dict[str, Any]) -> None:
+def span_marks(item: SnapshotItem, entry: dict[str, Any]) -> None:
+    """A span pair's entry with its answers marked: ``original`` and ``variant`` become
+    marked pieces, and each prediction gets its answer's pieces in both sentences."""
     span = item.span
     entry["original"] = marked_parts(entry["original"], span["original_answers"])
     entry["variant"] = marked_parts(entry["variant"], span["variant_answers"])

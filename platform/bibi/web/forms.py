@@ -293,11 +293,43 @@ class PairAddForm(forms.Form):
     tags = forms.MultipleChoiceField(
         widget=forms.CheckboxSelectMultiple, required=False, label="Strategy"
     )
+    # Whether the variant's answer is picked in the variant (a span task's form): the page
+    # marks the form ``data-span-answer`` for ``span_answer.js``.
+    picks_answer = False
 
     def __init__(self, *args: Any, shared_task: SharedTask, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["variant_label"].choices = [(label, label) for label in shared_task.labels]
         self.fields["tags"].choices = [(tag, tag) for tag in shared_task.strategy_tags]
+        variant_fields_by_segment(self, shared_task)
+
+
+def variant_fields_by_segment(form: forms.Form, shared_task: SharedTask) -> None:
+    """A pair form's variant texts, one field per segment: where a type lets breakers edit
+    more than one of its segments (the task setting ``editable_text`` choosing which),
+    ``variant_text`` becomes a field per segment the task lets them edit, ``variant_<field>``,
+    titled by its segment; one left empty is the original's. Types with one editable segment
+    keep ``variant_text``."""
+    kind = shared_task.kind
+    if len([segment for segment in kind.segments if segment.editable]) < 2:
+        return
+    editable = kind.editable_fields(shared_task.editable_text)
+    fields = {}
+    for name, field in form.fields.items():
+        if name != "variant_text":
+            fields[name] = field
+            continue
+        for segment in kind.segments:
+            if segment.field in editable:
+                title = segment.title.lower()
+                fields[f"variant_{segment.field}"] = forms.CharField(
+                    widget=forms.Textarea(attrs={"rows": 3}),
+                    strip=False,
+                    required=False,
+                    label=f"Variant {title}",
+                    help_text=f"The original's {title} with a minimal edit, or as it is.",
+                )
+    form.fields = fields
 
 
 class ContestForm(forms.Form):
@@ -364,12 +396,13 @@ class ItemFilterForm(forms.Form):
         teams: Choices,
         systems: Choices,
         tags: list[str],
-        span: bool = False,
+        labelled: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
-        if span:
-            # A span pair has no label to keep or change, and span tasks no label validation.
+        if not labelled:
+            # Pairs without gold labels have no label to keep or change, and no label
+            # validation.
             del self.fields["label"], self.fields["validation"]
         self.fields["team"].choices = [("", "Every team"), *teams]
         self.fields["system"].choices = [("", "Every system"), *systems]

@@ -1,11 +1,13 @@
 """The forms of a span task's pair: the variant's answer picked in the variant (selected, or
-typed), on the single-pair form and in the pair editor; and which form a task's type takes."""
+typed), on the single-pair form and in the pair editor (``bibi.web.kinds`` gives them to the
+span kind of answer)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django import forms
+from django.forms import Script
 
 from bibi.sharedtasks.models import SharedTask
 from bibi.tasktypes.span_extraction.answers import answer_locate_once
@@ -15,11 +17,17 @@ from bibi.web.forms import PairAddForm, PairEditorForm
 
 class SpanAnswerForm(forms.Form):
     """A span pair's variant answer, picked in the variant: ``answer_start``/``answer_end``
-    are what ``pair_editor.js`` measured of a selection in the variant field; without the
+    are what ``span_answer.js`` measured of a selection in the variant field; without the
     script the answer is typed and must occur exactly once in the variant. ``clean`` leaves
     the variant normalized (``bibi.texts.normalize_text``, as the pair checks store it) and
     ``variant_answers`` offsets into it, or "" for the original's answers found again; the
-    pair checks (``bibi.pairs.span_checks``) judge the rest."""
+    pair checks (``bibi.tasktypes.span_extraction.checks``) judge the rest. Its page marks its form
+    ``data-span-answer`` (``picks_answer``) and loads ``span_answer.js`` (``media``)."""
+
+    picks_answer = True
+
+    class Media:
+        js = [Script("web/span_answer.js", defer=True)]
 
     variant_answer = forms.CharField(
         required=False,
@@ -105,13 +113,3 @@ class SpanPairEditorForm(SpanAnswerForm, PairEditorForm):
     def __init__(self, *args: Any, shared_task: SharedTask, **kwargs: Any) -> None:
         super().__init__(*args, shared_task=shared_task, **kwargs)
         _span_fields(self)
-
-
-def pair_add_form_class(shared_task: SharedTask) -> type[PairAddForm]:
-    """The single-pair form for the task's type."""
-    return SpanPairAddForm if shared_task.is_span else PairAddForm
-
-
-def pair_editor_form_class(shared_task: SharedTask) -> type[PairEditorForm]:
-    """The pair editor's form for the task's type."""
-    return SpanPairEditorForm if shared_task.is_span else PairEditorForm

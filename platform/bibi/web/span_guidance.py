@@ -1,13 +1,15 @@
 """The pair editor's system checks and suggestions on a span task (QA-SRL): the draft check
 asked with the answer the breaker picked (or none: the guidance service moves the gold answers
 when the edit leaves them alone, and claims nothing otherwise), each system's answer boxed in
-both sentences, and the form filled again from a check's answer. The shapes are the guidance
-service's (``bibi.guidance.span_guidance``)."""
+both sentences, and the form filled again from a check's answer: the pair editor's span parts
+(``bibi.web.kinds.PAGE_KINDS``). The shapes are the guidance service's
+(``bibi.guidance.span_guidance``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from bibi.guidance.jobs import JobRecord
 from bibi.guidance.suggest import SuggestRequest
 from bibi.sharedtasks.models import Example
 from bibi.texts import normalize_text
@@ -30,6 +32,12 @@ def span_draft_request(example: Example, cleaned: dict[str, Any]) -> SuggestRequ
     )
 
 
+def span_machine_problems(cleaned: dict[str, Any]) -> dict[str, str]:
+    """``span_machine_problem`` beside the field it is about ({} when none)."""
+    problem = span_machine_problem(cleaned)
+    return {"variant_answer": problem} if problem else {}
+
+
 def span_machine_problem(cleaned: dict[str, Any]) -> str | None:
     """Why a pair cannot be checked or added as it stands: the variant is still an
     answer-moving suggestion's text (the form's ``machine_text``) and no answer was given, so
@@ -38,6 +46,11 @@ def span_machine_problem(cleaned: dict[str, Any]) -> str | None:
     if machine and machine == cleaned.get("variant_text") and not cleaned.get("variant_answers"):
         return MOVES_THE_ANSWER
     return None
+
+
+def span_check_context(check: dict[str, Any]) -> dict[str, Any]:
+    """What the page's span draft check draws from (``span_check``)."""
+    return {"span_check": span_check_view(check)}
 
 
 def span_check_view(check: dict[str, Any]) -> dict[str, Any]:
@@ -69,3 +82,8 @@ def span_answer_initial(check: dict[str, Any]) -> dict[str, Any]:
         "answer_start": answer["start"],
         "answer_end": answer["end"],
     }
+
+
+def span_refill(record: JobRecord, check: dict[str, Any] | None) -> dict[str, Any]:
+    """The editor's fields again for a followed job: the answer a check was given."""
+    return span_answer_initial(check) if check else {}

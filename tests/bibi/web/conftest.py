@@ -380,19 +380,19 @@ def score_crowd(cast: Cast) -> None:
     and probabilities that vary from text to text), then a scoring run taken to its end in
     this process and its snapshot published: the results pages have data to show."""
     from bibi.evaluation import services as evaluation_services
-    from bibi.evaluation.matrix import active_versions, pair_texts_by_digest
+    from bibi.evaluation.matrix import active_versions, pair_items_by_digest
     from bibi.pairs.selectors import pairs_effective
     from bibi.systems.models import Prediction
 
     task = cast.shared_task
-    texts = pair_texts_by_digest(pairs_effective(shared_task=task))
+    items = pair_items_by_digest(task.kind, pairs_effective(shared_task=task))
     labels = task.labels
     Prediction.objects.bulk_create(
         (
             Prediction(
                 system_version_id=version.version_id,
                 source=Prediction.Source.PAIRS,
-                text=text,
+                **task.kind.item_fields(item),
                 text_sha256=digest,
                 label=labels[(n * 7 + i) % 5 % 2],
                 probabilities={labels[0]: 0.3, labels[1]: 0.7},
@@ -400,7 +400,7 @@ def score_crowd(cast: Cast) -> None:
                 input_sha256=digest,
             )
             for i, version in enumerate(active_versions(shared_task=task))
-            for n, (digest, text) in enumerate(texts.items())
+            for n, (digest, item) in enumerate(items.items())
         ),
         batch_size=5000,
     )

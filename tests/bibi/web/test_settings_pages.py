@@ -10,7 +10,8 @@ from django.utils import timezone
 
 from bibi.sharedtasks import services
 from bibi.sharedtasks.models import AuditLogEntry, SharedTask
-from bibi.web.organize_forms import SETTING_GROUPS, SPAN_ONLY, TaskSettingsForm
+from bibi.tasktypes import TEXT_CLASSIFICATION
+from bibi.web.organize_forms import SETTING_GROUPS, TaskSettingsForm
 
 from .conftest import TASK, page_client
 
@@ -42,13 +43,15 @@ def test_every_setting_the_api_can_change_is_on_the_page_explained_with_its_defa
     page = page_client(cast, "organizer").get(SETTINGS).content.decode()
     grouped = [name for group in SETTING_GROUPS.values() for name, _ in group]
     assert sorted(grouped) == sorted(services.SHARED_TASK_EDITABLE_FIELDS)
-    # A label task's page leaves out what only span tasks have (their answer rule).
+    # A label task's page leaves out what only other types have (a span task's answer rule).
+    hidden = TEXT_CLASSIFICATION.hidden_settings()
+    assert {"answer_mode", "answer_f1_threshold"} <= hidden
     for name in grouped:
-        assert (f'name="{name}"' in page) == (name not in SPAN_ONLY), name
+        assert (f'name="{name}"' in page) == (name not in hidden), name
     assert "Default: 0.35." in page  # pair_max_edit_ratio
     assert "Default: Dev accuracy (eq. 1 of the 2017 overview)." in page
     for title, group in SETTING_GROUPS.items():
-        shown = any(name not in SPAN_ONLY for name, _ in group)
+        shown = any(name not in hidden for name, _ in group)
         assert (f"<legend>{title}</legend>" in page) == shown, title
 
 

@@ -1,11 +1,17 @@
-"""Small template helpers: naming teams as the viewer may see them, dates, failure help."""
+"""Small template helpers: naming teams as the viewer may see them, dates, failure help; and a
+task type's fragments, words and texts (``bibi.web.kinds``)."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from django import template
+from django.template.context import Context
+from django.utils.html import conditional_escape, format_html_join
+from django.utils.safestring import SafeString, mark_safe
 
 from bibi.guidance.visibility import sight_of
 from bibi.pairs.selectors import draft_unsubmitted
@@ -17,6 +23,7 @@ from bibi.texts import moment_text
 from bibi.web.access import validator_role_of
 from bibi.web.answer_marks import Piece, answer_marks
 from bibi.web.failures import FailureHelp, failure_help
+from bibi.web.kinds import fragment_names, page_word
 from bibi.web.validation_results import validation_words
 
 register = template.Library()
@@ -72,8 +79,11 @@ def validation_state(key: str) -> str:
 
 @register.filter
 def percent(value: float | None) -> str:
-    """A share as ``87.5%``; a dash for none (a missing attribute resolves to "")."""
-    return f"{100 * value:.1f}%" if isinstance(value, int | float) else "—"
+    """A share as ``87.5%``; a dash for none (a missing attribute resolves to "") and for NaN
+    (a span system's confidence: it gives no probabilities)."""
+    if not isinstance(value, int | float) or math.isnan(value):
+        return "—"
+    return f"{100 * value:.1f}%"
 
 
 @register.inclusion_tag("web/includes/field.html")
@@ -129,3 +139,65 @@ def answers_marked(text: str, answers: list[Any] | None) -> list[Piece]:
     """``{% include "web/includes/marked.html" with pieces=text|answers_marked:answers %}``:
     a span task's sentence with its answer spans marked (``bibi.web.answer_marks``)."""
     return answer_marks(text, answers or [])
+
+
+# --- Task types: their fragments, words and texts (bibi.web.kinds) --------------------------
+
+
+@register.simple_tag(takes_context=True)
+def kind_include(context: Context, name: str, **values: Any) -> SafeString:
+    """``{% kind_include "pair_cells" pair=pair %}``: the fragment ``name`` of the type of the
+    context's ``shared_task`` (``bibi.web.kinds.fragment_names``: its own, else its answer
+    kind's), rendered in the page's context with ``values`` added. Its last line break is
+    dropped, so a fragment reads inside a sentence as its words would."""
+    names = fragment_names(context["shared_task"].kind, name)
+    fragment = context.template.engine.select_template(names)
+    with context.push(**values):
+        # Rendered (and so escaped) by the template engine.
+        return mark_safe(fragment.render(context).removesuffix("\n"))
+
+
+@register.filter
+def kind_word(shared_task: SharedTask, name: str) -> SafeString:
+    """``{{ shared_task|kind_word:"accuracy" }}``: what pages call ``name`` in the task's type
+    ("accuracy" or "answer accuracy"; ``bibi.web.kinds.PageKind.words``)."""
+    # The words are constants of bibi.web.kinds, never anyone's input: written as they are
+    # ("the original's"), as they were when they stood in the templates.
+    return mark_safe(page_word(shared_task, name))
+
+
+@register.filter
+def segments_of(kind: Any, record: Any) -> list[tuple[Any, str]]:
+    """``{% for segment, text in shared_task.kind|segments_of:example %}``: an example's
+    segments (``bibi.tasktypes.Segment``: its field and title) with their texts."""
+    return list(zip(kind.segments, kind.item(record), strict=True))
+
+
+def _texts(kind: Any, item: Sequence[str]) -> SafeString:
+    """An item's texts: the text alone for an item of one segment, else each segment titled,
+    one a line."""
+    if len(item) == 1:
+        return conditional_escape(item[0])
+    titled = ((segment.title, text) for segment, text in zip(kind.segments, item, strict=True))
+    return format_html_join(mark_safe("<br>"), '<span class="muted">{}:</span> {}', titled)
+
+
+@register.filter
+def item_texts(record: Any, shared_task: SharedTask) -> SafeString:
+    """``{{ example|item_texts:shared_task }}``: an example's texts by segment (``_texts``)."""
+    kind = shared_task.kind
+    return _texts(kind, kind.item(record))
+
+
+@register.filter
+def original_texts(pair: Any, shared_task: SharedTask) -> SafeString:
+    """``{{ pair|original_texts:shared_task }}``: a pair's original texts by segment."""
+    kind = shared_task.kind
+    return _texts(kind, kind.pair_items(pair)[0])
+
+
+@register.filter
+def variant_texts(pair: Any, shared_task: SharedTask) -> SafeString:
+    """``{{ pair|variant_texts:shared_task }}``: a pair's variant texts by segment."""
+    kind = shared_task.kind
+    return _texts(kind, kind.pair_items(pair)[1])

@@ -31,7 +31,7 @@ from bibi.web.forms import (
     add_service_error,
     add_upload_error,
 )
-from bibi.web.span_forms import pair_add_form_class
+from bibi.web.kinds import page_kind, variant_initial
 
 PAIRS_PER_PAGE = 100
 # Refused rows of a partial upload listed on its set's page; the download has them all.
@@ -61,9 +61,9 @@ def _pairs_page(
         if original_id
         else None
     )
-    add_form = forms.get("add_form") or pair_add_form_class(shared_task)(
+    add_form = forms.get("add_form") or page_kind(shared_task).add_form(
         shared_task=shared_task,
-        initial={"original_id": original_id, "variant_text": original.text if original else ""},
+        initial={"original_id": original_id, **variant_initial(shared_task, original)},
     )
     # The team's task is the page's, phases read once: the checks below ask it again.
     team.shared_task = shared_task
@@ -163,7 +163,7 @@ def pair_set_upload(request: HttpRequest, slug: str) -> HttpResponse:
 def pair_add(request: HttpRequest, slug: str) -> HttpResponse:
     shared_task, viewer = task_and_viewer(request, slug)
     team = require_team(viewer, Team.Kind.BREAKER)
-    form = pair_add_form_class(shared_task)(request.POST, shared_task=shared_task)
+    form = page_kind(shared_task).add_form(request.POST, shared_task=shared_task)
     rejected = None
     if form.is_valid():
         try:

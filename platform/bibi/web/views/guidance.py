@@ -9,7 +9,6 @@ worker through ``bibi.guidance.suggest.guidance_suggest``, as for the API.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -62,15 +61,8 @@ from bibi.web.forms import (
     add_service_error,
     add_upload_error,
 )
-from bibi.web.span_forms import pair_editor_form_class
-from bibi.web.span_guidance import (
-    span_answer_initial,
-    span_check_view,
-    span_draft_request,
-    span_machine_problem,
-)
+from bibi.web.kinds import PageKind, page_kind, variant_initial
 from bibi.web.views.breakers import say_warnings
-from edits.claims import pair_unverified
 
 ORIGINALS_PER_PAGE = 25
 # Words are shaded in this many steps of their share of the sentence's largest leverage.
@@ -98,7 +90,7 @@ class GuidanceFilterForm(forms.Form):
             self.fields["system"].choices = [("", "Every ready system"), *systems]
         else:
             del self.fields["system"]
-        if shared_task.is_span:  # span items have answers, not labels
+        if not shared_task.kind.labelled:  # items with answers, not labels
             del self.fields["label"]
 
 
@@ -190,6 +182,8 @@ def guidance_page(request: HttpRequest, slug: str) -> HttpResponse:
             {"original": o, "segments": segments(o), "top_words": top_words(o)} for o in originals
         ],
         "can_edit": viewer.team is not None and viewer.team.kind == Team.Kind.BREAKER,
+        # Suggested edits on a page of their own, linked from each original.
+        "suggestions_page": page_kind(shared_task).suggestions_page,
         "advice": STRATEGY_ADVICE,
         "near": NEAR_BOUNDARY,
         "lambda_note": LAMBDA_NOTE,
@@ -222,13 +216,16 @@ def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpRespon
     team = require_team(viewer, Team.Kind.BREAKER)
     example = _starter_original(shared_task, original_id)
     sight = sight_of(viewer, shared_task)
-    initial = {"original_id": example.external_id, "variant_text": example.text}
-    if not shared_task.is_span:
-        initial["variant_label"] = example.label
+    pages = page_kind(shared_task)
+    initial = {
+        "original_id": example.external_id,
+        **variant_initial(shared_task, example),
+        **pages.editor_initial(example),
+    }
     action = request.POST.get("action", "")
     # Suggestions are asked for the original alone: the variant form stays as it was.
     bound = request.POST if request.method == "POST" and action != "suggest" else None
-    form = pair_editor_form_class(shared_task)(bound, shared_task=shared_task, initial=initial)
+    form = pages.editor_form(bound, shared_task=shared_task, initial=initial)
     context: dict[str, Any] = {
         "check": None,
         "suggestions": None,
@@ -238,7 +235,7 @@ def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpRespon
         "job": None,
     }
     status = 200
-    editor = _Editor(request, shared_task, viewer, team, example, sight, form, context)
+    editor = _Editor(request, shared_task, pages, viewer, team, example, sight, form, context)
     if request.method == "POST":
         answer = editor.act(action)
         if isinstance(answer, HttpResponse):
@@ -249,7 +246,7 @@ def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpRespon
     variant = (
         form.data.get("variant_text", example.text)
         if form.is_bound
-        else form.initial["variant_text"]
+        else form.initial.get("variant_text", example.text)
     )
     context.update(
         {
@@ -264,8 +261,8 @@ def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpRespon
             "diff": word_diff(example.text, variant),  # (original's parts, variant's parts)
         }
     )
-    if shared_task.is_span and context["check"]:
-        context["span_check"] = span_check_view(context["check"])
+    if context["check"]:
+        context.update(pages.check_context(context["check"]))
     if context["ranked"] is not None:
         context["segments"] = segments(context["ranked"])
         context["top_words"] = top_words(context["ranked"])
@@ -278,6 +275,7 @@ class _Editor:
 
     request: HttpRequest
     shared_task: SharedTask
+    pages: PageKind
     viewer: Viewer
     team: Team
     example: Example
@@ -302,14 +300,7 @@ class _Editor:
 
     def draft_request(self) -> SuggestRequest:
         """The draft check of the variant in the form, with the label or answer it means."""
-        cleaned = self.form.cleaned_data
-        if self.shared_task.is_span:
-            return span_draft_request(self.example, cleaned)
-        return SuggestRequest(
-            original_id=self.example.external_id,
-            variant_text=cleaned["variant_text"],
-            variant_label=cleaned["variant_label"],
-        )
+        return self.pages.draft_request(self.example, self.form.cleaned_data)
 
     def ask(self, key: str, ask: SuggestRequest) -> int:
         return _ask_systems(
@@ -322,11 +313,8 @@ class _Editor:
         if outcome.record.variant is not None:
             # The draft the job checked, in the form again.
             self.form.initial["variant_text"] = outcome.record.variant
-            if not self.shared_task.is_span:
-                self.form.initial["variant_label"] = outcome.record.variant_label
         status = job_into_context(self.request, self.shared_task, outcome, self.context)
-        if self.shared_task.is_span and self.context["check"]:
-            self.form.initial.update(span_answer_initial(self.context["check"]))
+        self.form.initial.update(self.pages.editor_refill(outcome.record, self.context["check"]))
         return status
 
     def check_or_add(self, action: str) -> int | HttpResponse:
@@ -335,19 +323,14 @@ class _Editor:
         pair = self.shared_task.kind.pair_input(
             1, {**cleaned, "original_id": self.example.external_id}
         )
-        # A machine's suggestion taken as offered claims what its kind claims (edits.claims):
-        # with a new label, a change nobody checked. A span task's answer-moving one asks for
-        # the answer instead.
-        machine = (cleaned.get("machine_text") or "").strip()
-        problem = span_machine_problem(cleaned) if self.shared_task.is_span else None
-        if problem:
-            self.form.add_error("variant_answer", problem)
+        # A pair whose variant is still a machine's suggestion: what it claims is the kind's
+        # to say (a label nobody checked; a span task asks for the moved answer instead).
+        problems = self.pages.machine_problems(cleaned)
+        for field, problem in problems.items():
+            self.form.add_error(field, problem)
+        if problems:
             return 400
-        if machine and machine == cleaned["variant_text"].strip() and not self.shared_task.is_span:
-            unverified = pair_unverified(
-                machine_made=True, original=self.example.label, variant=cleaned["variant_label"]
-            )
-            pair = dataclasses.replace(pair, label_unverified=unverified)
+        pair = self.pages.machine_pair(pair, cleaned)
         try:
             if action == "add":
                 added = pair_services.pair_add(team=team, user=request.user, pair=pair)
@@ -414,8 +397,10 @@ def span_suggestions_page(request: HttpRequest, slug: str, original_id: str) -> 
     shared_task, viewer = task_and_viewer(request, slug)
     if not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
-    if not shared_task.is_span:
-        raise Http404("This page is for span tasks: a label task's suggestions are in its editor.")
+    if not page_kind(shared_task).suggestions_page:
+        raise Http404(
+            "This task's suggested edits are in its pair editor, not on a page of their own."
+        )
     sight = _sight_or_refuse(request, shared_task, viewer)
     assert sight is not None  # signed in
     example = _starter_original(shared_task, original_id)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,7 @@ from bibi.web import charts
 from bibi.web.access import require_organizer, task_and_viewer
 from bibi.web.explorer import answer_rule, item_entries
 from bibi.web.forms import ItemFilterForm, LambdaSystemForm
+from bibi.web.kinds import PAGE_KINDS, page_kind
 from bibi.web.organize_forms import SnapshotPublishOlderForm
 from bibi.web.sorting import Column, sort_table
 from bibi.web.validation_results import leaderboard_validation
@@ -73,7 +75,9 @@ RATE_WORDS = {
 PER_TEAM_WEIGHTS = {"original_accuracy", "original_f1"}
 
 
-def builder_columns(rate: RateWords, weight_mode: str, *, span: bool = False) -> list[Column]:
+def builder_columns(rate: RateWords, weight_mode: str, *, words: Mapping[str, str]) -> list[Column]:
+    """The builders' leaderboard columns, headed in the task's ``words``
+    (``bibi.web.kinds.PageKind.words``: a span task's read answer accuracy and mean token F1)."""
     weight = {
         "dev_accuracy": "Weight (dev accuracy)",
         "original_accuracy": "Weight: accuracy on each team's originals (mean)",
@@ -85,9 +89,8 @@ def builder_columns(rate: RateWords, weight_mode: str, *, span: bool = False) ->
         Column("system", "System", numeric=False),
         Column("team", "Team", numeric=False),
         Column("broken_pct", rate.heading),
-        # A span task's builders: answers right under its answer mode, and mean token F1.
-        Column("f1", "Mean token F1" if span else "F1", high_first=True),
-        Column("accuracy", "Answer accuracy" if span else "Accuracy", high_first=True),
+        Column("f1", words["f1"], high_first=True),
+        Column("accuracy", words["accuracy"].capitalize(), high_first=True),
         Column("breaks", "Breaks"),
         Column("pairs", "Pairs seen", high_first=True),
         Column("unseen", "Unseen"),
@@ -221,7 +224,11 @@ def leaderboards(request: HttpRequest, slug: str) -> HttpResponse:
         context.update(
             builders=sort_table(
                 builders,
-                builder_columns(used["rate"], used["weight_mode"], span=bool(used["answer_rule"])),
+                builder_columns(
+                    used["rate"],
+                    used["weight_mode"],
+                    words=PAGE_KINDS.of(table_rows.snapshot_kind(snapshot)).words,
+                ),
                 request.GET,
                 "builders",
             ),
@@ -270,14 +277,20 @@ def items(request: HttpRequest, slug: str) -> HttpResponse:
                 (entry["system_id"], names.system(entry["system_id"])) for entry in snapshot.systems
             ],
             tags=[row["tag"] for row in tables.get("tags", [])],
-            span=results.shared_task.is_span,
+            labelled=results.shared_task.kind.labelled,
         )
         form.is_valid()
         chosen = form.item_filter()
         queryset = results_selectors.snapshot_items_filtered(snapshot=snapshot, filters=chosen)
         page = Paginator(queryset, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
         shown = [chosen.system_id] if chosen.system_id else tables["item_systems"]
-        entries = item_entries(page.object_list, tables=tables, names=names, shown=shown)
+        entries = item_entries(
+            page.object_list,
+            tables=tables,
+            names=names,
+            shown=shown,
+            marks=page_kind(results.shared_task).explorer_marks,
+        )
         query = request.GET.copy()
         query.pop("page", None)
         context.update(form=form, page=page, entries=entries, query=query.urlencode())
