@@ -18,7 +18,7 @@ from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import SharedTask
 from bibi.web.forms import add_service_error
 from bibi.web.organize_forms import ScheduleForm, TaskSettingsForm
-from bibi.web.views.organizers import _organizer_page, _page
+from bibi.web.views.organize_pages import organize_render, organizer_page
 
 
 def _preset_from(
@@ -59,7 +59,7 @@ def _settings_save(request: HttpRequest, shared_task: SharedTask, form: TaskSett
 
 @login_required
 def settings(request: HttpRequest, slug: str) -> HttpResponse:
-    shared_task, viewer = _organizer_page(request, slug)
+    shared_task, viewer = organizer_page(request, slug)
     preset, preset_error = None, ""
     if request.method == "POST":
         form = TaskSettingsForm(request.POST, shared_task=shared_task)
@@ -71,7 +71,7 @@ def settings(request: HttpRequest, slug: str) -> HttpResponse:
     changes: dict[str, Any] = (
         task_services.preset_changes(shared_task=shared_task, preset=preset) if preset else {}
     )
-    return _page(
+    return organize_render(
         request,
         "web/organize/settings.html",
         shared_task,
@@ -90,7 +90,7 @@ def settings(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def schedule(request: HttpRequest, slug: str) -> HttpResponse:
-    shared_task, viewer = _organizer_page(request, slug)
+    shared_task, viewer = organizer_page(request, slug)
     form = ScheduleForm(request.POST or None, shared_task=shared_task)
     if request.method == "POST" and form.is_valid():
         changes = form.changes()
@@ -108,7 +108,7 @@ def schedule(request: HttpRequest, slug: str) -> HttpResponse:
                 f"The schedule is saved ({kinds} changed)." if changes else "Nothing changed.",
             )
             return redirect("web:organize-schedule", slug=slug)
-    return _page(
+    return organize_render(
         request,
         "web/organize/schedule.html",
         shared_task,

@@ -23,7 +23,7 @@ from bibi.sharedtasks.importing import EXAMPLES_FILE
 from bibi.sharedtasks.models import Phase, SharedTask
 from bibi.sharedtasks.selectors import Viewer
 from bibi.systems import selectors as system_selectors
-from bibi.web.access import file_upload, require_organizer, task_and_viewer
+from bibi.web.access import file_upload
 from bibi.web.confirm import Confirmation, confirm_first
 from bibi.web.forms import (
     AdjudicateForm,
@@ -37,27 +37,9 @@ from bibi.web.forms import (
     add_upload_error,
 )
 from bibi.web.organize_forms import PhaseCloseNowForm
+from bibi.web.views.organize_pages import organize_render, organizer_page
 
 RECENT_ACTIVITY = 10
-
-
-def _organizer_page(request: HttpRequest, slug: str) -> tuple[SharedTask, Viewer]:
-    shared_task, viewer = task_and_viewer(request, slug)
-    require_organizer(viewer)
-    return shared_task, viewer
-
-
-def _page(
-    request: HttpRequest,
-    template: str,
-    shared_task: SharedTask,
-    viewer: Viewer,
-    section: str,
-    status: int = 200,
-    **context: Any,
-) -> HttpResponse:
-    context.update(shared_task=shared_task, viewer=viewer, tab="organize", section=section)
-    return render(request, template, context, status=status)
 
 
 @login_required
@@ -83,8 +65,8 @@ def task_create(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
-    shared_task, viewer = _organizer_page(request, slug)
-    return _page(
+    shared_task, viewer = organizer_page(request, slug)
+    return organize_render(
         request,
         "web/organize/dashboard.html",
         shared_task,
@@ -137,7 +119,7 @@ def _phases_page(
     create_form.fields["kind"].choices = [
         (kind, label) for kind, label in Phase.Kind.choices if kind in missing
     ]
-    return _page(
+    return organize_render(
         request,
         "web/organize/phases.html",
         shared_task,
@@ -152,14 +134,14 @@ def _phases_page(
 
 @login_required
 def phases(request: HttpRequest, slug: str) -> HttpResponse:
-    shared_task, viewer = _organizer_page(request, slug)
+    shared_task, viewer = organizer_page(request, slug)
     return _phases_page(request, shared_task, viewer)
 
 
 @login_required
 @require_POST
 def phase_create(request: HttpRequest, slug: str) -> HttpResponse:
-    shared_task, viewer = _organizer_page(request, slug)
+    shared_task, viewer = organizer_page(request, slug)
     form = PhaseCreateForm(request.POST, prefix="new")
     if form.is_valid():
         try:
@@ -184,7 +166,7 @@ def _phase(shared_task: SharedTask, kind: str) -> Phase:
 @login_required
 @require_POST
 def phase_update(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
-    shared_task, viewer = _organizer_page(request, slug)
+    shared_task, viewer = organizer_page(request, slug)
     phase = _phase(shared_task, kind)
     form = PhaseUpdateForm(request.POST, prefix=kind)
     if form.is_valid():
@@ -201,7 +183,7 @@ def phase_update(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
 @login_required
 @require_POST
 def phase_close_now(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
-    shared_task, _ = _organizer_page(request, slug)
+    shared_task, _ = organizer_page(request, slug)
     phase = _phase(shared_task, kind)
     if not PhaseCloseNowForm(request.POST).is_valid():
         messages.error(
@@ -222,7 +204,7 @@ def phase_close_now(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
 @login_required
 @require_POST
 def phase_extend(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
-    shared_task, viewer = _organizer_page(request, slug)
+    shared_task, viewer = organizer_page(request, slug)
     phase = _phase(shared_task, kind)
     form = PhaseExtendForm(request.POST, prefix=f"{kind}-extend")
     if form.is_valid():
@@ -248,7 +230,7 @@ def _datasets_page(
     rejected: dict[str, Any] | None = None,
     status: int = 200,
 ) -> HttpResponse:
-    return _page(
+    return organize_render(
         request,
         "web/organize/datasets.html",
         shared_task,
@@ -264,7 +246,7 @@ def _datasets_page(
 
 @login_required
 def datasets(request: HttpRequest, slug: str) -> HttpResponse:
-    shared_task, viewer = _organizer_page(request, slug)
+    shared_task, viewer = organizer_page(request, slug)
     return _datasets_page(request, shared_task, viewer)
 
 
@@ -272,7 +254,7 @@ def datasets(request: HttpRequest, slug: str) -> HttpResponse:
     limit_setting="EXAMPLES_UPLOAD_MAX_BYTES", what=EXAMPLES_FILE, back="web:organize-datasets"
 )
 def examples_import(request: HttpRequest, slug: str) -> HttpResponse:
-    shared_task, viewer = _organizer_page(request, slug)
+    shared_task, viewer = organizer_page(request, slug)
     form = ExamplesImportForm(request.POST, request.FILES)
     rejected = None
     if form.is_valid():
@@ -299,7 +281,7 @@ def _teams_page(
     form: TaskInvitationForm | None = None,
     status: int = 200,
 ) -> HttpResponse:
-    return _page(
+    return organize_render(
         request,
         "web/organize/teams.html",
         shared_task,
@@ -314,14 +296,14 @@ def _teams_page(
 
 @login_required
 def teams(request: HttpRequest, slug: str) -> HttpResponse:
-    shared_task, viewer = _organizer_page(request, slug)
+    shared_task, viewer = organizer_page(request, slug)
     return _teams_page(request, shared_task, viewer)
 
 
 @login_required
 @require_POST
 def task_invitation_create(request: HttpRequest, slug: str) -> HttpResponse:
-    shared_task, viewer = _organizer_page(request, slug)
+    shared_task, viewer = organizer_page(request, slug)
     form = TaskInvitationForm(request.POST)
     if form.is_valid():
         try:
@@ -341,7 +323,7 @@ def task_invitation_create(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def task_invitation_revoke(request: HttpRequest, slug: str, invitation_id: int) -> HttpResponse:
-    shared_task, _ = _organizer_page(request, slug)
+    shared_task, _ = organizer_page(request, slug)
     invitation = (
         task_selectors.task_invitation_list(shared_task=shared_task)
         .filter(id=invitation_id)
@@ -375,8 +357,8 @@ def _let_in(uses: int) -> str:
 
 @login_required
 def systems(request: HttpRequest, slug: str) -> HttpResponse:
-    shared_task, viewer = _organizer_page(request, slug)
-    return _page(
+    shared_task, viewer = organizer_page(request, slug)
+    return organize_render(
         request,
         "web/organize/systems.html",
         shared_task,
@@ -405,7 +387,7 @@ def _contests_page(
         }
         for contest in contests
     ]
-    return _page(
+    return organize_render(
         request,
         "web/organize/contests.html",
         shared_task,
@@ -419,14 +401,14 @@ def _contests_page(
 
 @login_required
 def contests(request: HttpRequest, slug: str) -> HttpResponse:
-    shared_task, viewer = _organizer_page(request, slug)
+    shared_task, viewer = organizer_page(request, slug)
     return _contests_page(request, shared_task, viewer)
 
 
 @login_required
 @require_POST
 def contest_decide(request: HttpRequest, slug: str, contest_id: int) -> HttpResponse:
-    shared_task, viewer = _organizer_page(request, slug)
+    shared_task, viewer = organizer_page(request, slug)
     contest = (
         pair_selectors.contest_list(user=request.user, shared_task=shared_task)
         .filter(id=contest_id)

@@ -32,7 +32,7 @@ from bibi.sharedtasks.selectors import Viewer
 from bibi.web.access import task_and_viewer, validator_role_of
 from bibi.web.forms import add_service_error
 from bibi.web.validation_forms import ValidationVoteForm
-from bibi.web.views.organizers import _organizer_page, _page
+from bibi.web.views.organize_pages import organize_render, organizer_page
 
 HISTORY_SHOWN = 10
 PAIR_ROWS_PER_PAGE = 50
@@ -240,7 +240,7 @@ def _page_rows(page_rows: list[dict[str, Any]], teams: dict[int, str]) -> None:
 
 @login_required
 def overview(request: HttpRequest, slug: str) -> HttpResponse:
-    shared_task, viewer = _organizer_page(request, slug)
+    shared_task, viewer = organizer_page(request, slug)
     states = validation.pair_validations(shared_task=shared_task)
     summary = validation.validation_summary(shared_task=shared_task, states=states)
     teams = {team.id: team.name for team in task_selectors.team_list(shared_task=shared_task)}
@@ -259,7 +259,7 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
         )
     for team in summary["teams"]:
         team["name"] = teams.get(team["team_id"], "")
-    return _page(
+    return organize_render(
         request,
         "web/validation/overview.html",
         shared_task,
