@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 import torch
 from torch.autograd.functional import jacobian
 
+from fim_engine.sentence_pairs import TextItem
+
 if TYPE_CHECKING:
     from fim_engine.system import System
 
@@ -38,21 +40,28 @@ class DenseFisher:
 
 
 def dense_fisher(
-    system: System, text: str, *, editable_only: bool = True, dtype: torch.dtype = torch.float64
+    system: System,
+    text: TextItem,
+    *,
+    editable_only: bool = True,
+    dtype: torch.dtype = torch.float64,
+    editable: str | None = None,
 ) -> DenseFisher:
     """Build G for ``text`` from the full Jacobian of log p and eigendecompose it.
 
     Args:
         system: a loaded :class:`fim_engine.System`.
-        text: one string.
+        text: one string or sentence pair.
         editable_only: restrict x to the text's own tokens (what :meth:`System.fisher` measures);
             False uses every position, [CLS], [SEP] included, as the paper's algorithm does.
+        editable: for a sentence pair, the segment(s) whose tokens count, as for
+            :meth:`System.fisher` (with ``editable_only``).
         dtype: dtype of G and of the eigendecomposition.
 
     Returns:
         :class:`DenseFisher`; ``size`` is n·d, the side of G.
     """
-    batch = system.encode([text])
+    batch = system.encode([text], editable=editable)
     with torch.inference_mode(False), torch.enable_grad():
         embeds = system.input_embeddings(batch).detach()[0]
         positions = batch.editable[0] if editable_only else batch.attention_mask[0].bool()

@@ -205,7 +205,7 @@ def _bench_system(
         "bare": lambda: bare(texts),
         "bare_grouped": lambda: bare(grouped),
     }
-    if system._contrast_pass() is not None:
+    if system.contrast_pass() is not None:
         # The same model on autograd's passes, timed in the same interleaved rounds.
         twin = System(
             system.backend,
