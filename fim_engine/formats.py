@@ -49,6 +49,17 @@ CODE_SUFFIXES = {".py", ".pyc", ".pyo", ".pyd", ".so", ".dll", ".dylib", ".ipynb
 SENTENCEPIECE_FILES = ("spiece.model", "sentencepiece.bpe.model", "tokenizer.model", "source.spm")
 # Model JSON nests a few levels (text_config → rope_scaling); deeper is an attack on the parsers.
 MAX_JSON_DEPTH = 32
+# Integer sizes of a config, each positive when present.
+_SIZE_KEYS = (
+    "num_labels",
+    "vocab_size",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "max_position_embeddings",
+    "type_vocab_size",
+)
 # Keys under which configs name an activation function by its string name.
 _ACTIVATION_KEY = re.compile(r"(^|_)(act|activation|activation_function)$")
 _SAFE_SAVE_HINT = (
@@ -352,13 +363,15 @@ def _check_transformers_fields(raw: dict[str, Any]) -> None:
             'config.json: label2id must be an object of label names to ids, e.g. {"negative": 0, '
             f'"positive": 1}}; got {_preview(label2id)}'
         )
-    num_labels = raw.get("num_labels")
-    if num_labels is not None and (
-        not isinstance(num_labels, int) or isinstance(num_labels, bool) or num_labels < 1
-    ):
-        raise ConfigValueError(
-            f"config.json: num_labels must be a positive integer, got {_preview(num_labels)}"
-        )
+    # Sizes that some transformers releases take on trust and fail on deep inside torch.
+    for key in _SIZE_KEYS:
+        value = raw.get(key)
+        if value is not None and (
+            not isinstance(value, int) or isinstance(value, bool) or value < 1
+        ):
+            raise ConfigValueError(
+                f"config.json: {key} must be a positive integer, got {_preview(value)}"
+            )
     for key, value in raw.items():
         if _ACTIVATION_KEY.search(key) and isinstance(value, str) and value not in ACT2FN:
             raise ConfigValueError(

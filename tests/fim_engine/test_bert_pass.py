@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 import torch
-from transformers import BertConfig, BertForQuestionAnswering, BertForSequenceClassification
+from transformers import (
+    AutoTokenizer,
+    BertConfig,
+    BertForQuestionAnswering,
+    BertForSequenceClassification,
+)
 
-from fim_engine import System
+from fim_engine import System, load_system
+from fim_engine._transformers_backend import TransformersBackend
 from fim_engine.bert_pass import BertPass
 from fim_engine.fisher import autograd_vjp, contrasts
 
@@ -129,6 +136,58 @@ def test_a_pass_with_wrong_gradients_is_refused(float64_system, monkeypatch):
     with pytest.warns(RuntimeWarning, match="differs from autograd by 0.001"):
         system.fisher([TEXTS[1]])
     assert system.contrast_pass() is None
+
+
+class Renamed(torch.nn.Module):
+    """A submodule under another attribute path, as a transformers release might rename it:
+    the model runs as before, a pass that walks the old path meets an ``AttributeError``."""
+
+    def __init__(self, inner: torch.nn.Module) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, *args: object, **kwargs: object) -> object:
+        return self.inner(*args, **kwargs)
+
+
+def test_a_renamed_submodule_falls_back_to_autograd_with_the_reason(
+    model_dir, dense, caplog, monkeypatch
+):
+    system = load_system(model_dir("bert", 3), device="cpu", dtype=torch.float64)
+    for layer in system.backend.module.bert.encoder.layer:
+        layer.attention = Renamed(layer.attention)
+    with pytest.warns(RuntimeWarning, match="fails: AttributeError: .*has no attribute 'self'"):
+        results = system.fisher(TEXTS)
+    assert system.contrast_pass() is None
+    assert any("autograd's passes are used" in r.getMessage() for r in caplog.records)
+    for text, result in zip(TEXTS, results, strict=True):
+        expected, word_norms = dense(system, text)
+        assert result.lambda_max == pytest.approx(expected, rel=1e-6)
+        np.testing.assert_allclose([s for _, s in result.hints], word_norms, atol=1e-7)
+
+
+def test_a_pass_that_cannot_be_set_up_leaves_the_backend_on_autograd(model_dir, dense):
+    model = BertForSequenceClassification.from_pretrained(model_dir("bert", 2)).double()
+    model.bert.encoder = Renamed(model.bert.encoder)
+    tokenizer = AutoTokenizer.from_pretrained(model_dir("bert", 2))
+    with pytest.warns(RuntimeWarning, match="cannot be set up: AttributeError"):
+        backend = TransformersBackend(model, tokenizer)
+    assert backend.contrast_pass is None
+    system = System(backend, device=torch.device("cpu"), batch_size=4, max_length=64)
+    (result,) = system.fisher([TEXTS[1]])
+    assert result.lambda_max == pytest.approx(dense(system, TEXTS[1])[0], rel=1e-6)
+
+
+def test_the_first_use_check_covers_a_pairs_token_types(float64_system, monkeypatch):
+    system = float64_system("bert", 3)
+    exact = system.backend.contrast_pass
+    assert exact is not None
+    forward = exact.forward
+    # A pass that reads every token as the first segment: right on texts, wrong on pairs.
+    monkeypatch.setattr(exact, "forward", lambda embeds, mask, types: forward(embeds, mask, None))
+    fresh = System(system.backend, device=system.device, batch_size=4, max_length=64)
+    with pytest.warns(RuntimeWarning, match="differs from autograd"):
+        assert fresh.contrast_pass() is None
 
 
 def tiny_config(**changes: object) -> BertConfig:
