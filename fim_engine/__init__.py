@@ -16,7 +16,7 @@ A plain library (it never imports Django). The public API:
 * perturbation generators (:mod:`fim_engine.perturbations`): :func:`synonym_swaps`,
   :func:`antonym_swaps`, :func:`neighbour_swaps`, :func:`name_swaps`, :func:`keyboard_typos`,
   :func:`negation_edits`.
-* :func:`train_system`: baseline builders (bow, cnn, bilstm, minilm).
+* :func:`train_system`: baseline builders (bow, cnn, bilstm, minilm; bow-pair, minilm-pair).
 * :func:`read_texts`, :func:`read_labelled`, :func:`read_pairs`, :func:`read_labelled_pairs`:
   the input formats of the CLI (sentence pairs: the nli-cad TSV layout, CSV, JSONL).
 * exceptions from :mod:`fim_engine.errors`.

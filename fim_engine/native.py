@@ -262,13 +262,16 @@ def _bag_mean(
 class BagOfNgrams(NativeClassifier):
     """fastText-style bag of unigrams and hashed bigrams with one tanh hidden layer."""
 
+    # Text vectors the hidden layer reads side by side: one here, four for pairs.
+    feature_blocks = 1
+
     def __init__(self, config: NativeConfig, vocab_size: int) -> None:
         super().__init__()
         dim = config.embedding_dim
         self.vocab_size = vocab_size
         self.embedding = nn.Embedding(vocab_size, dim, padding_idx=0)
         self.bigrams = nn.Embedding(config.ngram_buckets, dim) if config.ngram_buckets else None
-        self.hidden = nn.Linear(dim, config.hidden_dim)
+        self.hidden = nn.Linear(self.feature_blocks * dim, config.hidden_dim)
         self.dropout = nn.Dropout(config.dropout)
         self.output = nn.Linear(config.hidden_dim, len(config.labels))
 
@@ -279,22 +282,18 @@ class BagOfNgrams(NativeClassifier):
         mask: torch.Tensor,
         segments: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        features = _bag_mean(embeds, input_ids, mask, self.bigrams)
+        return self.classify(_bag_mean(embeds, input_ids, mask, self.bigrams))
+
+    def classify(self, features: torch.Tensor) -> torch.Tensor:
+        """B×C logits from the B×(blocks·d) features: tanh layer, dropout, output layer."""
         return self.output(self.dropout(torch.tanh(self.hidden(features))))
 
 
-class BagOfNgramsPair(NativeClassifier):
+class BagOfNgramsPair(BagOfNgrams):
     """Sentence pairs: u, v = the premise's and the hypothesis's bags of n-grams (one shared
     encoder), classified from [u, v, |u − v|, u ∗ v] through one tanh hidden layer."""
 
-    def __init__(self, config: NativeConfig, vocab_size: int) -> None:
-        super().__init__()
-        dim = config.embedding_dim
-        self.embedding = nn.Embedding(vocab_size, dim, padding_idx=0)
-        self.bigrams = nn.Embedding(config.ngram_buckets, dim) if config.ngram_buckets else None
-        self.hidden = nn.Linear(4 * dim, config.hidden_dim)
-        self.dropout = nn.Dropout(config.dropout)
-        self.output = nn.Linear(config.hidden_dim, len(config.labels))
+    feature_blocks = 4
 
     def forward_embeddings(
         self,
@@ -307,8 +306,7 @@ class BagOfNgramsPair(NativeClassifier):
             raise ValueError("bow-pair reads sentence pairs: it needs each token's segment")
         u = _bag_mean(embeds, input_ids, mask & (segments == 0), self.bigrams)
         v = _bag_mean(embeds, input_ids, mask & (segments == 1), self.bigrams)
-        features = torch.cat([u, v, (u - v).abs(), u * v], dim=-1)
-        return self.output(self.dropout(torch.tanh(self.hidden(features))))
+        return self.classify(torch.cat([u, v, (u - v).abs(), u * v], dim=-1))
 
 
 class KimCNN(NativeClassifier):
