@@ -13,7 +13,7 @@ DATA ?= fixtures/demo
 # The demo's QA-SRL span task reads slices of the shared wiki1 files here (absent: no span task).
 SPAN_DATA ?= ../shared/data/qasrl
 
-.PHONY: install demo test test-services test-embedded lint lint-layout format services browser vendor worker bench bench-labels bench-gpu clean
+.PHONY: install demo test test-services test-embedded lint lint-layout format services browser vendor worker bench bench-labels bench-gpu check-transformers clean
 
 $(STAMP): pyproject.toml
 	test -f $(BIBI_WORDNET_DIR)/data.noun || { apt-get update -qq && \
@@ -45,6 +45,7 @@ lint-layout: install
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/check_sizes.py
 	$(BIN)/python scripts/check_task_types.py
+	$(BIN)/python scripts/check_private_imports.py
 
 format: install
 	$(BIN)/ruff check --fix .
@@ -104,6 +105,11 @@ bench: install services
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/14} SECRET_KEY=bench $(BIN)/python manage.py bench_evaluation
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/14} GUIDANCE_SUGGEST_THROTTLE=1000/minute SECRET_KEY=bench $(BIN)/python manage.py bench_guidance
 	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test} REDIS_URL=$${REDIS_URL:-redis://127.0.0.1:6379/14} SECRET_KEY=bench $(BIN)/python manage.py bench_interactive
+
+# fim_engine's tests under the lowest and the highest transformers the pin admits (installs
+# each into var/transformers/ once, from the package registry): run it before moving the pin.
+check-transformers: install
+	$(BIN)/python scripts/check_transformers_versions.py
 
 # λmax+hints / forward of MiniLM-L6 with fresh 2-, 3- and 5-label heads in one run (interleaved
 # repeats, medians, the load average printed): the multi-class cost on this machine's CPU.

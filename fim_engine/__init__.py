@@ -3,7 +3,8 @@
 A plain library (it never imports Django). The public API:
 
 * :func:`check_model_dir` → :class:`ModelFormat`: static inspection of an upload.
-* :func:`load_system` → :class:`System`: ``labels``, ``predict``, ``fisher``, ``attributions``;
+* :func:`load_system` → :class:`System`: ``labels``, ``predict``, ``fisher``, ``attributions``
+  over texts or :class:`SentencePair` items (``editable=`` picks the segment that counts);
   ``precision="fp32" | "tf32" | "bf16"`` (:mod:`fim_engine.precision`, which needs no torch to
   list the modes).
 * :func:`fisher_lambda_max`, :func:`fisher_top_eigenvector`: the λmax / top-eigenvector
@@ -14,8 +15,9 @@ A plain library (it never imports Django). The public API:
   checks of a breaker's draft variant (:mod:`fim_engine.suggestions`), with
   :func:`neighbour_swaps`, the one edit generator that needs a model (its embeddings). The
   others, WordNet and the rule of what an edit claims are the :mod:`edits` library's.
-* :func:`train_system`: baseline builders (bow, cnn, bilstm, minilm).
-* :func:`read_texts`, :func:`read_labelled`: the input formats of the CLI.
+* :func:`train_system`: baseline builders (bow, cnn, bilstm, minilm; bow-pair, minilm-pair).
+* :func:`read_texts`, :func:`read_labelled`, :func:`read_pairs`, :func:`read_labelled_pairs`:
+  the input formats of the CLI (sentence pairs: the nli-cad TSV layout, CSV, JSONL).
 * exceptions from :mod:`fim_engine.errors`.
 
 Names are imported on first use (PEP 562), so ``import fim_engine`` loads neither torch nor
@@ -39,8 +41,17 @@ if TYPE_CHECKING:
     # For type checkers only; at run time __getattr__ below imports on first use.
     from fim_engine.algorithm1 import DenseFisher, dense_fisher  # noqa: F401
     from fim_engine.attributions import WordAttributions, integrated_gradients  # noqa: F401
-    from fim_engine.datasets import LabelledTexts, read_labelled, read_texts  # noqa: F401
+    from fim_engine.datasets import (  # noqa: F401
+        LabelledPairs,
+        LabelledTexts,
+        read_items,
+        read_labelled,
+        read_labelled_pairs,
+        read_pairs,
+        read_texts,
+    )
     from fim_engine.errors import (  # noqa: F401
+        InputKindError,
         LabelCountError,
         MissingFileError,
         MissingTokenizerError,
@@ -68,6 +79,7 @@ if TYPE_CHECKING:
         read_qasrl,
         read_tsv,
     )
+    from fim_engine.sentence_pairs import SentencePair  # noqa: F401
     from fim_engine.span_model import (  # noqa: F401
         SpanPrediction,
         SpanSystem,
@@ -104,20 +116,25 @@ if TYPE_CHECKING:
         suggest,
         suggest_many,
     )
-    from fim_engine.system import (  # noqa: F401
-        PredictionBatch,
-        System,
-        TextDirections,
-        load_system,
-    )
+    from fim_engine.system import System, load_system  # noqa: F401
+    from fim_engine.system_outputs import PredictionBatch, TextDirections  # noqa: F401
     from fim_engine.training import TrainingReport, train_system  # noqa: F401
 
 # Public name → the module that defines it.
 _EXPORTS = {
     "algorithm1": ("DenseFisher", "dense_fisher"),
     "attributions": ("WordAttributions", "integrated_gradients"),
-    "datasets": ("LabelledTexts", "read_labelled", "read_texts"),
+    "datasets": (
+        "LabelledPairs",
+        "LabelledTexts",
+        "read_items",
+        "read_labelled",
+        "read_labelled_pairs",
+        "read_pairs",
+        "read_texts",
+    ),
     "errors": (
+        "InputKindError",
         "LabelCountError",
         "MissingFileError",
         "MissingTokenizerError",
@@ -171,8 +188,11 @@ _EXPORTS = {
         "span_suggest",
     ),
     "span_training": ("SpanTrainingReport", "train_span_system"),
+    # Sentence-pair classification (NLI): the item type; readers are in datasets.
+    "sentence_pairs": ("SentencePair",),
     "spans": ("SpanFisherResult", "span_fisher", "span_lambda_max"),
-    "system": ("PredictionBatch", "System", "TextDirections", "load_system"),
+    "system": ("System", "load_system"),
+    "system_outputs": ("PredictionBatch", "TextDirections"),
     "training": ("TrainingReport", "train_system"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}

@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from fim_engine._encoding import EncodedBatch, TokenizedText
+from fim_engine.sentence_pairs import TextItem
 
 
 class ContrastPass(Protocol):
@@ -30,10 +31,13 @@ class Backend(Protocol):
 
     Contract: ``logits`` and ``logits_from_embeddings`` return B×C logits and treat each row
     independently (eval mode, padding masked), so a text scores the same alone or in a batch.
+    ``inputs`` names what the model reads: ``"text"``, ``"pair"`` (sentence pairs) or both;
+    ``tokenize`` refuses the other kind with a ``ValueError``.
     """
 
     kind: str
     architecture: str
+    inputs: tuple[str, ...]
     labels: list[str]
     pad_id: int
     max_length: int
@@ -48,7 +52,7 @@ class Backend(Protocol):
     @property
     def module(self) -> nn.Module: ...
 
-    def tokenize(self, texts: Sequence[str], max_length: int) -> list[TokenizedText]: ...
+    def tokenize(self, texts: Sequence[TextItem], max_length: int) -> list[TokenizedText]: ...
 
     def input_embeddings(self, batch: EncodedBatch) -> torch.Tensor: ...
 

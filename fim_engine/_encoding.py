@@ -5,19 +5,23 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import torch
+
+from fim_engine.sentence_pairs import TextItem
 
 
 @dataclass(frozen=True)
 class TokenizedText:
-    """One text after tokenization, before padding.
+    """One text or sentence pair after tokenization, before padding.
 
     ``word_index[t]`` is the word that token ``t`` belongs to, or -1 for tokens a breaker cannot
     edit ([CLS], [SEP], ...). ``words`` holds the surface form of each word, in text order, and
     ``spans`` its ``(start, end)`` character offsets in the text (``None`` when the tokenizer
-    cannot align pieces to characters).
+    cannot align pieces to characters). For a sentence pair, ``word_segments[w]`` is the segment
+    of word w (0 premise, 1 hypothesis; premise words come first) and its span is an offset
+    into that segment's string; ``None`` for a single text.
     """
 
     input_ids: list[int]
@@ -26,6 +30,24 @@ class TokenizedText:
     truncated: bool
     spans: list[tuple[int, int]] | None
     token_type_ids: list[int] | None = None
+    word_segments: list[int] | None = None
+
+    def keep_segments(self, segments: frozenset[int] | None) -> TokenizedText:
+        """This item with only the words of ``segments`` editable (``None``: all of them): the
+        other words' tokens get word index -1 and the kept words are numbered afresh."""
+        if segments is None or self.word_segments is None:
+            return self
+        kept = [w for w, segment in enumerate(self.word_segments) if segment in segments]
+        if len(kept) == len(self.words):
+            return self
+        renumber = {old: new for new, old in enumerate(kept)}
+        return replace(
+            self,
+            word_index=[renumber.get(w, -1) for w in self.word_index],
+            words=[self.words[w] for w in kept],
+            spans=None if self.spans is None else [self.spans[w] for w in kept],
+            word_segments=[self.word_segments[w] for w in kept],
+        )
 
 
 @dataclass
@@ -33,7 +55,9 @@ class EncodedBatch:
     """A right-padded batch of B texts of at most L tokens.
 
     Shapes: ``input_ids``, ``attention_mask``, ``word_index`` and ``token_type_ids`` are B×L;
-    ``editable`` (B×L bool) marks the text's own tokens: not special tokens, not padding.
+    ``editable`` (B×L bool) marks the text's own tokens: not special tokens, not padding, and
+    for sentence pairs only the editable segment's. ``word_segments`` holds each row's
+    :attr:`TokenizedText.word_segments`.
     """
 
     input_ids: torch.Tensor
@@ -44,6 +68,7 @@ class EncodedBatch:
     words: list[list[str]]
     truncated: list[bool]
     spans: list[list[tuple[int, int]] | None]
+    word_segments: list[list[int] | None] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.words)
@@ -85,6 +110,7 @@ def collate(items: Sequence[TokenizedText], *, pad_id: int, device: torch.device
         words=[list(item.words) for item in items],
         truncated=[item.truncated for item in items],
         spans=[None if item.spans is None else list(item.spans) for item in items],
+        word_segments=[item.word_segments for item in items],
     )
 
 
@@ -112,17 +138,18 @@ class TokenCache:
         self.max_entries = max_entries
         self.hits = 0
         self.misses = 0
-        self._items: OrderedDict[tuple[str, int, str], TokenizedText] = OrderedDict()
+        self._items: OrderedDict[tuple[str, int, TextItem], TokenizedText] = OrderedDict()
         self._lock = threading.Lock()
 
     def tokenize(
         self,
         key: str,
-        texts: Sequence[str],
+        texts: Sequence[TextItem],
         limit: int,
-        tokenize: Callable[[Sequence[str], int], list[TokenizedText]],
+        tokenize: Callable[[Sequence[TextItem], int], list[TokenizedText]],
     ) -> list[TokenizedText]:
-        """``tokenize(texts, limit)``, computing only the texts not seen with this key."""
+        """``tokenize(texts, limit)``, computing only the texts (or sentence pairs: a pair is
+        never the same key as a text) not seen with this key."""
         with self._lock:
             missing = [t for t in dict.fromkeys(texts) if (key, limit, t) not in self._items]
         fresh = dict(zip(missing, tokenize(missing, limit), strict=True)) if missing else {}

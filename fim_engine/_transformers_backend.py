@@ -24,6 +24,8 @@ from fim_engine.errors import (
     WeightValueError,
 )
 from fim_engine.native import require_finite_weights
+from fim_engine.sentence_pairs import SentencePair, TextItem
+from fim_engine.system_checks import describe, warn_autograd_fallback
 
 # Keys every loader call carries: no network, no code from the directory, no pickles.
 SAFE_LOADING: dict[str, Any] = {"local_files_only": True, "trust_remote_code": False}
@@ -62,6 +64,8 @@ def tokenizer_key(tokenizer: Any) -> str:
 
 class TransformersBackend:
     kind = "transformers"
+    # The tokenizer encodes single texts and sentence pairs alike.
+    inputs: tuple[str, ...] = ("text", "pair")
 
     def __init__(self, model: Any, tokenizer: Any) -> None:
         self.module = model.eval()
@@ -77,8 +81,17 @@ class TransformersBackend:
         # Tokenizers without a limit report a huge sentinel (int(1e30)); ignore it.
         limits = [x for x in candidates if isinstance(x, int) and 0 < x < 1_000_000]
         self.max_length = min(limits, default=1_000_000)
-        self.tokenizer_key = tokenizer_key(tokenizer)
-        self.contrast_pass = BertPass.for_model(model)
+        # A model with one token-type row (RoBERTa's type_vocab_size 1) was never shown a
+        # hypothesis type: it reads pairs through its separators, its token types all 0.
+        type_rows = getattr(model.config, "type_vocab_size", None)
+        self.token_types = not (isinstance(type_rows, int) and type_rows < 2)
+        # The cached tokens hold the token types or not: two keys for one tokenizer.
+        self.tokenizer_key = tokenizer_key(tokenizer) + ("" if self.token_types else ":no-types")
+        try:
+            self.contrast_pass = BertPass.for_model(model)
+        except Exception as error:  # another transformers' attribute layout: autograd is exact too
+            warn_autograd_fallback(self.architecture, f"cannot be set up: {describe(error)}")
+            self.contrast_pass = None
 
     @classmethod
     def load(cls, path: str | Path, *, dtype: torch.dtype) -> TransformersBackend:
@@ -141,58 +154,109 @@ class TransformersBackend:
             parameter.requires_grad_(False)
         return cls(model, tokenizer)
 
-    def tokenize(self, texts: Sequence[str], max_length: int) -> list[TokenizedText]:
-        if not texts:
+    def tokenize(self, texts: Sequence[TextItem], max_length: int) -> list[TokenizedText]:
+        """Texts through the tokenizer's single-text encoding, sentence pairs through its pair
+        encoding (BERT: [CLS] premise [SEP] hypothesis [SEP], token types 0 then 1). An item
+        longer than the limit is cut ``longest_first``: tokens come off the longer segment
+        until both fit, so a short hypothesis keeps every word beside a long premise."""
+        items: list[TokenizedText | None] = [None] * len(texts)
+        for wanted in (str, SentencePair):
+            rows = [i for i, item in enumerate(texts) if isinstance(item, wanted)]
+            chosen = [texts[i] for i in rows]
+            for i, item in zip(rows, self._tokenize_alike(chosen, max_length), strict=True):
+                items[i] = item
+        return [item for item in items if item is not None]
+
+    def _encode(self, chosen: Sequence[TextItem], **options: Any) -> Any:
+        """The tokenizer's encoding of texts, or of sentence pairs (never both at once)."""
+        if chosen and isinstance(chosen[0], SentencePair):
+            pairs = [SentencePair(*item) for item in chosen]
+            premises, hypotheses = [p.premise for p in pairs], [p.hypothesis for p in pairs]
+            return self.tokenizer(premises, hypotheses, verbose=False, **options)
+        return self.tokenizer(list(chosen), verbose=False, **options)
+
+    def _tokenize_alike(self, chosen: Sequence[TextItem], max_length: int) -> list[TokenizedText]:
+        if not chosen:
             return []
         limit = min(max_length, self.max_length)
-        full = self.tokenizer(list(texts), truncation=False, verbose=False)
+        full = self._encode(chosen, truncation=False)
         items = []
-        for row, text in enumerate(texts):
+        for row, item in enumerate(chosen):
             encoding, index = full, row
             if len(full["input_ids"][row]) > limit:
-                # Rare, so re-tokenizing only the long texts is cheaper than always asking
+                # Rare, so re-tokenizing only the long items is cheaper than always asking
                 # the tokenizer for overflow information.
-                encoding = self.tokenizer([text], truncation=True, max_length=limit)
+                encoding = self._encode([item], truncation="longest_first", max_length=limit)
                 index = 0
-            items.append(self._item(encoding, index, text, truncated=encoding is not full))
+            items.append(self._item(encoding, index, item, truncated=encoding is not full))
         return items
 
-    def _item(self, encoding: Any, row: int, text: str, *, truncated: bool) -> TokenizedText:
+    def _item(self, encoding: Any, row: int, item: TextItem, *, truncated: bool) -> TokenizedText:
         input_ids = list(encoding["input_ids"][row])
-        types = encoding.get("token_type_ids")
+        types = encoding.get("token_type_ids") if self.token_types else None
         token_type_ids = list(types[row]) if types is not None else None
-        if self.tokenizer.is_fast:
-            raw = encoding.word_ids(row)
-            special = self.tokenizer.get_special_tokens_mask(
-                input_ids, already_has_special_tokens=True
+        special = self.tokenizer.get_special_tokens_mask(input_ids, already_has_special_tokens=True)
+        is_pair = isinstance(item, SentencePair)
+        if not self.tokenizer.is_fast:
+            piece_index, pieces, segments = self._pieces(input_ids, special)
+            return TokenizedText(
+                input_ids,
+                piece_index,
+                pieces,
+                truncated,
+                spans=None,
+                token_type_ids=token_type_ids,
+                word_segments=segments if is_pair else None,
             )
-            order: dict[int, int] = {}
-            words: list[str] = []
-            word_spans: list[tuple[int, int]] = []
-            word_index = []
-            for token, word in enumerate(raw):
-                if word is None or special[token]:
-                    word_index.append(-1)
-                    continue
-                if word not in order:
-                    order[word] = len(order)
-                    span = encoding.word_to_chars(row, word)
-                    words.append(text[span.start : span.end])
-                    word_spans.append((span.start, span.end))
-                word_index.append(order[word])
-            spans: list[tuple[int, int]] | None = word_spans
-        else:
-            # Without a fast tokenizer there is no word alignment: each piece is its own word.
-            special = self.tokenizer.get_special_tokens_mask(
-                input_ids, already_has_special_tokens=True
-            )
-            pieces = self.tokenizer.convert_ids_to_tokens(input_ids)
-            word_index, words, spans = [], [], None
-            for token, is_special in enumerate(special):
-                word_index.append(-1 if is_special else len(words))
-                if not is_special:
-                    words.append(pieces[token])
-        return TokenizedText(input_ids, word_index, words, truncated, spans, token_type_ids)
+        parts: tuple[str, ...] = tuple(item) if isinstance(item, SentencePair) else (item,)
+        sequence_ids = encoding.sequence_ids(row)
+        order: dict[tuple[int, int], int] = {}
+        words: list[str] = []
+        spans: list[tuple[int, int]] = []
+        word_segments: list[int] = []
+        word_index = []
+        for token, word in enumerate(encoding.word_ids(row)):
+            segment = sequence_ids[token]
+            if word is None or segment is None or special[token]:
+                word_index.append(-1)
+                continue
+            if (segment, word) not in order:
+                order[(segment, word)] = len(order)
+                span = encoding.word_to_chars(row, word, sequence_index=segment)
+                words.append(parts[segment][span.start : span.end])
+                spans.append((span.start, span.end))
+                word_segments.append(segment)
+            word_index.append(order[(segment, word)])
+        return TokenizedText(
+            input_ids,
+            word_index,
+            words,
+            truncated,
+            spans=spans,
+            token_type_ids=token_type_ids,
+            word_segments=word_segments if is_pair else None,
+        )
+
+    def _pieces(
+        self, input_ids: list[int], special: list[int]
+    ) -> tuple[list[int], list[str], list[int]]:
+        """Without a fast tokenizer there is no word alignment: each piece is its own word.
+        A pair's hypothesis starts after the first special token that follows a piece
+        ([SEP], RoBERTa's </s></s>, XLNet's <sep>)."""
+        pieces = self.tokenizer.convert_ids_to_tokens(input_ids)
+        word_index: list[int] = []
+        words: list[str] = []
+        segments: list[int] = []
+        segment = 0
+        for token, is_special in enumerate(special):
+            if is_special:
+                segment = 1 if words else 0
+                word_index.append(-1)
+                continue
+            word_index.append(len(words))
+            words.append(pieces[token])
+            segments.append(segment)
+        return word_index, words, segments
 
     def _inputs(self, batch: EncodedBatch) -> dict[str, torch.Tensor]:
         inputs = {"attention_mask": batch.attention_mask}

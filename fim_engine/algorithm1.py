@@ -21,6 +21,8 @@ from typing import Any, Protocol
 import torch
 from torch.autograd.functional import jacobian
 
+from fim_engine.sentence_pairs import TextItem
+
 
 class Encoding(Protocol):
     """What :func:`dense_fisher` reads of an encoded batch (B×L tensors): the text's own
@@ -37,7 +39,7 @@ class DenseModel(Protocol):
     @property
     def num_labels(self) -> int: ...
 
-    def encode(self, texts: Sequence[str]) -> Encoding: ...
+    def encode(self, texts: Sequence[TextItem], *, editable: str | None = None) -> Encoding: ...
 
     def input_embeddings(self, batch: Any) -> torch.Tensor: ...
 
@@ -58,21 +60,28 @@ class DenseFisher:
 
 
 def dense_fisher(
-    system: DenseModel, text: str, *, editable_only: bool = True, dtype: torch.dtype = torch.float64
+    system: DenseModel,
+    text: TextItem,
+    *,
+    editable_only: bool = True,
+    dtype: torch.dtype = torch.float64,
+    editable: str | None = None,
 ) -> DenseFisher:
     """Build G for ``text`` from the full Jacobian of log p and eigendecompose it.
 
     Args:
         system: a loaded :class:`fim_engine.System`, or any :class:`DenseModel`.
-        text: one string.
+        text: one string or sentence pair.
         editable_only: restrict x to the text's own tokens (what :meth:`System.fisher` measures);
             False uses every position, [CLS], [SEP] included, as the paper's algorithm does.
+        editable: for a sentence pair, the segment(s) whose tokens count, as for
+            :meth:`System.fisher` (with ``editable_only``).
         dtype: dtype of G and of the eigendecomposition.
 
     Returns:
         :class:`DenseFisher`; ``size`` is n·d, the side of G.
     """
-    batch = system.encode([text])
+    batch = system.encode([text], editable=editable)
     with torch.inference_mode(False), torch.enable_grad():
         embeds = system.input_embeddings(batch).detach()[0]
         positions = batch.editable[0] if editable_only else batch.attention_mask[0].bool()

@@ -26,6 +26,8 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
+from fim_engine.sentence_pairs import TextItem
+
 
 class TokenBatch(Protocol):
     """What integrated gradients reads of a right-padded batch of B texts, a dataclass whose
@@ -50,7 +52,9 @@ class EmbeddingClassifier(Protocol):
 
     batch_size: int
 
-    def batches(self, texts: Sequence[str]) -> Iterator[tuple[list[int], TokenBatch]]: ...
+    def batches(
+        self, texts: Sequence[TextItem], *, editable: str | None = None
+    ) -> Iterator[tuple[list[int], TokenBatch]]: ...
 
     def input_embeddings(self, batch: Any) -> torch.Tensor: ...
 
@@ -62,7 +66,8 @@ class WordAttributions:
     """Integrated-gradients attributions of one text.
 
     ``attributions`` lists every word of the (possibly truncated) text in order as
-    ``(word, score)``; positive scores push towards ``target``.
+    ``(word, score)``; positive scores push towards ``target``. For a sentence pair, the words
+    are those of the editable segment(s), premise first (as in :class:`fim_engine.FisherResult`).
     """
 
     target: str
@@ -73,17 +78,20 @@ class WordAttributions:
 
 def integrated_gradients(
     system: EmbeddingClassifier,
-    texts: Sequence[str],
+    texts: Sequence[TextItem],
     *,
     steps: int = 50,
     target: str | None = None,
     internal_batch_size: int | None = None,
+    editable: str | None = None,
 ) -> list[WordAttributions]:
     """Integrated-gradients word attributions for each text.
 
     Args:
         system: a loaded :class:`fim_engine.System`.
-        texts: N strings.
+        texts: N strings or sentence pairs; for a pair, only the ``editable`` segment(s)
+            (``"premise"``, ``"hypothesis"``, ``"both"``; default the system's) move along the
+            path from the baseline, the other stays as it is.
         steps: quadrature nodes along the path from the baseline to the input.
         target: label to attribute; default the label the system predicts for each text.
         internal_batch_size: rows per forward pass (texts × nodes); default 4 × ``system.batch_size``.
@@ -104,7 +112,7 @@ def integrated_gradients(
     path = _Path(steps, internal_batch_size or 4 * system.batch_size)
     results: list[WordAttributions | None] = [None] * len(texts)
     with torch.inference_mode(False), torch.enable_grad():
-        for indices, batch in system.batches(list(texts)):
+        for indices, batch in system.batches(list(texts), editable=editable):
             for i, attributions in zip(
                 indices, _batch_attributions(system, batch, path, target), strict=True
             ):

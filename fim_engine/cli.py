@@ -1,8 +1,9 @@
 """``python -m fim_engine {predict,suggest,train,bench,bench-suggest,bench-gpu,bench-span}``.
 
     python -m fim_engine predict --model DIR --input FILE --output FILE.jsonl [--fisher] [--hints]
+        [--editable {premise,hypothesis,both}]
     python -m fim_engine suggest --model DIR [--model DIR ...] --input FILE --output FILE.jsonl [--top-k K]
-    python -m fim_engine train --arch {bow,cnn,bilstm,minilm} --train FILE --dev FILE --out DIR
+    python -m fim_engine train --arch {bow,cnn,bilstm,minilm,bow-pair,minilm-pair} --train FILE --dev FILE --out DIR
     python -m fim_engine train --arch minilm-span --train FILE.qa --dev FILE.qa --out DIR
     python -m fim_engine bench [--model DIR] [--data FILE]
     python -m fim_engine bench-suggest [--data-dir DIR] [--models-dir DIR]
@@ -10,9 +11,11 @@
     python -m fim_engine bench-span --model DIR --data FILE.qa [--pairs N] [--json FILE]
 
 ``predict`` reads ``.jsonl`` (a ``text`` field per line), ``.tsv``/``.csv`` (a ``text`` column)
-or ``.txt`` (one text per line) and writes one JSON object per input text, in input order:
-``text``, ``label``, ``probabilities`` (label → probability), ``truncated``, and with
-``--fisher`` ``lambda_max`` (with ``--hints`` also ``hints`` and ``leverage``: [[word, score], ...]).
+or ``.txt`` (one text per line), or sentence pairs (premise and hypothesis columns or fields,
+:mod:`fim_engine.datasets`), and writes one JSON object per item, in input order
+(:mod:`fim_engine.prediction_records`): ``text`` (or ``premise`` and ``hypothesis``),
+``label``, ``probabilities`` (label → probability), ``truncated``, and with ``--fisher``
+``lambda_max`` (with ``--hints`` also ``hints`` and ``leverage``: [[word, score], ...]).
 ``suggest`` reads the same formats and writes one :meth:`fim_engine.SuggestionReport.to_dict`
 per input text. The span commands (``train --arch minilm-span``, ``bench-span``) are
 described in :mod:`fim_engine.span_cli`.
@@ -25,14 +28,17 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tqdm.auto import tqdm
 
 from fim_engine.precision import PRECISIONS
+from fim_engine.sentence_pairs import EDITABLE_CHOICES, TextItem
 from fim_engine.span_cli import add_bench_span, bench_span, train_span, training_options
 
 CHUNK = 512
+# What a command writes a record for: a text, or a sentence pair.
+Item = TypeVar("Item", str, TextItem)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -71,10 +77,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _add_predict(commands: Any) -> None:
     predict = commands.add_parser("predict", help="label texts with a model directory")
     predict.add_argument("--model", required=True, type=Path, help="model directory")
-    predict.add_argument("--input", required=True, type=Path, help=".jsonl, .tsv, .csv or .txt")
+    predict.add_argument(
+        "--input",
+        required=True,
+        type=Path,
+        help=".jsonl, .tsv, .csv (texts, or premise/hypothesis pairs) or .txt",
+    )
     predict.add_argument("--output", required=True, type=Path, help="output .jsonl")
     predict.add_argument("--fisher", action="store_true", help="add lambda_max")
     predict.add_argument("--hints", action="store_true", help="add word hints (implies --fisher)")
+    predict.add_argument(
+        "--editable",
+        choices=list(EDITABLE_CHOICES),
+        help="sentence pairs: the side(s) whose words λmax and hints count (default: both)",
+    )
     _add_runtime_options(predict)
     _add_precision_option(predict)
 
@@ -120,13 +136,16 @@ def _add_train(commands: Any) -> None:
         "train", help="train a baseline system into an uploadable directory"
     )
     train.add_argument(
-        "--arch", required=True, choices=["bow", "cnn", "bilstm", "minilm", "minilm-span"]
+        "--arch",
+        required=True,
+        choices=["bow", "cnn", "bilstm", "minilm", "bow-pair", "minilm-pair", "minilm-span"],
     )
     train.add_argument(
         "--train",
         required=True,
         type=Path,
-        help="SST-2 'LABEL sentence' file, or .jsonl/.tsv/.csv; minilm-span: QA-SRL .qa or .tsv",
+        help="SST-2 'LABEL sentence' file, or .jsonl/.tsv/.csv; *-pair: premise, hypothesis and "
+        "label columns (nli-cad's sentence1/sentence2/gold_label); minilm-span: QA-SRL .qa or .tsv",
     )
     train.add_argument("--dev", required=True, type=Path, help="same formats as --train")
     train.add_argument("--out", required=True, type=Path, help="directory to write")
@@ -262,7 +281,8 @@ def _add_runtime_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _predict(args: argparse.Namespace) -> int:
-    from fim_engine.datasets import read_texts
+    from fim_engine.datasets import read_items
+    from fim_engine.prediction_records import prediction_records
     from fim_engine.system import load_system
 
     system = load_system(
@@ -271,14 +291,15 @@ def _predict(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         max_length=args.max_length,
         precision=args.precision,
+        editable=args.editable,
     )
-    texts = read_texts(args.input)
+    texts = read_items(args.input)
     fisher = args.fisher or args.hints
     truncated = _write_jsonl(
         args.output,
         texts,
         "predict",
-        lambda chunk: _records(system, chunk, fisher=fisher, hints=args.hints),
+        lambda chunk: prediction_records(system, chunk, fisher=fisher, hints=args.hints),
         lambda record: int(record["truncated"]),
     )
     print(f"wrote {len(texts)} predictions to {args.output}")
@@ -289,41 +310,9 @@ def _predict(args: argparse.Namespace) -> int:
     return 0
 
 
-def _records(system: Any, texts: list[str], *, fisher: bool, hints: bool) -> list[dict[str, Any]]:
-    labels = system.labels
-    records: list[dict[str, Any]] = []
-    if fisher:
-        for text, result in zip(texts, system.fisher(texts, hints=hints), strict=True):
-            record = {
-                "text": text,
-                "label": result.label,
-                "probabilities": dict(zip(labels, map(float, result.probabilities), strict=True)),
-                "truncated": result.truncated,
-                "lambda_max": result.lambda_max,
-            }
-            if hints:
-                record["hints"] = [[word, score] for word, score in result.hints]
-                record["leverage"] = [[word, score] for word, score in result.leverage]
-            records.append(record)
-        return records
-    batch = system.predict(texts)
-    for text, label, row, cut in zip(
-        texts, batch.labels, batch.probabilities, batch.truncated, strict=True
-    ):
-        records.append(
-            {
-                "text": text,
-                "label": label,
-                "probabilities": dict(zip(labels, map(float, row), strict=True)),
-                "truncated": cut,
-            }
-        )
-    return records
-
-
 def _suggest(args: argparse.Namespace) -> int:
     from edits.wordnet import load_wordnet
-    from fim_engine.datasets import read_texts
+    from fim_engine.datasets import is_pair_file, read_texts
     from fim_engine.suggestions import SUGGESTION_SOURCES, suggest_many
     from fim_engine.system import load_system
 
@@ -344,6 +333,8 @@ def _suggest(args: argparse.Namespace) -> int:
         for name, path in zip(names, args.model, strict=True)
     }
     sources = args.source or list(SUGGESTION_SOURCES)
+    if is_pair_file(args.input):
+        raise ValueError(f"{args.input}: suggest reads single texts; it has no edits for pairs yet")
     wordnet = load_wordnet(args.wordnet) if {"synonym", "antonym"} & set(sources) else None
     texts = read_texts(args.input)
 
@@ -369,9 +360,9 @@ def _suggest(args: argparse.Namespace) -> int:
 
 def _write_jsonl(
     path: Path,
-    texts: list[str],
+    texts: list[Item],
     desc: str,
-    records: Callable[[list[str]], list[dict[str, Any]]],
+    records: Callable[[list[Item]], list[dict[str, Any]]],
     tally: Callable[[dict[str, Any]], int],
 ) -> int:
     """Write ``records(chunk)`` for chunks of ``texts`` as JSON lines, with a progress bar;
@@ -401,14 +392,17 @@ def _model_names(paths: list[Path]) -> list[str]:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from fim_engine.datasets import read_labelled
-    from fim_engine.training import train_system
+    from fim_engine.datasets import read_labelled, read_labelled_pairs
+    from fim_engine.training import PAIR_TRAINABLE, train_system
 
     if args.arch == "minilm-span":
         return train_span(args)
-    train, dev = read_labelled(args.train), read_labelled(args.dev)
+    pairs = args.arch in PAIR_TRAINABLE
+    read = read_labelled_pairs if pairs else read_labelled
+    train, dev = read(args.train), read(args.dev)
     print(
-        f"{args.arch}: {len(train)} training and {len(dev)} dev texts, labels {train.label_names}"
+        f"{args.arch}: {len(train)} training and {len(dev)} dev {'pairs' if pairs else 'texts'}, "
+        f"labels {train.label_names}"
     )
     report = train_system(
         args.arch,
@@ -417,7 +411,7 @@ def _train(args: argparse.Namespace) -> int:
         args.out,
         **training_options(args),
     )
-    print(f"dev accuracy: {report.dev_accuracy:.4f} ({len(dev)} texts)")
+    print(f"dev accuracy: {report.dev_accuracy:.4f} ({len(dev)} {'pairs' if pairs else 'texts'})")
     print(f"wrote {report.architecture} model to {report.out_dir} after {report.steps} steps")
     return 0
 

@@ -65,5 +65,10 @@ class LabelCountError(ModelFormatError):
     """The label list disagrees with the classifier's outputs or with the shared task."""
 
 
+class InputKindError(ModelFormatError):
+    """The model reads single texts where the shared task gives sentence pairs, or the reverse
+    (a bibi-native ``bow-pair`` model for a single-text task)."""
+
+
 class PaddingSensitiveModelError(ModelFormatError):
     """The model's predictions change when a text is padded inside a batch."""

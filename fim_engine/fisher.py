@@ -52,7 +52,10 @@ class FisherResult:
     scores are the norms of the word's block of the unit top eigenvector of G, so their squares
     sum to 1 (all zero when λmax is 0). ``leverage`` lists the same words in the same order with
     the first-order KL of deleting the word, ½ λmax (Σ_t v_t·(e_pad − e_t))² over its tokens t
-    (see the module docstring). ``probabilities`` follow the system's label order.
+    (see the module docstring). ``probabilities`` follow the system's label order. For a
+    sentence pair, the words are those of the editable segment(s), premise first, and
+    ``word_segments`` names the segment of each (``"premise"`` or ``"hypothesis"``); ``None``
+    for a single text.
     """
 
     lambda_max: float
@@ -61,6 +64,7 @@ class FisherResult:
     label: str
     probabilities: np.ndarray
     leverage: list[tuple[str, float]]
+    word_segments: list[str] | None = None
 
 
 def fisher_lambda_max(

@@ -13,9 +13,7 @@ Example:
 from __future__ import annotations
 
 import json
-import math
 import re
-import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +24,7 @@ import torch
 from fim_engine._pickles import looks_pickled
 from fim_engine.errors import (
     ConfigValueError,
+    InputKindError,
     LabelCountError,
     MissingFileError,
     MissingTokenizerError,
@@ -35,7 +34,6 @@ from fim_engine.errors import (
     RemoteCodeError,
     UnknownArchitectureError,
     WeightShapeError,
-    WeightValueError,
 )
 from fim_engine.native import (
     ARCHITECTURES,
@@ -44,25 +42,24 @@ from fim_engine.native import (
     expected_native_shapes,
     read_native_config,
 )
+from fim_engine.safetensors_headers import read_safetensors_header
 
 PICKLE_SUFFIXES = {".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".joblib", ".dill"}
 CODE_SUFFIXES = {".py", ".pyc", ".pyo", ".pyd", ".so", ".dll", ".dylib", ".ipynb"}
 SENTENCEPIECE_FILES = ("spiece.model", "sentencepiece.bpe.model", "tokenizer.model", "source.spm")
 # Model JSON nests a few levels (text_config → rope_scaling); deeper is an attack on the parsers.
 MAX_JSON_DEPTH = 32
-# safetensors dtypes torch loads on every device, with their size in bytes.
-SAFETENSORS_DTYPES = {
-    "BOOL": 1,
-    "U8": 1,
-    "I8": 1,
-    "I16": 2,
-    "F16": 2,
-    "BF16": 2,
-    "I32": 4,
-    "F32": 4,
-    "I64": 8,
-    "F64": 8,
-}
+# Integer sizes of a config, each positive when present.
+_SIZE_KEYS = (
+    "num_labels",
+    "vocab_size",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "max_position_embeddings",
+    "type_vocab_size",
+)
 # Keys under which configs name an activation function by its string name.
 _ACTIVATION_KEY = re.compile(r"(^|_)(act|activation|activation_function)$")
 _SAFE_SAVE_HINT = (
@@ -76,22 +73,28 @@ class ModelFormat:
     """What :func:`check_model_dir` found: the format, architecture and labels of a directory.
 
     ``kind`` is ``"transformers"`` or ``"bibi-native"``; ``architecture`` is e.g.
-    ``"BertForSequenceClassification"`` or ``"cnn"``; ``labels`` are in label-index order.
+    ``"BertForSequenceClassification"`` or ``"cnn"``; ``labels`` are in label-index order;
+    ``inputs`` what the model reads: ``("text", "pair")`` for transformers (its tokenizer
+    encodes sentence pairs), ``("text",)`` or ``("pair",)`` for a bibi-native architecture.
     """
 
     path: Path
     kind: str
     architecture: str
     labels: list[str]
+    inputs: tuple[str, ...] = ("text", "pair")
 
 
-def check_model_dir(path: str | Path, *, expected_num_labels: int | None = None) -> ModelFormat:
+def check_model_dir(
+    path: str | Path, *, expected_num_labels: int | None = None, inputs: str | None = None
+) -> ModelFormat:
     """Inspect a model directory without loading weights or running anything.
 
     Refuses: links, pickled files anywhere (by name or by content), Python files and
     ``auto_map`` (remote code), missing config, weights or tokenizer, architectures bibi cannot
-    build, tensors whose shapes disagree with the config, and label lists that disagree with
-    the classifier or with ``expected_num_labels``.
+    build, tensors whose shapes disagree with the config, label lists that disagree with
+    the classifier or with ``expected_num_labels``, and (``inputs="text"`` or ``"pair"``, the
+    shared task's items) a model that cannot read them (:class:`InputKindError`).
 
     Raises:
         ModelFormatError: a subclass from :mod:`fim_engine.errors`, with a message for the builder.
@@ -100,17 +103,19 @@ def check_model_dir(path: str | Path, *, expected_num_labels: int | None = None)
         >>> check_model_dir("models/cnn/").architecture
         'cnn'
     """
+    if inputs not in (None, "text", "pair"):
+        raise ValueError(f'inputs must be "text", "pair" or None, got {inputs!r}')
     root = Path(path)
     if not root.is_dir():
         raise MissingFileError(f"{root} is not a directory")
-    files = list(_walk(root))
+    files = list(walk(root))
     for file in files:
-        _refuse_unsafe_file(root, file)
-    config = _read_json(root / "config.json", required=True)
+        refuse_unsafe_file(root, file)
+    config = read_json(root / "config.json", required=True)
     for file in files:
         if file.suffix == ".json":
-            data = config if file == root / "config.json" else _read_json(file, required=False)
-            if _has_key(data, "auto_map"):
+            data = config if file == root / "config.json" else read_json(file, required=False)
+            if has_key(data, "auto_map"):
                 raise RemoteCodeError(
                     f'{file.relative_to(root)} has an "auto_map" entry, which asks to run the model\'s own '
                     "Python code; bibi never runs uploaded code. Use an architecture that transformers ships "
@@ -128,10 +133,18 @@ def check_model_dir(path: str | Path, *, expected_num_labels: int | None = None)
             f"config.json declares {len(labels)} labels ({', '.join(labels)}) but the shared task has "
             f"{expected_num_labels}"
         )
+    if inputs is not None and inputs not in model_format.inputs:
+        reads = "sentence pairs" if "pair" in model_format.inputs else "single texts"
+        wanted = "sentence pairs (premise, hypothesis)" if inputs == "pair" else "single texts"
+        raise InputKindError(
+            f"config.json: the {model_format.architecture} architecture reads {reads}, but this "
+            f"shared task gives {wanted}"
+            + ("; train a bow-pair model for sentence pairs" if inputs == "pair" else "")
+        )
     return model_format
 
 
-def _walk(root: Path) -> Iterator[Path]:
+def walk(root: Path) -> Iterator[Path]:
     for entry in sorted(root.rglob("*")):
         if entry.is_symlink():
             raise ModelFormatError(
@@ -141,7 +154,7 @@ def _walk(root: Path) -> Iterator[Path]:
             yield entry
 
 
-def _refuse_unsafe_file(root: Path, file: Path) -> None:
+def refuse_unsafe_file(root: Path, file: Path) -> None:
     name = file.relative_to(root)
     suffix = file.suffix.lower()
     # A safetensors file starts with its header length, which may look like a pickle opcode.
@@ -170,7 +183,7 @@ def _is_safetensors(file: Path) -> bool:
     return True
 
 
-def _read_json(file: Path, *, required: bool) -> dict[str, Any]:
+def read_json(file: Path, *, required: bool) -> dict[str, Any]:
     if not file.is_file():
         if required:
             raise MissingFileError(f"{file.name} is missing: every model directory needs one")
@@ -212,7 +225,7 @@ def _check_depth(name: str, data: Any) -> None:
             stack.extend((item, where, depth + 1) for item in value)
 
 
-def _has_key(data: Any, key: str) -> bool:
+def has_key(data: Any, key: str) -> bool:
     stack = [data]
     while stack:
         value = stack.pop()
@@ -223,56 +236,6 @@ def _has_key(data: Any, key: str) -> bool:
         elif isinstance(value, list):
             stack.extend(value)
     return False
-
-
-def read_safetensors_header(file: Path) -> dict[str, tuple[int, ...]]:
-    """Tensor name → shape from a safetensors header, without reading tensor data."""
-    size = file.stat().st_size
-    with file.open("rb") as handle:
-        prefix = handle.read(8)
-        if len(prefix) < 8:
-            raise ModelFormatError(f"{file.name} is not a safetensors file (too short)")
-        (length,) = struct.unpack("<Q", prefix)
-        if length > min(size - 8, 100_000_000):
-            raise ModelFormatError(f"{file.name} is not a safetensors file (bad header length)")
-        try:
-            header = json.loads(handle.read(length).decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise ModelFormatError(
-                f"{file.name} is not a safetensors file (unreadable header)"
-            ) from error
-    if not isinstance(header, dict):
-        raise ModelFormatError(f"{file.name} is not a safetensors file (header is not an object)")
-    shapes = {}
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
-        shape = entry.get("shape") if isinstance(entry, dict) else None
-        dtype = entry.get("dtype") if isinstance(entry, dict) else None
-        if (
-            not isinstance(shape, list)
-            or not isinstance(offsets, list)
-            or len(offsets) != 2
-            or not all(
-                isinstance(x, int) and not isinstance(x, bool) and x >= 0
-                for x in [*shape, *offsets]
-            )
-            or not offsets[0] <= offsets[1] <= size - 8 - length
-        ):
-            raise ModelFormatError(f"{file.name}: tensor {name!r} has a malformed header entry")
-        if dtype not in SAFETENSORS_DTYPES:
-            raise WeightValueError(
-                f"{file.name}: tensor {name!r} has dtype {dtype!r}; bibi loads "
-                f"{', '.join(SAFETENSORS_DTYPES)}"
-            )
-        if offsets[1] - offsets[0] != math.prod(shape) * SAFETENSORS_DTYPES[dtype]:
-            raise WeightValueError(
-                f"{file.name}: tensor {name!r} declares shape {tuple(shape)} of {dtype} but "
-                f"{offsets[1] - offsets[0]} bytes of data"
-            )
-        shapes[name] = tuple(shape)
-    return shapes
 
 
 def _weights(root: Path) -> dict[str, tuple[int, ...]]:
@@ -317,10 +280,10 @@ def _check_native(root: Path) -> ModelFormat:
             f"model.safetensors holds tensor {unexpected[0]!r}, which the {config.architecture} architecture "
             f"with this config.json does not have (architectures: {', '.join(ARCHITECTURES)})"
         )
-    return ModelFormat(root, NATIVE_FORMAT, config.architecture, list(config.labels))
+    return ModelFormat(root, NATIVE_FORMAT, config.architecture, list(config.labels), config.inputs)
 
 
-def _has_tokenizer(root: Path) -> bool:
+def has_tokenizer(root: Path) -> bool:
     names = {file.name for file in root.iterdir()}
     return (
         "tokenizer.json" in names
@@ -356,12 +319,12 @@ def _check_transformers(root: Path, raw: dict[str, Any]) -> ModelFormat:
             f"config.json: architecture {name!r} is not a sequence classifier known to transformers "
             f"{transformers.__version__}; use a *ForSequenceClassification class such as BertForSequenceClassification"
         )
-    if not _has_tokenizer(root):
+    if not has_tokenizer(root):
         raise MissingTokenizerError(
             "no tokenizer files: include tokenizer.json (tokenizer.save_pretrained(dir) writes it), "
             "or vocab.txt, or vocab.json with merges.txt, or a sentencepiece model"
         )
-    _check_transformers_fields(raw)
+    check_transformers_fields(raw)
     try:
         config = AutoConfig.from_pretrained(root, **SAFE_LOADING)
     except MemoryError:
@@ -371,11 +334,11 @@ def _check_transformers(root: Path, raw: dict[str, Any]) -> ModelFormat:
             f"config.json could not be read by transformers: {_one_line(error)}"
         ) from error
     labels = config_labels(config)
-    _check_transformers_shapes(root, getattr(transformers, name), config, len(labels), raw)
+    check_transformers_shapes(root, getattr(transformers, name), config, len(labels), raw)
     return ModelFormat(root, "transformers", name, labels)
 
 
-def _check_transformers_fields(raw: dict[str, Any]) -> None:
+def check_transformers_fields(raw: dict[str, Any]) -> None:
     """The fields transformers takes on trust and fails on with a bare Python error."""
     from transformers.activations import ACT2FN
 
@@ -400,13 +363,15 @@ def _check_transformers_fields(raw: dict[str, Any]) -> None:
             'config.json: label2id must be an object of label names to ids, e.g. {"negative": 0, '
             f'"positive": 1}}; got {_preview(label2id)}'
         )
-    num_labels = raw.get("num_labels")
-    if num_labels is not None and (
-        not isinstance(num_labels, int) or isinstance(num_labels, bool) or num_labels < 1
-    ):
-        raise ConfigValueError(
-            f"config.json: num_labels must be a positive integer, got {_preview(num_labels)}"
-        )
+    # Sizes that some transformers releases take on trust and fail on deep inside torch.
+    for key in _SIZE_KEYS:
+        value = raw.get(key)
+        if value is not None and (
+            not isinstance(value, int) or isinstance(value, bool) or value < 1
+        ):
+            raise ConfigValueError(
+                f"config.json: {key} must be a positive integer, got {_preview(value)}"
+            )
     for key, value in raw.items():
         if _ACTIVATION_KEY.search(key) and isinstance(value, str) and value not in ACT2FN:
             raise ConfigValueError(
@@ -436,7 +401,7 @@ def _suspect_fields(raw: dict[str, Any], error: BaseException) -> list[str]:
     ]
 
 
-def _check_transformers_shapes(
+def check_transformers_shapes(
     root: Path, model_class: Any, config: Any, num_labels: int, raw: dict[str, Any]
 ) -> None:
     found = _weights(root)

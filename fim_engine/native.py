@@ -2,8 +2,9 @@
 
 A bibi-native model directory holds
 
-* ``config.json``: ``{"format": "bibi-native", "architecture": "bow" | "cnn" | "bilstm",
-  "labels": [...], "embedding_dim": ..., ...}`` (sizes below; unknown keys are refused),
+* ``config.json``: ``{"format": "bibi-native", "architecture": "bow" | "cnn" | "bilstm" |
+  "bow-pair", "labels": [...], "embedding_dim": ..., ...}`` (sizes below; unknown keys are
+  refused),
 * ``vocab.json``: ``{"<pad>": 0, "<unk>": 1, "the": 2, ...}``, token → row of the embedding,
 * ``model.safetensors``: the state dict of the architecture.
 
@@ -24,6 +25,11 @@ Architectures:
   Sizes: ``embedding_dim``, ``filter_widths``, ``num_filters``, ``dropout``.
 * ``bilstm``: a bidirectional LSTM whose last forward and backward states feed the classifier.
   Sizes: ``embedding_dim``, ``hidden_dim``, ``num_layers``, ``dropout``.
+* ``bow-pair``: sentence pairs (premise, hypothesis; :mod:`fim_engine.sentence_pairs`). One
+  bag-of-ngrams encoder, shared by both sides, gives u (premise) and v (hypothesis) as ``bow``
+  gives its text vector; [u, v, |u − v|, u ∗ v] feeds a tanh layer and the classifier (the
+  classic bag-of-words NLI baseline). Its input is the premise's words then the hypothesis's,
+  told apart by token segments (0, 1); bigrams never cross the boundary. Sizes as ``bow``.
 
 Example:
     >>> config = NativeConfig(architecture="cnn", labels=["negative", "positive"])
@@ -57,7 +63,9 @@ from fim_engine.errors import (
 )
 
 NATIVE_FORMAT = "bibi-native"
-ARCHITECTURES = ("bow", "cnn", "bilstm")
+ARCHITECTURES = ("bow", "cnn", "bilstm", "bow-pair")
+# Architectures that read sentence pairs; the others read single texts.
+PAIR_ARCHITECTURES = ("bow-pair",)
 PAD = "<pad>"
 UNK = "<unk>"
 
@@ -131,6 +139,11 @@ class NativeConfig:
         if isinstance(values.get("filter_widths"), list):
             values["filter_widths"] = tuple(values["filter_widths"])
         return cls(**values)
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """``("pair",)`` for an architecture that reads sentence pairs, else ``("text",)``."""
+        return ("pair",) if self.architecture in PAIR_ARCHITECTURES else ("text",)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -206,23 +219,51 @@ class NativeClassifier(nn.Module):
     """Base of the native architectures: ids → word embeddings → logits.
 
     Subclasses implement :meth:`forward_embeddings`; ``embeds`` is B×L×d, ``input_ids`` and
-    ``mask`` (True on the text's words) are B×L, the result is B×C logits. A row's logits depend
-    on that row only, and padding positions never influence them.
+    ``mask`` (True on the text's words) are B×L, ``segments`` (B×L, 0 premise, 1 hypothesis)
+    tells a pair's sides apart and is ``None`` for single texts; the result is B×C logits. A
+    row's logits depend on that row only, and padding positions never influence them.
     """
 
     embedding: nn.Embedding
 
     def forward_embeddings(
-        self, embeds: torch.Tensor, input_ids: torch.Tensor, mask: torch.Tensor
+        self,
+        embeds: torch.Tensor,
+        input_ids: torch.Tensor,
+        mask: torch.Tensor,
+        segments: torch.Tensor | None = None,
     ) -> torch.Tensor:
         raise NotImplementedError
 
-    def forward(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return self.forward_embeddings(self.embedding(input_ids), input_ids, mask)
+    def forward(
+        self, input_ids: torch.Tensor, mask: torch.Tensor, segments: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        return self.forward_embeddings(self.embedding(input_ids), input_ids, mask, segments)
+
+
+def _bag_mean(
+    embeds: torch.Tensor, input_ids: torch.Tensor, mask: torch.Tensor, bigrams: nn.Embedding | None
+) -> torch.Tensor:
+    """Mean of the word embeddings (B×L×d) at ``mask`` and of the hashed embeddings of the
+    bigrams of adjacent masked words (B×d); the bigram rows are looked up from ids, so they
+    carry no gradient with respect to ``embeds``."""
+    keep = mask.unsqueeze(-1).to(embeds.dtype)
+    total = (embeds * keep).sum(dim=1)
+    count = mask.sum(dim=1).to(embeds.dtype)
+    if bigrams is not None and input_ids.shape[1] > 1:
+        both = (mask[:, :-1] & mask[:, 1:]).unsqueeze(-1).to(embeds.dtype)
+        # A fixed multiplicative hash keeps bucket ids identical across processes and saves.
+        bucket = (input_ids[:, :-1] * 1_000_003 + input_ids[:, 1:]) % bigrams.num_embeddings
+        total = total + (bigrams(bucket) * both).sum(dim=1)
+        count = count + both.sum(dim=(1, 2))
+    return total / count.clamp(min=1).unsqueeze(-1)
 
 
 class BagOfNgrams(NativeClassifier):
     """fastText-style bag of unigrams and hashed bigrams with one tanh hidden layer."""
+
+    # Text vectors the hidden layer reads side by side: one here, four for pairs.
+    feature_blocks = 1
 
     def __init__(self, config: NativeConfig, vocab_size: int) -> None:
         super().__init__()
@@ -230,26 +271,42 @@ class BagOfNgrams(NativeClassifier):
         self.vocab_size = vocab_size
         self.embedding = nn.Embedding(vocab_size, dim, padding_idx=0)
         self.bigrams = nn.Embedding(config.ngram_buckets, dim) if config.ngram_buckets else None
-        self.hidden = nn.Linear(dim, config.hidden_dim)
+        self.hidden = nn.Linear(self.feature_blocks * dim, config.hidden_dim)
         self.dropout = nn.Dropout(config.dropout)
         self.output = nn.Linear(config.hidden_dim, len(config.labels))
 
     def forward_embeddings(
-        self, embeds: torch.Tensor, input_ids: torch.Tensor, mask: torch.Tensor
+        self,
+        embeds: torch.Tensor,
+        input_ids: torch.Tensor,
+        mask: torch.Tensor,
+        segments: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        keep = mask.unsqueeze(-1).to(embeds.dtype)
-        total = (embeds * keep).sum(dim=1)
-        count = mask.sum(dim=1).to(embeds.dtype)
-        if self.bigrams is not None and input_ids.shape[1] > 1:
-            both = (mask[:, :-1] & mask[:, 1:]).unsqueeze(-1).to(embeds.dtype)
-            # A fixed multiplicative hash keeps bucket ids identical across processes and saves.
-            bucket = (
-                input_ids[:, :-1] * 1_000_003 + input_ids[:, 1:]
-            ) % self.bigrams.num_embeddings
-            total = total + (self.bigrams(bucket) * both).sum(dim=1)
-            count = count + both.sum(dim=(1, 2))
-        features = total / count.clamp(min=1).unsqueeze(-1)
+        return self.classify(_bag_mean(embeds, input_ids, mask, self.bigrams))
+
+    def classify(self, features: torch.Tensor) -> torch.Tensor:
+        """B×C logits from the B×(blocks·d) features: tanh layer, dropout, output layer."""
         return self.output(self.dropout(torch.tanh(self.hidden(features))))
+
+
+class BagOfNgramsPair(BagOfNgrams):
+    """Sentence pairs: u, v = the premise's and the hypothesis's bags of n-grams (one shared
+    encoder), classified from [u, v, |u − v|, u ∗ v] through one tanh hidden layer."""
+
+    feature_blocks = 4
+
+    def forward_embeddings(
+        self,
+        embeds: torch.Tensor,
+        input_ids: torch.Tensor,
+        mask: torch.Tensor,
+        segments: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        if segments is None:
+            raise ValueError("bow-pair reads sentence pairs: it needs each token's segment")
+        u = _bag_mean(embeds, input_ids, mask & (segments == 0), self.bigrams)
+        v = _bag_mean(embeds, input_ids, mask & (segments == 1), self.bigrams)
+        return self.classify(torch.cat([u, v, (u - v).abs(), u * v], dim=-1))
 
 
 class KimCNN(NativeClassifier):
@@ -267,7 +324,11 @@ class KimCNN(NativeClassifier):
         self.output = nn.Linear(config.num_filters * len(self.widths), len(config.labels))
 
     def forward_embeddings(
-        self, embeds: torch.Tensor, input_ids: torch.Tensor, mask: torch.Tensor
+        self,
+        embeds: torch.Tensor,
+        input_ids: torch.Tensor,
+        mask: torch.Tensor,
+        segments: torch.Tensor | None = None,
     ) -> torch.Tensor:
         # Zeroed padding plays the role of the convolution's own zero padding, so a padded row
         # sees exactly the windows it would see alone, as long as windows lying wholly in the
@@ -303,7 +364,11 @@ class BiLSTM(NativeClassifier):
         self.output = nn.Linear(2 * config.hidden_dim, len(config.labels))
 
     def forward_embeddings(
-        self, embeds: torch.Tensor, input_ids: torch.Tensor, mask: torch.Tensor
+        self,
+        embeds: torch.Tensor,
+        input_ids: torch.Tensor,
+        mask: torch.Tensor,
+        segments: torch.Tensor | None = None,
     ) -> torch.Tensor:
         lengths = mask.sum(dim=1)
         # Packing needs at least one step; an empty text runs on its (zeroed) padding and its
@@ -321,7 +386,12 @@ class BiLSTM(NativeClassifier):
         return self.output(self.dropout(features))
 
 
-_CLASSES: dict[str, type[NativeClassifier]] = {"bow": BagOfNgrams, "cnn": KimCNN, "bilstm": BiLSTM}
+_CLASSES: dict[str, type[NativeClassifier]] = {
+    "bow": BagOfNgrams,
+    "cnn": KimCNN,
+    "bilstm": BiLSTM,
+    "bow-pair": BagOfNgramsPair,
+}
 
 
 def build_native_model(config: NativeConfig, vocab_size: int) -> NativeClassifier:

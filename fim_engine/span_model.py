@@ -95,13 +95,13 @@ def check_span_model_dir(path: str | Path) -> str:
     root = Path(path)
     if not root.is_dir():
         raise MissingFileError(f"{root} is not a directory")
-    files = list(formats._walk(root))
+    files = list(formats.walk(root))
     for file in files:
-        formats._refuse_unsafe_file(root, file)
-    raw = formats._read_json(root / "config.json", required=True)
+        formats.refuse_unsafe_file(root, file)
+    raw = formats.read_json(root / "config.json", required=True)
     for file in files:
-        if file.suffix == ".json" and formats._has_key(
-            formats._read_json(file, required=False), "auto_map"
+        if file.suffix == ".json" and formats.has_key(
+            formats.read_json(file, required=False), "auto_map"
         ):
             raise RemoteCodeError(
                 f'{file.relative_to(root)} has an "auto_map" entry, which asks to run the '
@@ -115,9 +115,9 @@ def check_span_model_dir(path: str | Path) -> str:
             f"config.json: architectures must name one extractive QA model known to transformers "
             f"{transformers.__version__} (e.g. BertForQuestionAnswering), got {architectures!r}"
         )
-    if not formats._has_tokenizer(root):
+    if not formats.has_tokenizer(root):
         raise MissingTokenizerError("no tokenizer files: include tokenizer.json")
-    formats._check_transformers_fields(raw)
+    formats.check_transformers_fields(raw)
     try:
         config = AutoConfig.from_pretrained(root, **SAFE_LOADING)
     except MemoryError:
@@ -125,7 +125,7 @@ def check_span_model_dir(path: str | Path) -> str:
     except Exception as error:  # whatever transformers raises on a config, the config is at fault
         raise ConfigValueError(f"config.json could not be read by transformers: {error}") from error
     # A QA head has two outputs (start, end): the shape check counts them as two labels.
-    formats._check_transformers_shapes(root, getattr(transformers, str(name)), config, 2, raw)
+    formats.check_transformers_shapes(root, getattr(transformers, str(name)), config, 2, raw)
     return str(name)
 
 

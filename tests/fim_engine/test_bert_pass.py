@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 import torch
-from transformers import BertConfig, BertForQuestionAnswering, BertForSequenceClassification
+from transformers import (
+    AutoTokenizer,
+    BertConfig,
+    BertForQuestionAnswering,
+    BertForSequenceClassification,
+)
 
-from fim_engine import System
+from fim_engine import System, load_system
 from fim_engine._transformers_backend import TransformersBackend
 from fim_engine.bert_pass import BertPass
 from fim_engine.fisher import autograd_vjp, contrasts
@@ -54,15 +60,15 @@ def test_the_pass_gives_the_models_logits_and_autograds_gradients(
 def test_lambda_max_runs_on_the_pass_for_bert_and_on_autograd_for_the_others(float64_system):
     bert = float64_system("bert", 3)
     assert isinstance(bert.backend.contrast_pass, BertPass)
-    assert bert.contrast_pass is bert.backend.contrast_pass
-    assert bert.without_contrast_pass().contrast_pass is None
+    assert bert.contrast_pass() is bert.backend.contrast_pass
+    assert bert.without_contrast_pass().contrast_pass() is None
     cnn = float64_system("cnn", 3)
-    assert cnn.backend.contrast_pass is None and cnn.contrast_pass is None
+    assert cnn.backend.contrast_pass is None and cnn.contrast_pass() is None
 
 
 @pytest.mark.slow
-def test_on_minilm_in_float32_the_pass_agrees_with_autograd(minilm_system):
-    system = minilm_system(5)
+def test_on_minilm_in_float32_the_pass_agrees_with_autograd(minilm_head):
+    system = minilm_head(5)
     logits, got_logits, expected, got = both_gradients(system, TEXTS)
     torch.testing.assert_close(got_logits, logits, rtol=0, atol=1e-5)
     scale = expected.abs().max()
@@ -70,11 +76,12 @@ def test_on_minilm_in_float32_the_pass_agrees_with_autograd(minilm_system):
 
 
 @pytest.mark.slow
-def test_on_minilm_lambda_max_and_hints_equal_autograds(minilm_system):
-    system = minilm_system(3)
+def test_on_minilm_lambda_max_and_hints_equal_autograds(minilm_head):
+    system = minilm_head(3)
     fast = system.fisher(TEXTS)
-    assert system.contrast_pass is not None
-    slow = system.without_contrast_pass().fisher(TEXTS)
+    on_autograd = system.without_contrast_pass()
+    assert system.contrast_pass() is not None and on_autograd.contrast_pass() is None
+    slow = on_autograd.fisher(TEXTS)
     for a, b in zip(fast, slow, strict=True):
         assert a.lambda_max == pytest.approx(b.lambda_max, rel=1e-4)
         assert [w for w, _ in a.hints] == [w for w, _ in b.hints]
@@ -111,7 +118,9 @@ def test_a_pass_that_fails_on_the_device_is_refused(float64_system, dense, monke
         raise NotImplementedError("no kernel for this device")
 
     monkeypatch.setattr(exact, "backward", unsupported)
-    with pytest.warns(RuntimeWarning, match="fails: no kernel for this device"):
+    with pytest.warns(
+        RuntimeWarning, match="fails: NotImplementedError: no kernel for this device"
+    ):
         (result,) = system.fisher([TEXTS[1]])
     expected, _ = dense(system, TEXTS[1])
     assert result.lambda_max == pytest.approx(expected, rel=1e-6)
@@ -125,7 +134,59 @@ def test_a_pass_with_wrong_gradients_is_refused(float64_system, monkeypatch):
     monkeypatch.setattr(exact, "backward", lambda tape, u: backward(tape, u) * 1.001)
     with pytest.warns(RuntimeWarning, match="differs from autograd by 0.001"):
         system.fisher([TEXTS[1]])
-    assert system.contrast_pass is None
+    assert system.contrast_pass() is None
+
+
+class Renamed(torch.nn.Module):
+    """A submodule under another attribute path, as a transformers release might rename it:
+    the model runs as before, a pass that walks the old path meets an ``AttributeError``."""
+
+    def __init__(self, inner: torch.nn.Module) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, *args: object, **kwargs: object) -> object:
+        return self.inner(*args, **kwargs)
+
+
+def test_a_renamed_submodule_falls_back_to_autograd_with_the_reason(
+    model_dir, dense, caplog, monkeypatch
+):
+    system = load_system(model_dir("bert", 3), device="cpu", dtype=torch.float64)
+    for layer in system.backend.module.bert.encoder.layer:
+        layer.attention = Renamed(layer.attention)
+    with pytest.warns(RuntimeWarning, match="fails: AttributeError: .*has no attribute 'self'"):
+        results = system.fisher(TEXTS)
+    assert system.contrast_pass() is None
+    assert any("autograd's passes are used" in r.getMessage() for r in caplog.records)
+    for text, result in zip(TEXTS, results, strict=True):
+        expected, word_norms = dense(system, text)
+        assert result.lambda_max == pytest.approx(expected, rel=1e-6)
+        np.testing.assert_allclose([s for _, s in result.hints], word_norms, atol=1e-7)
+
+
+def test_a_pass_that_cannot_be_set_up_leaves_the_backend_on_autograd(model_dir, dense):
+    model = BertForSequenceClassification.from_pretrained(model_dir("bert", 2)).double()
+    model.bert.encoder = Renamed(model.bert.encoder)
+    tokenizer = AutoTokenizer.from_pretrained(model_dir("bert", 2))
+    with pytest.warns(RuntimeWarning, match="cannot be set up: AttributeError"):
+        backend = TransformersBackend(model, tokenizer)
+    assert backend.contrast_pass is None
+    system = System(backend, device=torch.device("cpu"), batch_size=4, max_length=64)
+    (result,) = system.fisher([TEXTS[1]])
+    assert result.lambda_max == pytest.approx(dense(system, TEXTS[1])[0], rel=1e-6)
+
+
+def test_the_first_use_check_covers_a_pairs_token_types(float64_system, monkeypatch):
+    system = float64_system("bert", 3)
+    exact = system.backend.contrast_pass
+    assert exact is not None
+    forward = exact.forward
+    # A pass that reads every token as the first segment: right on texts, wrong on pairs.
+    monkeypatch.setattr(exact, "forward", lambda embeds, mask, types: forward(embeds, mask, None))
+    fresh = System(system.backend, device=system.device, batch_size=4, max_length=64)
+    with pytest.warns(RuntimeWarning, match="differs from autograd"):
+        assert fresh.contrast_pass() is None
 
 
 def tiny_config(**changes: object) -> BertConfig:
@@ -157,23 +218,3 @@ def test_models_the_pass_does_not_cover_get_none(model):
 
 def test_the_covered_model_gets_a_pass():
     assert isinstance(BertPass.for_model(BertForSequenceClassification(tiny_config())), BertPass)
-
-
-@pytest.fixture(scope="module")
-def minilm_system():
-    """``minilm_system(C)``: the real MiniLM-L6 checkpoint with a spread fresh C-label head."""
-    from fim_engine.training import minilm_classifier
-
-    def make(num_labels: int) -> System:
-        torch.manual_seed(num_labels)
-        model, tokenizer = minilm_classifier([f"class_{i}" for i in range(num_labels)])
-        with torch.no_grad():  # a fresh head is near uniform; spread it so the classes differ
-            model.classifier.weight.normal_(0.0, 0.5)
-        return System(
-            TransformersBackend(model, tokenizer),
-            device=torch.device("cpu"),
-            batch_size=8,
-            max_length=64,
-        )
-
-    return make

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from fim_engine import System, dense_fisher, fisher_lambda_max
+from fim_engine import dense_fisher, fisher_lambda_max
 
 TEXTS = [
     "good",
@@ -122,33 +122,12 @@ def test_token_scores_equal_the_per_token_norms_of_the_dense_eigenvector(
     assert scores[0][~editable].abs().sum().item() == 0.0
 
 
-@pytest.fixture(scope="module")
-def minilm_float64():
-    """``minilm_float64(C)``: the real MiniLM-L6 checkpoint with a fresh C-label head, float64."""
-    from fim_engine._transformers_backend import TransformersBackend
-    from fim_engine.training import minilm_classifier
-
-    def make(num_labels: int):
-        torch.manual_seed(num_labels)
-        model, tokenizer = minilm_classifier([f"class_{i}" for i in range(num_labels)])
-        with torch.no_grad():  # a fresh head is near uniform; spread it so the classes differ
-            model.classifier.weight.normal_(0.0, 0.5)
-        return System(
-            TransformersBackend(model.double(), tokenizer),
-            device=torch.device("cpu"),
-            batch_size=8,
-            max_length=32,
-        )
-
-    return make
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("num_labels", [3, 5])
 def test_multi_class_lambda_max_and_hints_on_minilm_equal_the_dense_reference(
-    minilm_float64, dense, num_labels
+    minilm_head, dense, num_labels
 ):
-    system = minilm_float64(num_labels)
+    system = minilm_head(num_labels, dtype=torch.float64, max_length=32)
     texts = ["a gorgeous , witty film", "it is n't bad at all"]
     for text, result in zip(texts, system.fisher(texts), strict=True):
         expected, word_norms = dense(system, text)
