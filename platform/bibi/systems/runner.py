@@ -56,15 +56,19 @@ def _out_of_memory(error: BaseException) -> bool:
     return isinstance(error, MemoryError) or "out of memory" in text or "allocate memory" in text
 
 
-def model_load(path: Path, **options: Any) -> tuple[fim_engine.ModelFormat, fim_engine.System]:
-    """Check and load the model directory ``path`` (``options`` go to ``load_system``).
+def model_load(
+    path: Path, *, inputs: str | None = None, **options: Any
+) -> tuple[fim_engine.ModelFormat, fim_engine.System]:
+    """Check and load the model directory ``path`` (``options`` go to ``load_system``);
+    ``inputs`` ("text" or "pair") is what the task gives it: a model that reads the other
+    kind of item is refused before it is loaded.
 
     Raises ``ValidationFailed``: ``label_mismatch`` for a label count the task cannot use,
     ``invalid_model`` for anything else wrong with the directory's content, ``out_of_memory``
     when loading it does not fit.
     """
     with _loading_refusals():
-        model_format = fim_engine.check_model_dir(path)
+        model_format = fim_engine.check_model_dir(path, inputs=inputs)
         return model_format, fim_engine.load_system(path, **options)
 
 
@@ -189,11 +193,19 @@ def version_system(version: SystemVersion, *, unpacked: Path | None = None) -> f
     Raises ``ValidationFailed`` when the model cannot be loaded (see ``model_load``), and
     ``ArchiveUnavailable`` when its files cannot be fetched (the platform's failure).
     """
+    shared_task = version.system.shared_task
+    kind = shared_task.kind
+    # The task's items (texts or sentence pairs), and the segments λmax counts by default.
+    options = {
+        **system_options(),
+        **kind.model_options(shared_task),
+        "inputs": kind.model_inputs,
+    }
     if unpacked is not None:
-        labels = version.system.shared_task.labels
-        _, system = model_load(unpacked, expected_num_labels=len(labels), **system_options())
+        labels = shared_task.labels
+        _, system = model_load(unpacked, expected_num_labels=len(labels), **options)
         return system
-    return _cached(version, lambda path: model_load(path, **system_options())[1])
+    return _cached(version, lambda path: model_load(path, **options)[1])
 
 
 def version_span_system(

@@ -154,6 +154,10 @@ class TaskType:
         tuple of segments otherwise."""
         return item[0] if len(item) == 1 else tuple(item)
 
+    # What a hosted model of this type reads (``fim_engine.check_model_dir(inputs=)``): single
+    # texts, or sentence pairs.
+    model_inputs: ClassVar[str] = "text"
+
     def model_options(self, shared_task: Any) -> dict[str, Any]:
         """Keyword arguments a hosted system's λmax and hints take in this task (which
         segments count: the ones a breaker may edit)."""

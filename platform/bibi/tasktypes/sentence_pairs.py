@@ -69,6 +69,7 @@ class SentencePairs(LabelledTaskType):
         Segment("text_b", "Hypothesis", editable="setting", column="hypothesis"),
     )
     template_key = "sentence_pairs"
+    model_inputs = "pair"
     example_formats = ("csv", "tsv", "jsonl")
     known_layouts = (SNLI_LAYOUT,)
     own_settings = ("labels", "editable_text")
