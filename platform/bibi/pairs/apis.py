@@ -175,7 +175,7 @@ class PairSetListApi(FileUploadApi):
                 services.pair_set_size_require(
                     shared_task=shared_task, count=len(data["pairs"]), source="the JSON list"
                 )
-            serializer = PairSetJsonInput(data=data)
+            serializer = PairSetJsonInput(data=data, context={"kind": shared_task.kind})
             if not serializer.is_valid():
                 errors = row_errors(serializer.errors)
                 if errors is None:
@@ -276,7 +276,7 @@ class PairAddApi(APIView):
     def post(self, request: Request, slug: str) -> Response:
         shared_task = shared_task_for(request, slug)
         team = breaker_team_for(request, shared_task)
-        serializer = PairAddInput(data=request.data)
+        serializer = PairAddInput(data=request.data, context={"kind": shared_task.kind})
         serializer.is_valid(raise_exception=True)
         fields = dict(serializer.validated_data)
         label_map = fields.pop("label_map", None)

@@ -24,7 +24,7 @@ from bibi.pairs import selectors, services
 from bibi.pairs.models import Contest, Pair, PairSet
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import SharedTask, Team
-from bibi.tasktypes.pair_files import split_tags
+from bibi.tasktypes.pair_files import all_layouts, split_tags
 
 # --- Output ------------------------------------------------------------------------------
 
@@ -365,11 +365,15 @@ DRY_RUN_HELP = (
 
 
 class PairInputSerializer(KnownFieldsOnly):
+    """One pair of a JSON list or form, in the fields of its task type's pair layout
+    (``context["kind"]``: ``TaskType.pair_layouts[0]``; the schema lists every type's)."""
+
     original_id = _text(required=False, max_length=200)
     original_text = _text(required=False)
     original_label = _text(required=False, max_length=100)
-    variant_text = _text()
-    # Required by the checks of a label task (which say so by row), absent in a span task.
+    # Required by the checks (which say so by row) where the type's items have one text.
+    variant_text = _text(required=False)
+    # Required by the checks of a labelled task (which say so by row), absent in a span task.
     variant_label = _text(required=False, max_length=100)
     rationale = _text(required=False)
     tags = TagsField(child=serializers.CharField(max_length=100), required=False, max_length=50)
@@ -379,6 +383,20 @@ class PairInputSerializer(KnownFieldsOnly):
         help_text="Span tasks: the variant's answers, a list of texts or {start, end} objects "
         "(or texts joined by ' ### '); none: the original's answers, found in the variant.",
     )
+
+    def get_fields(self) -> dict[str, Any]:
+        fields = super().get_fields()
+        # Every other column of a one-pair-a-row layout is a text (a sentence pair's
+        # original_premise, variant_hypothesis, ...).
+        for layout in all_layouts():
+            for name in layout.columns if layout.by_original else ():
+                if name not in fields:
+                    fields[name] = _text(required=False, help_text=f"The {layout.name} layout.")
+        kind = self.context.get("kind")
+        if kind is None:  # the schema: every type's fields
+            return fields
+        own = set(kind.pair_layouts[0].columns)
+        return {name: field for name, field in fields.items() if name in own or name == "label_map"}
 
 
 class PairSetJsonInput(KnownFieldsOnly):

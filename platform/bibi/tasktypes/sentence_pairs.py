@@ -73,6 +73,7 @@ class SentencePairs(LabelledTaskType):
     example_formats = ("csv", "tsv", "jsonl")
     known_layouts = (SNLI_LAYOUT,)
     own_settings = ("labels", "editable_text")
+    setting_defaults = {"labels": ["entailment", "neutral", "contradiction"]}
     pair_layouts = (SENTENCE_PAIRS,)
     pair_file_help = (
         "CSV, TSV or JSON Lines: one pair a row (original_id, variant_premise and/or "

@@ -25,6 +25,11 @@ SETTING_GROUPS: dict[str, list[tuple[str, str]]] = {
         ("description", "What the task is about, shown on its front page."),
         ("is_public", "Anonymous visitors may read the task's public pages."),
         ("labels", "The label set, in order, separated by commas; frozen once examples exist."),
+        (
+            "editable_text",
+            "Which text of an item breakers may edit (a sentence pair's premise or hypothesis); "
+            "λmax and word hints count that text's words. Frozen once examples exist.",
+        ),
         ("allow_anonymous_teams", "Teams may show an alias instead of their name."),
     ],
     "Minimal-pair rules": [

@@ -15,12 +15,14 @@ from bibi.sharedtasks.models import (
 )
 from bibi.sharedtasks.services.access import organizer_require
 from bibi.sharedtasks.services.audit import audit_record
+from bibi.tasktypes import task_type
 
 SHARED_TASK_EDITABLE_FIELDS = (
     "name",
     "description",
     "is_public",
     "labels",
+    "editable_text",
     "answer_mode",
     "answer_f1_threshold",
     "weight_mode",
@@ -50,10 +52,18 @@ SHARED_TASK_EDITABLE_FIELDS = (
 def shared_task_create(
     *, creator: AbstractBaseUser, name: str, slug: str, **fields: Any
 ) -> SharedTask:
-    """Create a shared task; its creator becomes its first organizer."""
+    """Create a shared task; its creator becomes its first organizer. Settings its type
+    starts with (``TaskType.setting_defaults``: a sentence-pair task's NLI labels) apply where
+    ``fields`` leaves them out; ``task_type`` not given: text classification."""
     unknown = set(fields) - set(SHARED_TASK_EDITABLE_FIELDS) - {"task_type"}
     if unknown:
         raise ValidationError(f"Unknown shared task fields: {', '.join(sorted(unknown))}")
+    kind_key = fields.get("task_type") or SharedTask._meta.get_field("task_type").default
+    try:
+        defaults = task_type(kind_key).setting_defaults
+    except LookupError as error:
+        raise ValidationError({"task_type": str(error)}) from None
+    fields = {**defaults, **fields}
     return shared_task_store_new(
         creator=creator, shared_task=SharedTask(name=name, slug=slug, **fields)
     )
@@ -84,19 +94,20 @@ def shared_task_store_new(
 
 def shared_task_changes_check(*, shared_task: SharedTask, changes: dict[str, Any]) -> None:
     """May ``changes`` (field → new value) be made to the stored ``shared_task``? Raises
-    ValidationError if not: the slug and task type never change, nor the label set once
-    examples have been imported."""
+    ValidationError if not: the slug and task type never change, nor, once examples have been
+    imported, the label set or which text breakers may edit (systems' λmax and hints on the
+    starter set are computed over that text)."""
     unknown = set(changes) - set(SHARED_TASK_EDITABLE_FIELDS)
     if unknown:
         raise ValidationError(f"These fields cannot be changed: {', '.join(sorted(unknown))}")
-    if (
-        "labels" in changes
-        and changes["labels"] != shared_task.labels
-        and shared_task.datasets.filter(examples__isnull=False).exists()
-    ):
-        raise ValidationError(
-            {"labels": "The label set cannot change once examples have been imported."}
-        )
+    frozen = {
+        "labels": "The label set cannot change once examples have been imported.",
+        "editable_text": "Which text breakers may edit cannot change once examples have been "
+        "imported.",
+    }
+    moved = [f for f in frozen if f in changes and changes[f] != getattr(shared_task, f)]
+    if moved and shared_task.datasets.filter(examples__isnull=False).exists():
+        raise ValidationError({field: frozen[field] for field in moved})
 
 
 @transaction.atomic
