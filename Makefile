@@ -12,6 +12,8 @@ DEMO_ADDR ?= 127.0.0.1:8000
 DATA ?= fixtures/demo
 # The demo's QA-SRL span task reads slices of the shared wiki1 files here (absent: no span task).
 SPAN_DATA ?= ../shared/data/qasrl
+# The demo's sentence-pair (NLI) task reads slices of the shared nli-cad files here (absent: no NLI task).
+PAIR_DATA ?= ../shared/data/nli-cad
 
 .PHONY: install demo test test-services test-embedded lint lint-layout format services browser vendor worker bench bench-labels bench-gpu check-transformers clean
 
@@ -29,7 +31,7 @@ install: $(STAMP)
 # demo task (three trained systems, two breaker teams, published results), then serves it.
 demo: install
 	DEBUG=1 $(BIN)/python manage.py migrate --noinput
-	DEBUG=1 BIBI_WORDNET_DIR=$(BIBI_WORDNET_DIR) $(BIN)/python manage.py demo --data $(DATA) --span-data $(SPAN_DATA)
+	DEBUG=1 BIBI_WORDNET_DIR=$(BIBI_WORDNET_DIR) $(BIN)/python manage.py demo --data $(DATA) --span-data $(SPAN_DATA) --pair-data $(PAIR_DATA)
 	DEBUG=1 $(BIN)/python manage.py runserver --noreload $(DEMO_ADDR)
 
 lint: install lint-layout

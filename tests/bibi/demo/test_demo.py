@@ -20,8 +20,9 @@ from bibi.sharedtasks.models import Phase, SharedTask, Team
 
 from .conftest import FIXTURE_DATA, REPO_ROOT, STAND_INS, TINY, published_tables
 
-# The span task (test_span_demo.py) is left out here: its data directory holds no QA-SRL files.
-SENTIMENT_ONLY = ("--span-data", str(FIXTURE_DATA))
+# The span and sentence-pair tasks (test_span_demo.py, test_pair_demo.py) are left out here:
+# their data directories hold no QA-SRL or nli-cad files.
+SENTIMENT_ONLY = ("--span-data", str(FIXTURE_DATA), "--pair-data", str(FIXTURE_DATA))
 
 pytestmark = [pytest.mark.embedded, pytest.mark.django_db(transaction=True)]
 
