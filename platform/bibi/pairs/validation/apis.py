@@ -27,8 +27,9 @@ from bibi.sharedtasks.apis.common import require_organizer, shared_task_for
 from bibi.sharedtasks.models import SharedTask
 
 
-def _item(request: Request, item: LabelValidation, labels: list[str]) -> dict[str, Any]:
-    return dict(ValidationItemOutput(item, context={"request": request, "labels": labels}).data)
+def _item(request: Request, item: LabelValidation, shared_task: SharedTask) -> dict[str, Any]:
+    context = {"request": request, "labels": shared_task.labels, "kind": shared_task.kind}
+    return dict(ValidationItemOutput(item, context=context).data)
 
 
 def _own(request: Request, pk: int) -> int:
@@ -61,7 +62,7 @@ class ValidationNextApi(APIView):
         item = services.validation_next(shared_task=shared_task, user=request.user)
         if item is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(_item(request, item, shared_task.labels))
+        return Response(_item(request, item, shared_task))
 
 
 class ValidationMineApi(APIView):
@@ -71,7 +72,14 @@ class ValidationMineApi(APIView):
     def get(self, request: Request, slug: str) -> Response:
         shared_task = shared_task_for(request, slug)
         history = queue.validator_history(shared_task=shared_task, user=request.user)
-        return paginated(self, request, history, ValidationItemOutput, labels=shared_task.labels)
+        return paginated(
+            self,
+            request,
+            history,
+            ValidationItemOutput,
+            labels=shared_task.labels,
+            kind=shared_task.kind,
+        )
 
 
 class ValidationVoteApi(APIView):
@@ -93,7 +101,7 @@ class ValidationVoteApi(APIView):
         except ObjectDoesNotExist:
             raise Http404("No pair with this id is handed to you.") from None
         item = vote.validation
-        return Response(_item(request, item, item.pair.pair_set.shared_task.labels))
+        return Response(_item(request, item, item.pair.pair_set.shared_task))
 
 
 class ValidationSkipApi(APIView):
@@ -105,7 +113,7 @@ class ValidationSkipApi(APIView):
             item = services.validation_skip(validation_id=_own(request, pk), user=request.user)
         except ObjectDoesNotExist:
             raise Http404("No pair with this id is handed to you.") from None
-        return Response(_item(request, item, item.pair.pair_set.shared_task.labels))
+        return Response(_item(request, item, item.pair.pair_set.shared_task))
 
 
 class _OrganizerReadApi(APIView):

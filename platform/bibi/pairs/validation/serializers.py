@@ -24,6 +24,9 @@ class ValidationItemOutput(serializers.ModelSerializer):
     original_text = serializers.CharField(source="pair.original_text")
     original_label = serializers.CharField(source="pair.original_label")
     variant_text = serializers.CharField(source="pair.variant_text")
+    # Items of two texts (a sentence pair's hypotheses); '' for one text.
+    original_text_b = serializers.CharField(source="pair.original_text_b")
+    variant_text_b = serializers.CharField(source="pair.variant_text_b")
     labels = serializers.SerializerMethodField()
     expires_at = serializers.SerializerMethodField()
 
@@ -35,6 +38,8 @@ class ValidationItemOutput(serializers.ModelSerializer):
             "original_text",
             "original_label",
             "variant_text",
+            "original_text_b",
+            "variant_text_b",
             "labels",
             "assigned_at",
             "expires_at",
@@ -46,6 +51,19 @@ class ValidationItemOutput(serializers.ModelSerializer):
             "note",
             "submitted_at",
         ]
+
+    def get_fields(self) -> dict[str, Any]:
+        fields = super().get_fields()
+        kind = self.context.get("kind")
+        if kind is None:  # the schema: every type's fields
+            return fields
+        # The second texts only where items have two (a sentence pair's hypotheses).
+        texts = {*kind.pair_fields("original"), *kind.pair_fields("variant")}
+        return {
+            name: field
+            for name, field in fields.items()
+            if not name.endswith("_text_b") or name in texts
+        }
 
     def get_labels(self, item: LabelValidation) -> list[str]:
         return list(self.context["labels"])

@@ -113,16 +113,13 @@ def validation_summary(
 
 
 def validation_pair_rows(*, shared_task: SharedTask) -> list[dict[str, Any]]:
-    """Organizers: every entry pair's validation (``PairValidation.as_row``) with its texts,
-    by team then row."""
+    """Organizers: every entry pair's validation (``PairValidation.as_row``) with its texts
+    (``original_text``, ``variant_text``, and the second ones of items with two,
+    ``original_text_b``, ``variant_text_b``), by team then row."""
     states = pair_validations(shared_task=shared_task)
-    texts = {
-        pair_id: (original, variant)
-        for pair_id, original, variant in entry_pairs(shared_task=shared_task).values_list(
-            "id", "original_text", "variant_text"
-        )
-    }
+    fields = ("original_text", "variant_text", "original_text_b", "variant_text_b")
+    texts = {row["id"]: row for row in entry_pairs(shared_task=shared_task).values("id", *fields)}
     return [
-        {**state.as_row(), "original_text": texts[pair_id][0], "variant_text": texts[pair_id][1]}
+        {**state.as_row(), **{field: texts[pair_id][field] for field in fields}}
         for pair_id, state in states.items()
     ]
