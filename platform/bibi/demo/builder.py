@@ -165,12 +165,21 @@ def phase_advance(*, shared_task: SharedTask, organizer: Any, kind: str) -> None
     task_services.phase_close_now(phase=phase, actor=organizer)
 
 
-def models_train(*, data: DemoData, say: Say, progress: bool) -> list[TrainedModel]:
-    """Train (or find cached) the three baselines."""
+def models_train(
+    *,
+    data: Any,
+    say: Say,
+    progress: bool,
+    architectures: Sequence[str] = ARCHITECTURES,
+    train: Callable[..., TrainedModel] | None = None,
+) -> list[TrainedModel]:
+    """Train (or find cached) the baselines: the sentiment tasks' three by default, or
+    ``architectures`` with ``train(architecture, data, progress=)``."""
+    train = train or model_train
     trained = []
-    for architecture in ARCHITECTURES:
+    for architecture in architectures:
         started = time.monotonic()
-        model = model_train(architecture, data, progress=progress)
+        model = train(architecture, data, progress=progress)
         how = "cached" if model.cached else f"trained in {time.monotonic() - started:.0f} s"
         say(f"  {architecture}: {how}, dev accuracy {model.dev_accuracy:.1%}")
         trained.append(model)
@@ -297,6 +306,34 @@ def baseline_pairs_submit(*, shared_task: SharedTask, say: Say, n: int = BASELIN
         f"  {BASELINE_TEAM}: {count} pairs built around the {result.originals} originals "
         f"nearest the boundary; {result.breaking} break at least one system"
     )
+
+
+def break_and_publish(
+    *,
+    shared_task: SharedTask,
+    users: dict[str, Any],
+    pairs: Path,
+    data_name: str,
+    heuristic_pairs: Callable[[], None],
+    baseline: Callable[[], None],
+    say: Say,
+) -> Snapshot:
+    """From the end of the build phase to published results, as every finished demo task
+    goes: the break phase opens, the breaker team uploads ``pairs`` and the baseline breaker
+    enters (``baseline``), the break phase ends and the self-reported heuristic answers the
+    pair items (``heuristic_pairs``), the contest phase ends, and every system is scored."""
+    organizer = users["organizer"]
+    phase_advance(shared_task=shared_task, organizer=organizer, kind=Phase.Kind.BUILD)
+    say("Breakers: the break phase is open")
+    human_pairs_submit(
+        shared_task=shared_task, breaker=users["breaker"], pairs=pairs, data_name=data_name, say=say
+    )
+    baseline()
+    phase_advance(shared_task=shared_task, organizer=organizer, kind=Phase.Kind.BREAK)
+    heuristic_pairs()
+    phase_advance(shared_task=shared_task, organizer=organizer, kind=Phase.Kind.CONTEST)
+    say("Results: scoring every system on every pair")
+    return results_publish(shared_task=shared_task, organizer=organizer, say=say)
 
 
 def results_publish(*, shared_task: SharedTask, organizer: Any, say: Say) -> Snapshot:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from django.core.management.base import CommandError
 
@@ -66,3 +68,13 @@ class DemoData:
         for split in splits:
             sha.update(self.files[split].read_bytes())
         return sha.hexdigest()
+
+
+def slices_digest(slices: Mapping[str, Any], splits: Sequence[str]) -> str:
+    """SHA-256 over the slices of ``splits`` (each slice's ``data()``; default: all of them):
+    the span and sentence-pair tasks' data say they changed by it."""
+    sha = hashlib.sha256()
+    for split in splits or tuple(slices):
+        sha.update(split.encode())
+        sha.update(slices[split].data())
+    return sha.hexdigest()

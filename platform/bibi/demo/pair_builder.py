@@ -17,7 +17,6 @@ import hashlib
 import io
 import json
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +25,14 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
 from bibi.demo import builder
-from bibi.demo.builder import DemoError, Say, phase_advance
-from bibi.demo.models import PAIR_TRAINING, TrainedModel, pair_model_train
+from bibi.demo.builder import DemoError, Say
+from bibi.demo.models import PAIR_TRAINING, pair_model_train
 from bibi.demo.pair_data import LABELS, PairDemoData
 from bibi.evaluation.models import Snapshot
 from bibi.pairs.selectors import pair_items
 from bibi.pairs.services import PairSetRejected
 from bibi.sharedtasks import importing
-from bibi.sharedtasks.models import Example, Phase, SharedTask, Team
+from bibi.sharedtasks.models import Example, SharedTask, Team
 from bibi.systems import predictions as system_predictions
 from bibi.systems import services as system_services
 from bibi.systems.models import System
@@ -97,17 +96,6 @@ def examples_import(
             filename=piece.filename,
         )
         say(f"  {split}: {report.created} pairs of {piece.source.name} ({piece.counts()})")
-
-
-def models_train(*, data: PairDemoData, say: Say, progress: bool) -> list[TrainedModel]:
-    trained = []
-    for architecture in PAIR_TRAINING:
-        started = time.monotonic()
-        model = pair_model_train(architecture, data, progress=progress)
-        how = "cached" if model.cached else f"trained in {time.monotonic() - started:.0f} s"
-        say(f"  {architecture}: {how}, blind-dev accuracy {model.dev_accuracy:.1%}")
-        trained.append(model)
-    return trained
 
 
 def heuristic_dev_submit(*, team: Team, builder_user: Any, say: Say) -> System:
@@ -185,26 +173,28 @@ def pair_demo_build(
     try:
         shared_task = _task_create(organizer, data, say)
         say("Builders: MiniLM and a bag of ngrams on sentence pairs, and a heuristic")
-        trained = models_train(data=data, say=say, progress=progress)
+        trained = builder.models_train(
+            data=data,
+            say=say,
+            progress=progress,
+            architectures=tuple(PAIR_TRAINING),
+            train=pair_model_train,
+        )
         team = builder.systems_upload(
             shared_task=shared_task, builder=users["builder"], trained=trained, say=say
         )
         heuristic = heuristic_dev_submit(team=team, builder_user=users["builder"], say=say)
-        phase_advance(shared_task=shared_task, organizer=organizer, kind=Phase.Kind.BUILD)
-        say("Breakers: the break phase is open")
-        builder.human_pairs_submit(
+        return builder.break_and_publish(
             shared_task=shared_task,
-            breaker=users["breaker"],
+            users=users,
             pairs=PAIRS_FILE,
             data_name="nli-cad",
+            heuristic_pairs=lambda: heuristic_pairs_submit(
+                system=heuristic, builder_user=users["builder"], say=say
+            ),
+            baseline=lambda: baseline_pairs_submit(shared_task=shared_task, say=say),
             say=say,
         )
-        baseline_pairs_submit(shared_task=shared_task, say=say)
-        phase_advance(shared_task=shared_task, organizer=organizer, kind=Phase.Kind.BREAK)
-        heuristic_pairs_submit(system=heuristic, builder_user=users["builder"], say=say)
-        phase_advance(shared_task=shared_task, organizer=organizer, kind=Phase.Kind.CONTEST)
-        say("Results: scoring every system on every pair")
-        return builder.results_publish(shared_task=shared_task, organizer=organizer, say=say)
     except (ValidationError, PermissionDenied, PairSetRejected) as error:
         pair_reset()
         raise DemoError(

@@ -12,10 +12,11 @@ slices are written in memory in the same layout and imported through the organiz
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 from dataclasses import dataclass
 from pathlib import Path
+
+from bibi.demo.data import slices_digest
 
 LABELS = ("contradiction", "entailment", "neutral")
 HEADER = ("sentence1", "sentence2", "gold_label")
@@ -77,11 +78,7 @@ class PairDemoData:
 
     def digest(self, *splits: str) -> str:
         """SHA-256 over the slices of ``splits`` (default: all three)."""
-        sha = hashlib.sha256()
-        for split in splits or tuple(self.slices):
-            sha.update(split.encode())
-            sha.update(self.slices[split].data())
-        return sha.hexdigest()
+        return slices_digest(self.slices, splits)
 
     def describe(self) -> str:
         return "; ".join(

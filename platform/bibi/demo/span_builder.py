@@ -24,14 +24,14 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
 from bibi.demo import builder
-from bibi.demo.builder import DemoError, Say, phase_advance
+from bibi.demo.builder import DemoError, Say
 from bibi.demo.models import SPAN_TRAINING, span_model_train
 from bibi.demo.span_data import SpanDemoData
 from bibi.evaluation.models import Snapshot
 from bibi.pairs.selectors import pair_items
 from bibi.pairs.services import PairSetRejected
 from bibi.sharedtasks import importing
-from bibi.sharedtasks.models import Example, Phase, SharedTask, Team
+from bibi.sharedtasks.models import Example, SharedTask, Team
 from bibi.systems import predictions as system_predictions
 from bibi.systems import services as system_services
 from bibi.systems.models import System
@@ -182,21 +182,17 @@ def span_demo_build(
             shared_task=shared_task, builder=users["builder"], trained=[model], say=say
         )
         heuristic = heuristic_dev_submit(team=team, builder_user=users["builder"], say=say)
-        phase_advance(shared_task=shared_task, organizer=organizer, kind=Phase.Kind.BUILD)
-        say("Breakers: the break phase is open")
-        builder.human_pairs_submit(
+        return builder.break_and_publish(
             shared_task=shared_task,
-            breaker=users["breaker"],
+            users=users,
             pairs=PAIRS_FILE,
             data_name="QA-SRL",
+            heuristic_pairs=lambda: heuristic_pairs_submit(
+                system=heuristic, builder_user=users["builder"], say=say
+            ),
+            baseline=lambda: baseline_pairs_submit(shared_task=shared_task, say=say),
             say=say,
         )
-        baseline_pairs_submit(shared_task=shared_task, say=say)
-        phase_advance(shared_task=shared_task, organizer=organizer, kind=Phase.Kind.BREAK)
-        heuristic_pairs_submit(system=heuristic, builder_user=users["builder"], say=say)
-        phase_advance(shared_task=shared_task, organizer=organizer, kind=Phase.Kind.CONTEST)
-        say("Results: scoring every system on every pair")
-        return builder.results_publish(shared_task=shared_task, organizer=organizer, say=say)
     except (ValidationError, PermissionDenied, PairSetRejected) as error:
         span_reset()
         raise DemoError(f"The span task could not be built: {builder.problems(error)}") from error

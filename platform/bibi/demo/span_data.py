@@ -10,9 +10,10 @@ memory and imported as ``.qa`` files; nothing is copied into the project.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+
+from bibi.demo.data import slices_digest
 
 TRAIN_FILE = "wiki1.train.qa"
 DEV_FILE = "wiki1.dev.qa"
@@ -82,11 +83,7 @@ class SpanDemoData:
 
     def digest(self, *splits: str) -> str:
         """SHA-256 over the slices of ``splits`` (default: all three)."""
-        sha = hashlib.sha256()
-        for split in splits or tuple(self.slices):
-            sha.update(split.encode())
-            sha.update(self.slices[split].data())
-        return sha.hexdigest()
+        return slices_digest(self.slices, splits)
 
     def describe(self) -> str:
         return ", ".join(

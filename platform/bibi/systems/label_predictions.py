@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterable
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from bibi.evaluation import triggers as evaluation_triggers
 from bibi.files import Row, RowErrors
 from bibi.labelmaps import LabelLookup
 from bibi.pairs import selectors as pair_selectors
@@ -27,7 +26,7 @@ from bibi.systems.errors import PredictionsRejected
 from bibi.systems.models import Prediction, System, SystemVersion
 from bibi.systems.reported import (
     PredictionsFile,
-    prediction_rows_read,
+    predictions_recorded,
     sentence_as_text,
     version_to_write,
 )
@@ -186,31 +185,28 @@ def _predictions_write(
             dev_scores(labels, gold, predicted) if cells else (None, None)
         )
         version.dev_count = len(cells)
-        version.dev_predictions_sha256 = digest
-    else:
-        version.pair_predictions_sha256 = digest
     version.outside_label_count = version.predictions.exclude(label__in=labels).count()
-    version.save()
-    if source == Prediction.Source.PAIRS:
-        evaluation_triggers.scoring_run_after_version(version=version)
-    return version
+    return predictions_recorded(version, source=source, digest=digest)
 
 
 def label_predictions_upload(
     *,
     system: System,
     actor: AbstractBaseUser,
+    file: PredictionsFile,
     data: bytes,
-    filename: str,
     source: str,
     label_map: dict[str, str] | None = None,
 ) -> SystemVersion:
-    """Read, check and store a labelled task's predictions (``system_predictions_upload``)."""
+    """Check and store a labelled task's predictions (``system_predictions_upload``)."""
     lookup = LabelLookup.build(label_map, labels=list(system.shared_task.labels))
-    rows, encoding, file_format = prediction_rows_read(data, filename)
-    file = PredictionsFile(rows, filename, encoding, file_format)
     cells = _predicted_cells(file, shared_task=system.shared_task, source=source, lookup=lookup)
     digest = upload_digest(data, source=source, label_map=lookup.label_map)
     return _predictions_write(
-        system=system, actor=actor, filename=filename, source=source, cells=cells, digest=digest
+        system=system,
+        actor=actor,
+        filename=file.filename,
+        source=source,
+        cells=cells,
+        digest=digest,
     )

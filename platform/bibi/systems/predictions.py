@@ -18,6 +18,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from bibi.systems.label_predictions import label_predictions_upload
 from bibi.systems.models import System, SystemVersion
 from bibi.systems.reported import (
+    PredictionsFile,
+    prediction_rows_read,
     require_pair_predictions_window,
     system_predictions_upload_require,
 )
@@ -30,7 +32,8 @@ __all__ = [
     "system_predictions_upload_require",
 ]
 
-# The reader of each kind of answer (keyword arguments as ``system_predictions_upload``'s).
+# The reader of each kind of answer: ``upload(system=, actor=, file=, data=, source=,
+# label_map=)`` checks the read ``file`` and stores its predictions.
 PREDICTION_UPLOADS: Parts[Callable[..., SystemVersion]] = Parts("predictions reader")
 PREDICTION_UPLOADS.register(LABEL, label_predictions_upload)
 PREDICTION_UPLOADS.register(SPAN, span_predictions_upload)
@@ -58,12 +61,9 @@ def system_predictions_upload(
     predictions gets its first version from them, whose ``dev_accuracy`` stays empty.
     """
     system_predictions_upload_require(system=system, actor=actor, source=source)
+    rows, encoding, file_format = prediction_rows_read(data, filename)
+    file = PredictionsFile(rows, filename, encoding, file_format)
     upload = PREDICTION_UPLOADS.of(system.shared_task.kind)
     return upload(
-        system=system,
-        actor=actor,
-        data=data,
-        filename=filename,
-        source=source,
-        label_map=label_map,
+        system=system, actor=actor, file=file, data=data, source=source, label_map=label_map
     )

@@ -16,6 +16,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from bibi.evaluation import triggers as evaluation_triggers
 from bibi.files import FileFormatError, Row, RowError, RowErrors, decode_upload, detect_format
 from bibi.files.layout2017 import read_2017_aware
 from bibi.pairs import selectors as pair_selectors
@@ -198,4 +199,17 @@ def version_to_write(
     if source == Prediction.Source.BLIND_DEV or version is None:
         return _self_reported_version(system=system, actor=actor, filename=filename)
     version.predictions.filter(source=Prediction.Source.PAIRS).delete()
+    return version
+
+
+def predictions_recorded(version: SystemVersion, *, source: str, digest: str) -> SystemVersion:
+    """Save ``version`` once its new predictions of ``source`` are written (and its scores
+    set), with the digest of the file they came from; pair predictions ask for a scoring run."""
+    if source == Prediction.Source.BLIND_DEV:
+        version.dev_predictions_sha256 = digest
+    else:
+        version.pair_predictions_sha256 = digest
+    version.save()
+    if source == Prediction.Source.PAIRS:
+        evaluation_triggers.scoring_run_after_version(version=version)
     return version

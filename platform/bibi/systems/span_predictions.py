@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from bibi.evaluation import triggers as evaluation_triggers
 from bibi.files import Row, RowErrors
 from bibi.pairs import selectors as pair_selectors
 from bibi.sharedtasks.models import Dataset, Example, SharedTask
@@ -30,7 +29,7 @@ from bibi.systems.errors import PredictionsRejected
 from bibi.systems.models import Prediction, System, SystemVersion
 from bibi.systems.reported import (
     PredictionsFile,
-    prediction_rows_read,
+    predictions_recorded,
     sentence_as_text,
     version_to_write,
 )
@@ -197,34 +196,27 @@ def _span_predictions_write(
         version.dev_accuracy, version.dev_token_f1, version.dev_count = span_dev_scores(
             shared_task=system.shared_task, cells=rows
         )
-        version.dev_predictions_sha256 = digest
-    else:
-        version.pair_predictions_sha256 = digest
-    version.save()
-    if source == Prediction.Source.PAIRS:
-        evaluation_triggers.scoring_run_after_version(version=version)
-    return version
+    return predictions_recorded(version, source=source, digest=digest)
 
 
 def span_predictions_upload(
     *,
     system: System,
     actor: AbstractBaseUser,
+    file: PredictionsFile,
     data: bytes,
-    filename: str,
     source: str,
     label_map: dict[str, str] | None = None,
 ) -> SystemVersion:
-    """Read, check and store a span task's answers (``system_predictions_upload``): its dev
-    scores are answer accuracy under the task's answer mode and mean token F1."""
-    rows, encoding, file_format = prediction_rows_read(data, filename)
-    file = PredictionsFile(rows, filename, encoding, file_format)
+    """Check and store a span task's answers (``system_predictions_upload``): its dev scores
+    are answer accuracy under the task's answer mode and mean token F1."""
     cells = _span_cells(file, shared_task=system.shared_task, source=source)
+    digest = upload_digest(data, source=source, label_map=None)
     return _span_predictions_write(
         system=system,
         actor=actor,
-        filename=filename,
+        filename=file.filename,
         source=source,
         cells=cells,
-        digest=upload_digest(data, source=source, label_map=None),
+        digest=digest,
     )
