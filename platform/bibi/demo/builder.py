@@ -336,6 +336,15 @@ def break_and_publish(
     return results_publish(shared_task=shared_task, organizer=organizer, say=say)
 
 
+def baseline_pairs_try(*, shared_task: SharedTask, say: Say, n: int) -> None:
+    """``baseline_pairs_submit``, or what stopped it: a finished task stands without the
+    baseline breaker (no candidate edit passed the task's checks, or no system can run one)."""
+    try:
+        baseline_pairs_submit(shared_task=shared_task, say=say, n=n)
+    except ValidationError as error:
+        say(f"  {BASELINE_TEAM}: no pairs, {problems(error)}")
+
+
 def results_publish(*, shared_task: SharedTask, organizer: Any, say: Say) -> Snapshot:
     """Score in this process (the missing cells, then the scores) and publish the snapshot."""
     from bibi.evaluation import compute

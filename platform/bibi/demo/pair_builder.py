@@ -134,14 +134,6 @@ def heuristic_pairs_submit(*, system: System, builder_user: Any, say: Say) -> No
     say(f"  {HEURISTIC}: labels on the {len(items)} pair items uploaded")
 
 
-def baseline_pairs_submit(*, shared_task: SharedTask, say: Say) -> None:
-    try:
-        builder.baseline_pairs_submit(shared_task=shared_task, say=say, n=BASELINE_PAIR_PAIRS)
-    except ValidationError as error:
-        # The task stands without it (no candidate edit of a hypothesis passed the checks).
-        say(f"  {builder.BASELINE_TEAM}: no pairs, {builder.problems(error)}")
-
-
 def _task_create(organizer: Any, data: PairDemoData, say: Say) -> SharedTask:
     say(f"Creating the task '{PAIR_SLUG}' from nli-cad ({data.directory})")
     with transaction.atomic():
@@ -192,7 +184,9 @@ def pair_demo_build(
             heuristic_pairs=lambda: heuristic_pairs_submit(
                 system=heuristic, builder_user=users["builder"], say=say
             ),
-            baseline=lambda: baseline_pairs_submit(shared_task=shared_task, say=say),
+            baseline=lambda: builder.baseline_pairs_try(
+                shared_task=shared_task, say=say, n=BASELINE_PAIR_PAIRS
+            ),
             say=say,
         )
     except (ValidationError, PermissionDenied, PairSetRejected) as error:

@@ -136,14 +136,6 @@ def heuristic_pairs_submit(*, system: System, builder_user: Any, say: Say) -> No
     say(f"  {HEURISTIC}: answers on the {len(items)} pair items uploaded")
 
 
-def baseline_pairs_submit(*, shared_task: SharedTask, say: Say) -> None:
-    try:
-        builder.baseline_pairs_submit(shared_task=shared_task, say=say, n=BASELINE_SPAN_PAIRS)
-    except ValidationError as error:
-        # The task stands without it (e.g. no candidate edit passed the span pair checks).
-        say(f"  {builder.BASELINE_TEAM}: no pairs, {builder.problems(error)}")
-
-
 def span_demo_build(
     *, users: dict[str, Any], data: SpanDemoData, say: Say = print, progress: bool = True
 ) -> Snapshot:
@@ -190,7 +182,9 @@ def span_demo_build(
             heuristic_pairs=lambda: heuristic_pairs_submit(
                 system=heuristic, builder_user=users["builder"], say=say
             ),
-            baseline=lambda: baseline_pairs_submit(shared_task=shared_task, say=say),
+            baseline=lambda: builder.baseline_pairs_try(
+                shared_task=shared_task, say=say, n=BASELINE_SPAN_PAIRS
+            ),
             say=say,
         )
     except (ValidationError, PermissionDenied, PairSetRejected) as error:
