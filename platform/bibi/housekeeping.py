@@ -5,7 +5,7 @@ tick (``/healthz`` reports a beat that has gone quiet) and runs each app's house
 hosted systems, sending again work the broker lost, taking back work whose worker vanished,
 removing half-unpacked models (``bibi.systems.housekeeping.system_versions_housekeep``); for
 evaluation, starting the scoring run of a closed break phase and sending again prediction
-cells and runs that stalled (``bibi.evaluation.services.evaluation_housekeep``); for breaker
+cells and runs that stalled (``bibi.evaluation.housekeeping.evaluation_housekeep``); for breaker
 teams, e-mailing a reminder when an unsubmitted draft nears the break deadline
 (``bibi.pairs.housekeeping.draft_reminders_send``).
 """
@@ -21,7 +21,7 @@ from bibi.health import beat_tick_record
 
 @shared_task(name="default.housekeeping", ignore_result=True)
 def housekeeping_task() -> dict[str, Any]:
-    from bibi.evaluation.services import evaluation_housekeep
+    from bibi.evaluation.housekeeping import evaluation_housekeep
     from bibi.pairs.housekeeping import draft_reminders_send
     from bibi.systems.housekeeping import system_versions_housekeep
 

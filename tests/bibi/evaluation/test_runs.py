@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from bibi.evaluation import compute, services
+from bibi.evaluation import compute, housekeeping, services
 from bibi.evaluation.models import CellChunk, ScoringRun
 from bibi.pairs import services as pair_services
 from bibi.pairs.models import Contest, Pair
@@ -190,8 +190,8 @@ def test_a_version_ready_during_the_build_phase_asks_for_nothing(db):
 
 
 def test_housekeeping_starts_one_run_when_the_break_phase_has_closed(scored_task):
-    first = services.evaluation_housekeep()
-    second = services.evaluation_housekeep()
+    first = housekeeping.evaluation_housekeep()
+    second = housekeeping.evaluation_housekeep()
 
     assert first["runs_started"] == 1 and second["runs_started"] == 0
     assert ScoringRun.objects.get().trigger == "break_closed"
@@ -200,7 +200,7 @@ def test_housekeeping_starts_one_run_when_the_break_phase_has_closed(scored_task
 def test_housekeeping_leaves_a_task_whose_break_phase_is_running(scored_task):
     start_phase_now(scored_task.shared_task, "break")
 
-    assert services.evaluation_housekeep()["runs_started"] == 0
+    assert housekeeping.evaluation_housekeep()["runs_started"] == 0
 
 
 @pytest.fixture
@@ -230,9 +230,9 @@ def test_housekeeping_sends_again_a_chunk_that_made_no_progress(
     chunk = CellChunk.objects.first()
     assert chunk.sends == 1
 
-    assert services.evaluation_housekeep()["chunks_resent"] == 0
+    assert housekeeping.evaluation_housekeep()["chunks_resent"] == 0
     CellChunk.objects.filter(id=chunk.id).update(sent_at=timezone.now() - timedelta(minutes=5))
-    assert services.evaluation_housekeep()["chunks_resent"] == 1
+    assert housekeeping.evaluation_housekeep()["chunks_resent"] == 1
     chunk.refresh_from_db()
     assert chunk.sends == 2 and chunk.sent_at > timezone.now() - timedelta(minutes=1)
 
@@ -240,7 +240,7 @@ def test_housekeeping_sends_again_a_chunk_that_made_no_progress(
 def test_housekeeping_wakes_a_waiting_run_that_has_no_chunk_at_work(ready_task):
     services.scoring_run_request(shared_task=ready_task.shared_task, trigger="organizer", send=True)
 
-    assert services.evaluation_housekeep()["runs_woken"] == 1
+    assert housekeeping.evaluation_housekeep()["runs_woken"] == 1
 
 
 def test_a_run_without_pairs_fails_and_says_why(db):
@@ -369,7 +369,7 @@ def test_a_training_import_computes_nothing(ready_cnn):
 def test_phases_without_a_break_phase_never_start_a_run(scored_task):
     Phase.objects.filter(kind="break").delete()
 
-    assert services.evaluation_housekeep()["runs_started"] == 0
+    assert housekeeping.evaluation_housekeep()["runs_started"] == 0
 
 
 def test_housekeeping_leaves_chunks_queued_behind_others_of_their_task_that_move(
@@ -387,10 +387,10 @@ def test_housekeeping_leaves_chunks_queued_behind_others_of_their_task_that_move
     # A worker is at work on one chunk of the task: the queue moves, nothing is lost.
     CellChunk.objects.filter(id=first.id).update(started_at=timezone.now())
 
-    assert services.evaluation_housekeep()["chunks_resent"] == 0
+    assert housekeeping.evaluation_housekeep()["chunks_resent"] == 0
 
     CellChunk.objects.filter(id=first.id).update(started_at=long_ago)
-    assert services.evaluation_housekeep()["chunks_resent"] == CellChunk.objects.count()
+    assert housekeeping.evaluation_housekeep()["chunks_resent"] == CellChunk.objects.count()
 
 
 def test_housekeeping_sends_nothing_again_while_messages_wait_for_a_gpu_worker(
@@ -411,7 +411,7 @@ def test_housekeeping_sends_nothing_again_while_messages_wait_for_a_gpu_worker(
     assert enqueue(cells_compute_task, CellChunk.objects.first().id)
     assert waiting("gpu") == 1
 
-    assert services.evaluation_housekeep()["chunks_resent"] == 0
+    assert housekeeping.evaluation_housekeep()["chunks_resent"] == 0
 
 
 def test_a_version_made_active_after_the_break_phase_asks_for_a_run(scored_task):
