@@ -40,7 +40,9 @@ def version(model: str) -> SystemVersion:
 
     key = uuid.uuid4()
     shutil.copytree(TINY / model, Path(settings.MODEL_STORE) / str(key) / model)
-    return SystemVersion(uuid=key, model_dir=f"{key}/{model}")
+    # A label task's system: what the model is loaded for (its items, the text λmax counts).
+    system = System(shared_task=SharedTask(task_type="text_classification"))
+    return SystemVersion(uuid=key, model_dir=f"{key}/{model}", system=system)
 
 
 def test_a_model_is_loaded_once_while_it_stays_in_the_cache(loads):
