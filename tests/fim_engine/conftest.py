@@ -215,6 +215,55 @@ def build_sentiment_bow(out: Path) -> Path:
     return save_native_model(model, config, vocab, out)
 
 
+# Labels of the pair model of known geometry below, in the order NLI sets sort them.
+NLI_LABELS = ["contradiction", "entailment", "neutral"]
+
+
+def build_agreement_pair_bow(out: Path) -> Path:
+    """A ``bow-pair`` of known geometry over the sentiment words above: it reads the first
+    embedding axis of the premise's bag (u₀) and of the hypothesis's (v₀), and its hidden unit
+    is tanh(4 u₀ v₀). Entailment when both sides lean the same way (z = +3 h), contradiction
+    when they lean opposite ways (z = −3 h), neutral (z = 1) when either side has no
+    sentiment word: ("the film is good", "it is fun") entails, ("the film is good", "it is
+    dull") contradicts, ("the film is good", "it is a film") is neutral."""
+    words = NEUTRAL + list(SENTIMENT)
+    vocab = Vocabulary.build([words])
+    config = NativeConfig(
+        architecture="bow-pair",
+        labels=NLI_LABELS,
+        embedding_dim=2,
+        hidden_dim=2,
+        ngram_buckets=0,
+        dropout=0.0,
+    )
+    model = build_native_model(config, len(vocab))
+    rng = np.random.default_rng(0)
+    with torch.no_grad():
+        model.embedding.weight.zero_()
+        for word, row in vocab.index.items():
+            if word in SENTIMENT:
+                model.embedding.weight[row] = torch.tensor([SENTIMENT[word], 0.3])
+            elif word in NEUTRAL:
+                model.embedding.weight[row] = torch.tensor(rng.uniform(-0.1, 0.1, size=2))
+        # Features: u (0, 1), v (2, 3), |u - v| (4, 5), u * v (6, 7).
+        model.hidden.weight.zero_()
+        model.hidden.weight[0, 6] = 4.0
+        model.hidden.bias.zero_()
+        model.output.weight.copy_(torch.tensor([[-3.0, 0.0], [3.0, 0.0], [0.0, 0.0]]))
+        model.output.bias.copy_(torch.tensor([0.0, 0.0, 1.0]))
+    return save_native_model(model, config, vocab, out)
+
+
+@pytest.fixture(scope="session")
+def agreement_pair_bow(tmp_path_factory: pytest.TempPathFactory) -> System:
+    """The pair model of known geometry above, loaded in float64."""
+    return load_system(
+        build_agreement_pair_bow(tmp_path_factory.mktemp("agreement-pair-bow")),
+        device="cpu",
+        dtype=torch.float64,
+    )
+
+
 @pytest.fixture(scope="session")
 def sentiment_bow(tmp_path_factory: pytest.TempPathFactory) -> System:
     """The bag of words of known geometry above, loaded in float64."""
