@@ -166,7 +166,7 @@ def guidance_page(request: HttpRequest, slug: str) -> HttpResponse:
     }
     ranking = boundary_ranking(shared_task, sight=sight, with_words=False, **filters)
     page = Paginator(ranking, ORIGINALS_PER_PAGE).get_page(request.GET.get("page"))
-    originals = ranking_words(list(page.object_list))
+    originals = ranking_words(list(page.object_list), shared_task=shared_task)
     query = request.GET.copy()
     query.pop("page", None)
     context = {
@@ -206,7 +206,7 @@ def _ranked(
 ) -> RankedOriginal | None:
     ranking = boundary_ranking(shared_task, sight=sight, with_words=False)
     found = [original for original in ranking if original.example.id == example.id]
-    return ranking_words(found)[0] if found else None
+    return ranking_words(found, shared_task=shared_task)[0] if found else None
 
 
 def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpResponse:
