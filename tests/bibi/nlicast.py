@@ -54,18 +54,28 @@ def _pair_dataset(shared_task: SharedTask, split: str, rows: list[Row]) -> Datas
     return dataset
 
 
-def build_nli_cast(*, current_phase: str = "build", editable_text: str = "second") -> Cast:
+def build_nli_cast(
+    *,
+    current_phase: str = "build",
+    editable_text: str = "second",
+    labels: tuple[str, ...] = tuple(NLI_LABELS),
+) -> Cast:
     """The cast around the sentence-pair task "snli" (no hosted system yet); breakers may edit
-    the texts ``editable_text`` names (``first``, ``second``, ``both``)."""
+    the texts ``editable_text`` names (``first``, ``second``, ``both``). With two ``labels``
+    (contradiction, entailment) the items of other labels are left out."""
+
+    def rows(items: list[Row]) -> list[Row]:
+        return [row for row in items if row[3] in labels]
+
     cast = build_cast(
         current_phase=current_phase,
         name="SNLI pairs",
         slug="snli",
         task_type=SENTENCE_PAIRS.key,
-        labels=list(NLI_LABELS),
+        labels=list(labels),
         datasets=lambda task: (
-            _pair_dataset(task, "starter", NLI_STARTER),
-            _pair_dataset(task, "blind_dev", NLI_BLIND_DEV),
+            _pair_dataset(task, "starter", rows(NLI_STARTER)),
+            _pair_dataset(task, "blind_dev", rows(NLI_BLIND_DEV)),
             services.dataset_get_or_create(shared_task=task, split="train"),
         ),
     )
@@ -74,11 +84,17 @@ def build_nli_cast(*, current_phase: str = "build", editable_text: str = "second
     return cast
 
 
-def build_nli_task(tmp_path: Path, *, editable_text: str = "second") -> tuple[Cast, list[System]]:
+def build_nli_task(
+    tmp_path: Path,
+    *,
+    editable_text: str = "second",
+    labels: tuple[str, ...] = tuple(NLI_LABELS),
+) -> tuple[Cast, list[System]]:
     """The NLI cast in its break phase with two ready hosted systems of the builder team, both
-    the pair model of known geometry (validated with the task's ``editable_text``)."""
-    cast = build_nli_cast(editable_text=editable_text)
-    model = build_agreement_pair_bow(tmp_path / "agreement-pair-bow")
+    the pair model of known geometry (validated with the task's ``editable_text``), saved in
+    ``tmp_path / "agreement-pair-bow"``."""
+    cast = build_nli_cast(editable_text=editable_text, labels=labels)
+    model = build_agreement_pair_bow(tmp_path / "agreement-pair-bow", labels=list(labels))
     systems = [
         hosted_version(cast, cast.builder_team, cast.builder, name, model)
         for name in ("agree-a", "agree-b")

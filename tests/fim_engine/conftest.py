@@ -219,18 +219,19 @@ def build_sentiment_bow(out: Path) -> Path:
 NLI_LABELS = ["contradiction", "entailment", "neutral"]
 
 
-def build_agreement_pair_bow(out: Path) -> Path:
+def build_agreement_pair_bow(out: Path, *, labels: list[str] = NLI_LABELS) -> Path:
     """A ``bow-pair`` of known geometry over the sentiment words above: it reads the first
     embedding axis of the premise's bag (u₀) and of the hypothesis's (v₀), and its hidden unit
     is tanh(4 u₀ v₀). Entailment when both sides lean the same way (z = +3 h), contradiction
     when they lean opposite ways (z = −3 h), neutral (z = 1) when either side has no
     sentiment word: ("the film is good", "it is fun") entails, ("the film is good", "it is
-    dull") contradicts, ("the film is good", "it is a film") is neutral."""
+    dull") contradicts, ("the film is good", "it is a film") is neutral. ``labels`` may leave
+    out "neutral" (a two-label pair task: ``["contradiction", "entailment"]``)."""
     words = NEUTRAL + list(SENTIMENT)
     vocab = Vocabulary.build([words])
     config = NativeConfig(
         architecture="bow-pair",
-        labels=NLI_LABELS,
+        labels=list(labels),
         embedding_dim=2,
         hidden_dim=2,
         ngram_buckets=0,
@@ -249,8 +250,9 @@ def build_agreement_pair_bow(out: Path) -> Path:
         model.hidden.weight.zero_()
         model.hidden.weight[0, 6] = 4.0
         model.hidden.bias.zero_()
-        model.output.weight.copy_(torch.tensor([[-3.0, 0.0], [3.0, 0.0], [0.0, 0.0]]))
-        model.output.bias.copy_(torch.tensor([0.0, 0.0, 1.0]))
+        rows = {"contradiction": [-3.0, 0.0], "entailment": [3.0, 0.0], "neutral": [0.0, 0.0]}
+        model.output.weight.copy_(torch.tensor([rows[label] for label in labels]))
+        model.output.bias.copy_(torch.tensor([float(label == "neutral") for label in labels]))
     return save_native_model(model, config, vocab, out)
 
 
