@@ -12,8 +12,10 @@ A plain library (it never imports Django). The public API:
 * :func:`integrated_gradients`: word attributions along the embedding path.
 * :func:`dense_fisher`: Algorithm 1 of the FIM paper (dense G), the slow reference.
 * :func:`suggest`, :func:`suggest_many`, :func:`check_variant`: verified edit suggestions and
-  checks of a breaker's draft variant (:mod:`fim_engine.suggestions`), with
-  :func:`neighbour_swaps`, the one edit generator that needs a model (its embeddings). The
+  checks of a breaker's draft variant, on texts and sentence pairs
+  (:mod:`fim_engine.suggestions`), with :func:`neighbour_swaps` and
+  :func:`embedding_neighbours` (:mod:`fim_engine.neighbours`), the one edit generator that
+  needs a model (its embeddings). The
   others, WordNet and the rule of what an edit claims are the :mod:`edits` library's.
 * :func:`train_system`: baseline builders (bow, cnn, bilstm, minilm; bow-pair, minilm-pair).
 * :func:`read_texts`, :func:`read_labelled`, :func:`read_pairs`, :func:`read_labelled_pairs`:
@@ -71,6 +73,7 @@ if TYPE_CHECKING:
     )
     from fim_engine.formats import ModelFormat, check_model_dir  # noqa: F401
     from fim_engine.native import NativeConfig  # noqa: F401
+    from fim_engine.neighbours import embedding_neighbours, neighbour_swaps  # noqa: F401
     from fim_engine.qasrl import (  # noqa: F401
         QasrlFormatError,
         QasrlReading,
@@ -109,13 +112,7 @@ if TYPE_CHECKING:
         VariantCheck,
         VariantOutcome,
     )
-    from fim_engine.suggestions import (  # noqa: F401
-        check_variant,
-        embedding_neighbours,
-        neighbour_swaps,
-        suggest,
-        suggest_many,
-    )
+    from fim_engine.suggestions import check_variant, suggest, suggest_many  # noqa: F401
     from fim_engine.system import System, load_system  # noqa: F401
     from fim_engine.system_outputs import PredictionBatch, TextDirections  # noqa: F401
     from fim_engine.training import TrainingReport, train_system  # noqa: F401
@@ -157,13 +154,8 @@ _EXPORTS = {
         "VariantCheck",
         "VariantOutcome",
     ),
-    "suggestions": (
-        "check_variant",
-        "embedding_neighbours",
-        "neighbour_swaps",
-        "suggest",
-        "suggest_many",
-    ),
+    "suggestions": ("check_variant", "suggest", "suggest_many"),
+    "neighbours": ("embedding_neighbours", "neighbour_swaps"),
     # Span tasks (QA-SRL): readers, hosted extractive QA systems, span λmax, the span baseline.
     "qasrl": (
         "QasrlFormatError",

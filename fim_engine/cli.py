@@ -3,6 +3,7 @@
     python -m fim_engine predict --model DIR --input FILE --output FILE.jsonl [--fisher] [--hints]
         [--editable {premise,hypothesis,both}]
     python -m fim_engine suggest --model DIR [--model DIR ...] --input FILE --output FILE.jsonl [--top-k K]
+        [--editable {premise,hypothesis,both}]
     python -m fim_engine train --arch {bow,cnn,bilstm,minilm,bow-pair,minilm-pair} --train FILE --dev FILE --out DIR
     python -m fim_engine train --arch minilm-span --train FILE.qa --dev FILE.qa --out DIR
     python -m fim_engine bench [--model DIR] [--data FILE]
@@ -17,7 +18,7 @@ or ``.txt`` (one text per line), or sentence pairs (premise and hypothesis colum
 ``label``, ``probabilities`` (label → probability), ``truncated``, and with ``--fisher``
 ``lambda_max`` (with ``--hints`` also ``hints`` and ``leverage``: [[word, score], ...]).
 ``suggest`` reads the same formats and writes one :meth:`fim_engine.SuggestionReport.to_dict`
-per input text. The span commands (``train --arch minilm-span``, ``bench-span``) are
+per input text or pair (``--editable``: the side(s) of a pair edits go into). The span commands (``train --arch minilm-span``, ``bench-span``) are
 described in :mod:`fim_engine.span_cli`.
 """
 
@@ -106,7 +107,12 @@ def _add_suggest(commands: Any) -> None:
         type=Path,
         help="model directory; repeat to verify on several systems (the first guides)",
     )
-    suggest.add_argument("--input", required=True, type=Path, help=".jsonl, .tsv, .csv or .txt")
+    suggest.add_argument(
+        "--input",
+        required=True,
+        type=Path,
+        help=".jsonl, .tsv, .csv (texts, or premise/hypothesis pairs) or .txt",
+    )
     suggest.add_argument("--output", required=True, type=Path, help="output .jsonl")
     suggest.add_argument(
         "--guide", type=Path, help="the --model that supplies λmax and leverage (default: first)"
@@ -121,6 +127,11 @@ def _add_suggest(commands: Any) -> None:
         action="append",
         choices=["synonym", "antonym", "neighbour"],
         help="candidate sources (default: all three)",
+    )
+    suggest.add_argument(
+        "--editable",
+        choices=list(EDITABLE_CHOICES),
+        help="sentence pairs: the side(s) whose words are edited (default: both)",
     )
     suggest.add_argument(
         "--wordnet",
@@ -312,7 +323,7 @@ def _predict(args: argparse.Namespace) -> int:
 
 def _suggest(args: argparse.Namespace) -> int:
     from edits.wordnet import load_wordnet
-    from fim_engine.datasets import is_pair_file, read_texts
+    from fim_engine.datasets import read_items
     from fim_engine.suggestions import SUGGESTION_SOURCES, suggest_many
     from fim_engine.system import load_system
 
@@ -329,16 +340,15 @@ def _suggest(args: argparse.Namespace) -> int:
             batch_size=args.batch_size,
             max_length=args.max_length,
             precision=args.precision,
+            editable=args.editable,
         )
         for name, path in zip(names, args.model, strict=True)
     }
     sources = args.source or list(SUGGESTION_SOURCES)
-    if is_pair_file(args.input):
-        raise ValueError(f"{args.input}: suggest reads single texts; it has no edits for pairs yet")
     wordnet = load_wordnet(args.wordnet) if {"synonym", "antonym"} & set(sources) else None
-    texts = read_texts(args.input)
+    texts = read_items(args.input)
 
-    def reports(chunk: list[str]) -> list[dict[str, Any]]:
+    def reports(chunk: list[TextItem]) -> list[dict[str, Any]]:
         found = suggest_many(
             chunk,
             systems,
@@ -348,13 +358,15 @@ def _suggest(args: argparse.Namespace) -> int:
             neighbours=args.neighbours,
             sources=sources,
             wordnet=wordnet,
+            editable=args.editable,
         )
         return [report.to_dict() for report in found]
 
     count = _write_jsonl(
         args.output, texts, "suggest", reports, lambda record: len(record["suggestions"])
     )
-    print(f"wrote {count} verified suggestions for {len(texts)} texts to {args.output}")
+    what = "texts" if all(isinstance(text, str) for text in texts) else "items"
+    print(f"wrote {count} verified suggestions for {len(texts)} {what} to {args.output}")
     return 0
 
 

@@ -97,6 +97,32 @@ def segment_names(segments: Sequence[int] | None) -> list[str] | None:
     return None if segments is None else [SEGMENTS[segment] for segment in segments]
 
 
+def segment_text(item: TextItem, segment: str | None) -> str:
+    """The text of ``item``'s segment named ``segment`` (``"premise"``, ``"hypothesis"``); a
+    text's own text for ``None``."""
+    if segment is None:
+        if isinstance(item, SentencePair):
+            raise ValueError("name the segment of a sentence pair: premise or hypothesis")
+        return item
+    if not isinstance(item, SentencePair) or segment not in SEGMENTS:
+        raise ValueError(f"{segment!r} is not a segment of {item!r:.60}")
+    return item[SEGMENTS.index(segment)]
+
+
+def with_segment(item: TextItem, segment: str | None, text: str) -> TextItem:
+    """``item`` with the text of its segment ``segment`` replaced by ``text`` (the other
+    segment unchanged); ``text`` itself for a text (``segment`` None).
+
+    >>> with_segment(SentencePair("A man sleeps.", "He rests."), "hypothesis", "He runs.")
+    SentencePair(premise='A man sleeps.', hypothesis='He runs.')
+    """
+    segment_text(item, segment)  # refuses a segment the item does not have
+    if segment is None:
+        return text
+    assert isinstance(item, SentencePair)
+    return item._replace(**{segment: text})
+
+
 def check_inputs(items: Sequence[TextItem], accepted: Sequence[str], architecture: str) -> None:
     """Refuse items of a kind the model cannot read (``accepted``: ``"text"``, ``"pair"``)."""
     for item in items:

@@ -7,6 +7,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from edits.perturbations import Edit
+from fim_engine.sentence_pairs import SentencePair, TextItem
+
+
+def item_fields(item: TextItem) -> dict[str, str]:
+    """An item's JSON fields: ``text`` for a text, ``premise`` and ``hypothesis`` for a
+    sentence pair (as ``python -m fim_engine predict`` writes them)."""
+    if isinstance(item, SentencePair):
+        return {"premise": item.premise, "hypothesis": item.hypothesis}
+    return {"text": item}
 
 
 @dataclass(frozen=True)
@@ -48,6 +57,10 @@ class Suggestion:
     from it are stored so, and count only once validated). ``probe``: an embedding-neighbour
     edit, or an antonym whose words carry no opposite opinions, which claims no label at all (it
     shows what moves the model, not a pair to submit).
+
+    For a sentence pair, ``segment`` names the segment edited (``"premise"`` or
+    ``"hypothesis"``), ``text`` is that segment edited (``edit`` points into it) and ``item``
+    the whole variant pair; for a text, ``segment`` is None and ``item`` is ``text``.
     """
 
     text: str
@@ -61,6 +74,8 @@ class Suggestion:
     outcomes: dict[str, SystemOutcome]
     label_unverified: bool = False
     probe: bool = False
+    item: TextItem | None = None
+    segment: str | None = None
 
     @property
     def changed(self) -> list[str]:
@@ -68,8 +83,16 @@ class Suggestion:
         return [name for name, outcome in self.outcomes.items() if outcome.changed]
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready; a pair's suggestion also has ``segment`` and the variant's ``premise``
+        and ``hypothesis``."""
+        pair = (
+            {"segment": self.segment, **item_fields(self.item)}
+            if isinstance(self.item, SentencePair)
+            else {}
+        )
         return {
             "text": self.text,
+            **pair,
             "edit": {
                 "start": self.edit.start,
                 "end": self.edit.end,
@@ -96,10 +119,12 @@ class SuggestionReport:
     ``lambda_max``, ``label`` and ``leverage`` (every word of the possibly truncated text,
     ``(word, first-order KL of deleting it)``) are the guide's; ``predictions`` maps every
     system to its prediction on the original; ``suggestions`` are label-keeping ones first, then
-    label-changing ones, then probes, each group by projection, largest first.
+    label-changing ones, then probes, each group by projection, largest first. For a sentence
+    pair, ``text`` is the pair, ``leverage`` lists the editable segments' words (premise first)
+    and ``word_segments`` names the segment of each.
     """
 
-    text: str
+    text: TextItem
     guide: str
     lambda_max: float
     label: str
@@ -107,16 +132,20 @@ class SuggestionReport:
     leverage: list[tuple[str, float]]
     predictions: dict[str, SystemPrediction]
     suggestions: list[Suggestion]
+    word_segments: list[str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (the CLI writes one per line)."""
+        """JSON-ready (the CLI writes one per line); a pair's report has ``premise`` and
+        ``hypothesis`` in place of ``text``, and ``word_segments`` after ``leverage``."""
+        segments = {} if self.word_segments is None else {"word_segments": self.word_segments}
         return {
-            "text": self.text,
+            **item_fields(self.text),
             "guide": self.guide,
             "lambda_max": self.lambda_max,
             "label": self.label,
             "truncated": self.truncated,
             "leverage": [[word, score] for word, score in self.leverage],
+            **segments,
             "predictions": {name: p.to_dict() for name, p in self.predictions.items()},
             "suggestions": [suggestion.to_dict() for suggestion in self.suggestions],
         }
@@ -148,15 +177,20 @@ class VariantOutcome:
 
 @dataclass(frozen=True)
 class VariantCheck:
-    """What every system does with a breaker's draft variant; ``outcomes`` by system name."""
+    """What every system does with a breaker's draft variant; ``outcomes`` by system name.
+    ``original`` and ``variant`` are texts, or sentence pairs (``to_dict`` writes a pair as
+    ``{"premise": ..., "hypothesis": ...}``)."""
 
-    original: str
-    variant: str
+    original: TextItem
+    variant: TextItem
     outcomes: dict[str, VariantOutcome]
 
     def to_dict(self) -> dict[str, Any]:
+        def shown(item: TextItem) -> Any:
+            return item_fields(item) if isinstance(item, SentencePair) else item
+
         return {
-            "original": self.original,
-            "variant": self.variant,
+            "original": shown(self.original),
+            "variant": shown(self.variant),
             "outcomes": {name: outcome.to_dict() for name, outcome in self.outcomes.items()},
         }

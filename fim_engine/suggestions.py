@@ -40,6 +40,14 @@ For a label-preserving suggestion a changed prediction is a break of that system
 right on the original; for a label-changing one a break is a prediction that does *not*
 change. :func:`check_variant` runs a breaker's own draft variant through every system.
 
+**Sentence pairs** (:class:`fim_engine.SentencePair`): ``editable`` (``"premise"``,
+``"hypothesis"``, ``"both"``; default the guide's own, :mod:`fim_engine.sentence_pairs`) says
+which segment's words the guide's leverage ranks and edits go into. Each candidate edits one
+word of one segment, made on that segment's text alone (the clause rules of antonyms ask
+that segment), and is verified on every system as the whole pair, the other segment
+unchanged; a suggestion says which segment it edits (``segment``), its ``edit`` offsets point
+into that segment and its ``text`` is that segment edited (``item`` is the whole pair).
+
 Example:
     >>> report = suggest("a gorgeous , witty film", {"cnn": cnn, "minilm": minilm}, top_k=3)
     >>> [(s.text, s.source, s.changed) for s in report.suggestions][:2]
@@ -48,26 +56,33 @@ Example:
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from edits.claims import ANTONYM, CHANGES, KEEPS_LABEL, KINDS, NEIGHBOUR, PROBE, SYNONYM
+from edits.claims import ANTONYM, CHANGES, KINDS, NEIGHBOUR, PROBE, SYNONYM
 from edits.perturbations import (
     Perturbation,
     Replacement,
     antonym_replacements,
     is_content_word,
     label_change_allowed,
-    match_case,
     substitution,
     synonym_replacements,
 )
 from edits.wordnet import WordNet, load_wordnet
-from edits.words import split_words
+from fim_engine.neighbours import NeighbourTable, neighbour_table, word_items
+from fim_engine.sentence_pairs import (
+    SentencePair,
+    TextItem,
+    as_item,
+    as_items,
+    check_editable,
+    segment_text,
+    with_segment,
+)
 from fim_engine.suggestion_reports import (
     Suggestion,
     SuggestionReport,
@@ -84,7 +99,7 @@ _SOURCE_PRIORITY = {ANTONYM: 0, SYNONYM: 1, NEIGHBOUR: 2}
 
 
 def suggest(
-    text: str,
+    text: TextItem,
     systems: Mapping[str, System],
     *,
     guide: str | None = None,
@@ -94,11 +109,13 @@ def suggest(
     senses: int = 1,
     sources: Sequence[str] = SUGGESTION_SOURCES,
     wordnet: WordNet | None = None,
+    editable: str | None = None,
 ) -> SuggestionReport:
     """Verified single-word substitutions for ``text`` (see the module docstring).
 
     Args:
-        text: the original.
+        text: the original: a text, or a :class:`fim_engine.SentencePair` (a
+            ``(premise, hypothesis)`` tuple is one).
         systems: name → loaded :class:`fim_engine.System`; every suggestion is verified on each.
         guide: the name of the system that supplies λmax, v and leverage (default: the first).
         words: how many of the highest-leverage content words to edit.
@@ -108,15 +125,21 @@ def suggest(
             sentence); antonyms use the first sense only.
         sources: any of ``"synonym"``, ``"antonym"``, ``"neighbour"``.
         wordnet: a loaded :class:`edits.wordnet.WordNet` (default: :func:`load_wordnet`).
+        editable: a sentence pair's segment(s) edits go into (``"premise"``,
+            ``"hypothesis"``, ``"both"``); default the guide's own (``System.editable``).
 
     Raises:
-        ValueError: no systems, an unknown guide or source, a negative count.
+        ValueError: no systems, an unknown guide or source, a negative count, an ``editable``
+            that is not a segment of the item.
         WordNetMissingError: WordNet sources asked for and the WordNet files are absent.
 
     Example:
         >>> report = suggest("a gorgeous , witty film", {"cnn": system})
         >>> report.suggestions[0].outcomes["cnn"].changed
         True
+        >>> pair = SentencePair("A man plays a guitar.", "A man makes music.")
+        >>> suggest(pair, {"nli": nli}, editable="hypothesis").suggestions[0].segment
+        'hypothesis'
     """
     return suggest_many(
         [text],
@@ -128,11 +151,12 @@ def suggest(
         senses=senses,
         sources=sources,
         wordnet=wordnet,
+        editable=editable,
     )[0]
 
 
 def suggest_many(
-    texts: Sequence[str],
+    texts: Sequence[TextItem],
     systems: Mapping[str, System],
     *,
     guide: str | None = None,
@@ -142,26 +166,26 @@ def suggest_many(
     senses: int = 1,
     sources: Sequence[str] = SUGGESTION_SOURCES,
     wordnet: WordNet | None = None,
+    editable: str | None = None,
 ) -> list[SuggestionReport]:
-    """:func:`suggest` for many originals at once, in input order; the forward passes that
-    verify the suggestions run batched per system."""
+    """:func:`suggest` for many originals (texts or sentence pairs) at once, in input order;
+    the forward passes that verify the suggestions run batched per system."""
     guide_name = _check_arguments(systems, guide, words, top_k, neighbours, senses, sources)
-    texts = list(texts)
-    if not texts:
+    check_editable(editable)
+    items = as_items(texts)
+    if not items:
         return []
     if wordnet is None and ({SYNONYM, ANTONYM} & set(sources)):
         wordnet = load_wordnet()
     guide_system = systems[guide_name]
-    contexts = guide_system.word_directions(texts)
-    originals = {name: _predictions(system, texts) for name, system in systems.items()}
-    table = _neighbour_table(guide_system) if NEIGHBOUR in sources and neighbours else None
+    contexts = guide_system.word_directions(items, editable=editable)
+    originals = {name: _predictions(system, items) for name, system in systems.items()}
+    table = neighbour_table(guide_system) if NEIGHBOUR in sources and neighbours else None
+    choices = _Choices(words, neighbours, senses, tuple(sources))
 
-    candidates_per_text = []
-    for context in contexts:
-        candidates = _candidates(
-            context, guide_name, table, wordnet, words, neighbours, senses, sources
-        )
-        candidates_per_text.append(candidates)
+    candidates_per_text = [
+        _candidates(context, guide_name, table, wordnet, choices) for context in contexts
+    ]
     replacement_embeddings = _replacement_embeddings(
         guide_system,
         sorted({c.perturbation.edit.replacement for cs in candidates_per_text for c in cs}),
@@ -170,7 +194,7 @@ def suggest_many(
         _rank(context, candidates, replacement_embeddings, top_k)
         for context, candidates in zip(contexts, candidates_per_text, strict=True)
     ]
-    edited = sorted({c.perturbation.text for kept in kept_per_text for c in kept})
+    edited = sorted({c.item for kept in kept_per_text for c in kept}, key=_item_order)
     verified = {
         name: dict(zip(edited, _predictions(system, edited), strict=True))
         for name, system in systems.items()
@@ -184,19 +208,27 @@ def suggest_many(
     ]
 
 
+def _item_order(item: TextItem) -> tuple[bool, tuple[str, ...]]:
+    """Texts in text order, then pairs (a fixed order, whatever the hash seed)."""
+    return (
+        isinstance(item, SentencePair),
+        tuple(item) if isinstance(item, SentencePair) else (item,),
+    )
+
+
 def _report(
-    context: TextDirections,
+    context: TextDirections[TextItem],
     kept: list[_Candidate],
     guide_name: str,
     predictions: dict[str, SystemPrediction],
-    verified: dict[str, dict[str, SystemPrediction]],
+    verified: dict[str, dict[TextItem, SystemPrediction]],
 ) -> SuggestionReport:
     """One original's report: its kept candidates with every system's verified outcome."""
     suggestions = []
     for c in kept:
         outcomes = {}
         for name, original in predictions.items():
-            after = verified[name][c.perturbation.text]
+            after = verified[name][c.item]
             outcomes[name] = SystemOutcome(
                 label=after.label,
                 probabilities=after.probabilities,
@@ -215,6 +247,8 @@ def _report(
                 projection=c.projection,
                 predicted_kl=c.predicted_kl,
                 outcomes=outcomes,
+                item=c.item,
+                segment=c.segment,
             )
         )
     return SuggestionReport(
@@ -226,15 +260,26 @@ def _report(
         leverage=list(zip(context.words, map(float, context.leverage), strict=True)),
         predictions=predictions,
         suggestions=suggestions,
+        word_segments=context.word_segments,
     )
 
 
-def check_variant(original: str, variant: str, systems: Mapping[str, System]) -> VariantCheck:
+def check_variant(
+    original: TextItem,
+    variant: TextItem,
+    systems: Mapping[str, System],
+    *,
+    editable: str | None = None,
+) -> VariantCheck:
     """Run a draft variant (the breaker's own edit) and its original through every system.
 
-    Returns each system's label, probabilities and λmax on both texts and whether the label
-    changed. Whether that is a break depends on the labels the breaker intends (see the
-    module docstring); the scoring library holds that rule.
+    ``original`` and ``variant`` are both texts or both sentence pairs; ``editable`` says
+    which segments of a pair λmax counts (default: each system's own). Returns each system's
+    label, probabilities and λmax on both items and whether the label changed. Whether that
+    is a break depends on the labels the breaker intends (see the module docstring); the
+    scoring library holds that rule.
+
+    Raises ``ValueError`` for no systems, or a text checked against a pair.
 
     Example:
         >>> check = check_variant("a good film", "a good film , not", {"cnn": system})
@@ -243,9 +288,12 @@ def check_variant(original: str, variant: str, systems: Mapping[str, System]) ->
     """
     if not systems:
         raise ValueError("check_variant needs at least one system")
+    original, variant = as_item(original), as_item(variant)
+    if isinstance(original, SentencePair) != isinstance(variant, SentencePair):
+        raise ValueError("a draft variant is of its original's kind: two texts, or two pairs")
     outcomes = {}
     for name, system in systems.items():
-        before, after = system.fisher([original, variant], hints=False)
+        before, after = system.fisher([original, variant], hints=False, editable=editable)
         labels = system.labels
         outcomes[name] = VariantOutcome(
             original=SystemPrediction(before.label, _named(labels, before.probabilities)),
@@ -258,88 +306,87 @@ def check_variant(original: str, variant: str, systems: Mapping[str, System]) ->
     return VariantCheck(original, variant, outcomes)
 
 
-def embedding_neighbours(system: System, word: str, *, k: int = 10) -> list[Replacement]:
-    """The ``k`` vocabulary words nearest to ``word`` in ``system``'s input-embedding space
-    (cosine), content words only, nearest first, in the word's case.
-
-    Only a word that the system encodes as one token has neighbours (``[]`` otherwise).
-    """
-    (item,) = system.backend.tokenize([word], system.max_length)
-    ids = [i for i, w in zip(item.input_ids, item.word_index, strict=True) if w >= 0]
-    if len(ids) != 1:
-        return []
-    return _neighbour_table(system).nearest(ids[0], word, k, "the system")
-
-
-def neighbour_swaps(text: str, system: System, *, k: int = 5) -> list[Perturbation]:
-    """One perturbation per word of ``text`` (:func:`edits.words.split_words`) and each of
-    its ``k`` embedding neighbours in ``system`` (:func:`embedding_neighbours`)."""
-    return [
-        substitution(text, start, end, replacement)
-        for word, start, end in split_words(text, lowercase=False)
-        if is_content_word(word)
-        for replacement in embedding_neighbours(system, word, k=k)
-    ]
-
-
 @dataclass(frozen=True)
 class _Candidate:
-    perturbation: Perturbation
+    perturbation: Perturbation  # of the edited segment's text
     word: int
+    item: TextItem  # the whole variant: the text, or the pair with that segment edited
+    segment: str | None = None
     projection: float = 0.0
     predicted_kl: float = 0.0
 
 
+@dataclass(frozen=True)
+class _Choices:
+    """How many words to edit and which candidates to consider at each."""
+
+    words: int
+    neighbours: int
+    senses: int
+    sources: tuple[str, ...]
+
+
 def _candidates(
-    context: TextDirections,
+    context: TextDirections[TextItem],
     guide_name: str,
-    table: _NeighbourTable | None,
+    table: NeighbourTable | None,
     wordnet: WordNet | None,
-    words: int,
-    neighbours: int,
-    senses: int,
-    sources: Sequence[str],
+    choices: _Choices,
 ) -> list[_Candidate]:
     if context.spans is None:
         # A slow tokenizer gives no character offsets: there is no place to put an edit.
         return []
+    segments: list[str | None] = [None] * len(context.words)
+    if context.word_segments is not None:
+        segments = list(context.word_segments)
     editable = [w for w, word in enumerate(context.words) if is_content_word(word)]
     # Ties in leverage go to the earlier word: nothing here depends on hash order.
-    chosen = sorted(editable, key=lambda w: (-context.leverage[w], w))[:words]
-    antonyms = ANTONYM in sources and label_change_allowed(context.text)
+    chosen = sorted(editable, key=lambda w: (-context.leverage[w], w))[: choices.words]
     candidates = []
     for w in chosen:
+        segment = segments[w]
+        text = segment_text(context.text, segment)
         word = context.words[w]
+        # The words around it in its own segment (a pair's other segment is another text).
         around = {
-            "before": context.words[w - 1] if w > 0 else "",
-            "after": context.words[w + 1] if w + 1 < len(context.words) else "",
+            "before": context.words[w - 1] if w > 0 and segments[w - 1] == segment else "",
+            "after": context.words[w + 1]
+            if w + 1 < len(context.words) and segments[w + 1] == segment
+            else "",
         }
         found: list[Replacement] = []
-        if antonyms:
+        if ANTONYM in choices.sources and label_change_allowed(text):
             found += antonym_replacements(word, wordnet=wordnet, senses=1, probes=True, **around)
-        if SYNONYM in sources:
-            found += synonym_replacements(word, wordnet=wordnet, senses=senses, **around)
+        if SYNONYM in choices.sources:
+            found += synonym_replacements(word, wordnet=wordnet, senses=choices.senses, **around)
         tokens = context.tokens(w)
         if table is not None and len(tokens) == 1:
-            found += table.nearest(tokens[0], word, neighbours, f"system {guide_name!r}")
-        best: dict[str, Replacement] = {}
-        for replacement in found:
-            key = replacement.word.lower()
-            if key == word.lower():
-                continue
-            if key not in best or (
-                _SOURCE_PRIORITY[replacement.source] < _SOURCE_PRIORITY[best[key].source]
-            ):
-                best[key] = replacement
+            found += table.nearest(tokens[0], word, choices.neighbours, f"system {guide_name!r}")
         start, end = context.spans[w]
-        candidates += [
-            _Candidate(substitution(context.text, start, end, best[key]), w) for key in sorted(best)
-        ]
+        for replacement in _one_per_word(word, found):
+            perturbation = substitution(text, start, end, replacement)
+            item = with_segment(context.text, segment, perturbation.text)
+            candidates.append(_Candidate(perturbation, w, item, segment))
     return candidates
 
 
+def _one_per_word(word: str, found: list[Replacement]) -> list[Replacement]:
+    """Each replacement word once (antonym, then synonym, then neighbour), the word itself
+    left out, in the order of their lower-cased words."""
+    best: dict[str, Replacement] = {}
+    for replacement in found:
+        key = replacement.word.lower()
+        if key == word.lower():
+            continue
+        if key not in best or (
+            _SOURCE_PRIORITY[replacement.source] < _SOURCE_PRIORITY[best[key].source]
+        ):
+            best[key] = replacement
+    return [best[key] for key in sorted(best)]
+
+
 def _rank(
-    context: TextDirections,
+    context: TextDirections[TextItem],
     candidates: list[_Candidate],
     embeddings: dict[str, np.ndarray],
     top_k: int,
@@ -355,6 +402,8 @@ def _rank(
             _Candidate(
                 candidate.perturbation,
                 candidate.word,
+                candidate.item,
+                candidate.segment,
                 projection,
                 float(context.directions.kl(np.asarray(projection))),
             )
@@ -374,7 +423,8 @@ def _replacement_embeddings(system: System, replacements: list[str]) -> dict[str
     with torch.inference_mode():
         for start in range(0, len(replacements), system.batch_size):
             chunk = replacements[start : start + system.batch_size]
-            batch = system.encode(chunk)
+            items, editable = word_items(system, chunk)
+            batch = system.encode(items, editable=editable)
             embeds = system.input_embeddings(batch).double()
             keep = batch.editable.unsqueeze(-1).double()
             means = (embeds * keep).sum(dim=1) / keep.sum(dim=1).clamp(min=1)
@@ -382,7 +432,7 @@ def _replacement_embeddings(system: System, replacements: list[str]) -> dict[str
     return found
 
 
-def _predictions(system: System, texts: list[str]) -> list[SystemPrediction]:
+def _predictions(system: System, texts: list[TextItem]) -> list[SystemPrediction]:
     batch = system.predict(texts)
     return [
         SystemPrediction(label, _named(batch.label_names, row))
@@ -422,52 +472,3 @@ def _check_arguments(
             f"choose from {', '.join(SUGGESTION_SOURCES)}"
         )
     return guide if guide is not None else next(iter(systems))
-
-
-# Embedding neighbours.
-
-
-class _NeighbourTable:
-    """The unit-normalised input embeddings of a system's content-word vocabulary."""
-
-    def __init__(self, system: System) -> None:
-        entries = [(i, w) for i, w in system.vocabulary_words() if is_content_word(w)]
-        weight = system.backend.embedding_weight().detach().double()
-        self.ids = torch.tensor([i for i, _ in entries], dtype=torch.long, device=weight.device)
-        self.words = [w for _, w in entries]
-        self.weight = weight
-        self.unit = torch.nn.functional.normalize(weight[self.ids], dim=-1)
-
-    def nearest(self, token: int, word: str, k: int, where: str) -> list[Replacement]:
-        if not len(self.words) or k == 0:
-            return []
-        query = torch.nn.functional.normalize(self.weight[token], dim=-1)
-        cosine = self.unit @ query
-        order = torch.argsort(cosine, descending=True, stable=True).tolist()  # ties by id
-        found: list[Replacement] = []
-        lowered = word.lower()
-        for index in order:
-            if len(found) == k:
-                break
-            candidate = self.words[index]
-            if candidate.lower() == lowered:
-                continue
-            found.append(
-                Replacement(
-                    match_case(word, candidate),
-                    NEIGHBOUR,
-                    KEEPS_LABEL[NEIGHBOUR],
-                    f"nearest neighbour of {word!r} in the input-embedding space of {where} (cosine "
-                    f"{float(cosine[index]):.2f}); meant to keep the label",
-                )
-            )
-        return found
-
-
-_TABLES: weakref.WeakKeyDictionary[System, _NeighbourTable] = weakref.WeakKeyDictionary()
-
-
-def _neighbour_table(system: System) -> _NeighbourTable:
-    if system not in _TABLES:
-        _TABLES[system] = _NeighbourTable(system)
-    return _TABLES[system]

@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -188,12 +189,14 @@ SENTIMENT = {
 NEUTRAL = ["the", "a", "film", "movie", "story", "it", "is", "was", "and", "but", "this", "very"]
 
 
-def build_sentiment_bow(out: Path) -> Path:
-    words = NEUTRAL + list(SENTIMENT)
-    vocab = Vocabulary.build([words])
+def _sentiment_embedded(architecture: str, labels: list[str]) -> tuple[Any, Any, Vocabulary]:
+    """A bag of words (``architecture``: bow or bow-pair) over the words above, unigrams only,
+    2-d embeddings: a sentiment word at (its sentiment, 0.3), any other word near 0; its layers
+    are the caller's to set. Returns the model, its config and vocabulary."""
+    vocab = Vocabulary.build([NEUTRAL + list(SENTIMENT)])
     config = NativeConfig(
-        architecture="bow",
-        labels=["negative", "positive"],
+        architecture=architecture,
+        labels=list(labels),
         embedding_dim=2,
         hidden_dim=2,
         ngram_buckets=0,
@@ -208,11 +211,51 @@ def build_sentiment_bow(out: Path) -> Path:
                 model.embedding.weight[row] = torch.tensor([SENTIMENT[word], 0.3])
             elif word in NEUTRAL:
                 model.embedding.weight[row] = torch.tensor(rng.uniform(-0.1, 0.1, size=2))
+    return model, config, vocab
+
+
+def build_sentiment_bow(out: Path) -> Path:
+    model, config, vocab = _sentiment_embedded("bow", ["negative", "positive"])
+    with torch.no_grad():
         model.hidden.weight.copy_(torch.eye(2))
         model.hidden.bias.zero_()
         model.output.weight.copy_(torch.tensor([[-2.0, 0.0], [2.0, 0.0]]))
         model.output.bias.zero_()
     return save_native_model(model, config, vocab, out)
+
+
+# Labels of the pair model of known geometry below, in the order NLI sets sort them.
+NLI_LABELS = ["contradiction", "entailment", "neutral"]
+
+
+def build_agreement_pair_bow(out: Path, *, labels: list[str] = NLI_LABELS) -> Path:
+    """A ``bow-pair`` of known geometry over the sentiment words above: it reads the first
+    embedding axis of the premise's bag (u₀) and of the hypothesis's (v₀), and its hidden unit
+    is tanh(4 u₀ v₀). Entailment when both sides lean the same way (z = +3 h), contradiction
+    when they lean opposite ways (z = −3 h), neutral (z = 1) when either side has no
+    sentiment word: ("the film is good", "it is fun") entails, ("the film is good", "it is
+    dull") contradicts, ("the film is good", "it is a film") is neutral. ``labels`` may leave
+    out "neutral" (a two-label pair task: ``["contradiction", "entailment"]``)."""
+    model, config, vocab = _sentiment_embedded("bow-pair", labels)
+    rows = {"contradiction": [-3.0, 0.0], "entailment": [3.0, 0.0], "neutral": [0.0, 0.0]}
+    with torch.no_grad():
+        # Features: u (0, 1), v (2, 3), |u - v| (4, 5), u * v (6, 7).
+        model.hidden.weight.zero_()
+        model.hidden.weight[0, 6] = 4.0
+        model.hidden.bias.zero_()
+        model.output.weight.copy_(torch.tensor([rows[label] for label in labels]))
+        model.output.bias.copy_(torch.tensor([float(label == "neutral") for label in labels]))
+    return save_native_model(model, config, vocab, out)
+
+
+@pytest.fixture(scope="session")
+def agreement_pair_bow(tmp_path_factory: pytest.TempPathFactory) -> System:
+    """The pair model of known geometry above, loaded in float64."""
+    return load_system(
+        build_agreement_pair_bow(tmp_path_factory.mktemp("agreement-pair-bow")),
+        device="cpu",
+        dtype=torch.float64,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -137,16 +137,26 @@ def test_the_cli_predicts_pairs_from_jsonl_with_a_transformers_model(tmp_path):
     assert all("hints" not in r for r in records)
 
 
-def test_suggest_refuses_a_pair_file_with_a_message(tmp_path, capsys):
+def test_suggest_reads_a_pair_file_in_the_nli_cad_layout(tmp_path, capsys):
     source = write_tsv(tmp_path / "pairs.tsv", synthetic_pairs(3, seed=0))
-    model = FIXTURES / "models" / "tiny-bert"
-    with pytest.raises(SystemExit) as caught:
+    model = FIXTURES / "models" / "tiny-bow-pair"
+    output = tmp_path / "out.jsonl"
+    assert (
         main(
-            ["suggest", "--model", str(model), "--input", str(source), "--output", "x.jsonl"]
+            ["suggest", "--model", str(model), "--input", str(source), "--output", str(output)]
             + ["--source", "neighbour"]
         )
-    assert caught.value.code == 2
-    assert "suggest reads single texts" in capsys.readouterr().err
+        == 0
+    )
+    assert "for 3 items" in capsys.readouterr().out
+    records = read_jsonl(output)
+    pairs = read_labelled_pairs(source).pairs
+    assert [(r["premise"], r["hypothesis"]) for r in records] == [tuple(p) for p in pairs]
+    # Without --editable a pair's words are both sides', premise first.
+    for record, pair in zip(records, pairs, strict=True):
+        words = len(pair.premise.split())
+        assert record["word_segments"][:words] == ["premise"] * words
+        assert set(record["word_segments"][words:]) == {"hypothesis"}
 
 
 @pytest.mark.slow

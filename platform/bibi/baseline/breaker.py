@@ -52,6 +52,11 @@ has. Running the breaker again submits a new version of the team's set (a new pa
 becomes the entry unless the team marked another final, and counts against the task's quota
 of sets).
 
+On a sentence-pair task (NLI) the label path runs on the pairs: each candidate edits one of
+the texts the task lets breakers edit (``editable_text``), the others stay the original's, and
+the systems run on whole pairs; on a three-label set a label change claims no label
+(``edits.claims``), so only label-keeping pairs are made there.
+
 On a span task (QA-SRL) the candidates are ``span_candidates``' (edits of the sentence
 outside the gold answers keep them; edits inside one carry a guessed answer and are stored
 ``label_unverified``; never the predicate), verified as they are made, and the checks are
@@ -126,6 +131,8 @@ class BaselinePair:
     rank: int
     broken: tuple[str, ...]
     label_unverified: bool = False
+    # Items of two texts (a sentence pair): the variant's second text (the hypothesis).
+    variant_text_b: str = ""
     # Span tasks: the variant's answers (a guess when ``label_unverified``).
     variant_answers: tuple[dict[str, Any], ...] = ()
 
@@ -286,10 +293,9 @@ class BaselineKind:
 def _label_made(
     shared_task: SharedTask, ranked: Sequence[RankedOriginal], hosted: Sequence[Hosted], seed: int
 ) -> tuple[list[Candidate], int]:
-    labels = tuple(shared_task.labels)
-    candidates = candidates_make(ranked, hosted, labels=labels, seed=seed)
+    candidates = candidates_make(ranked, hosted, shared_task=shared_task, seed=seed)
     passed, refused = _checked(shared_task, ranked, candidates)
-    verify(passed, hosted, labels=labels)
+    verify(passed, hosted, kind=shared_task.kind, labels=shared_task.labels)
     return passed, refused
 
 
@@ -324,6 +330,7 @@ def _checked(
             # The same text made twice (a synonym that is a neighbour too): the first stands.
             seen.add(key)
             candidate.checked = checked
+            candidate.items = kind.checked_items(checked)
             passed.append(candidate)
     if not passed:
         raise ValidationError(
@@ -351,6 +358,7 @@ def _made(candidate: Candidate) -> BaselinePair:
         original_id=candidate.ranked.example.external_id,
         original_label=candidate.ranked.example.label,
         variant_text=candidate.text,
+        variant_text_b=candidate.text_b,
         variant_label=candidate.label,
         source=candidate.source,
         keeps_label=candidate.perturbation.keeps_label,
@@ -435,6 +443,7 @@ def _in_turns(
     def order(index: int) -> tuple[Any, ...]:
         c = candidates[index]
         kind = LABEL_CHANGING if c.unverified else LABEL_PRESERVING
+        # Pairs that share their first text (a sentence pair's premise) stay in made order.
         return (-len(c.broken), c.ranked.strategy != kind, c.ranked.rank, -c.projection, c.text)
 
     breaking = [i for i in indices if candidates[i].broken]

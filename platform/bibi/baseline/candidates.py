@@ -3,6 +3,12 @@ original with its gold label by construction (``breaker``'s module docstring has
 the filters that keep those labels believable, and the verification by the ``scoring``
 library's break rule.
 
+An item of several texts (a sentence pair) is edited in the texts the task lets breakers
+edit (``editable_text``): each candidate edits one of them (``Candidate.segment``), the guided
+suggestions over those texts' words (``fim_engine.suggest_many`` with the task's model
+options), names, typos and negations on each such text; the others stay the original's, and
+every system is run on the whole items.
+
 Loads models (``bibi.systems.runner``, and with it torch): never imported by the web process.
 """
 
@@ -24,6 +30,8 @@ from bibi.sharedtasks.models import SharedTask
 from bibi.systems.errors import ValidationFailed
 from bibi.systems.models import SystemVersion
 from bibi.systems.runner import model_call, version_model
+from bibi.tasktypes import TaskType
+from bibi.tasktypes.items import Item
 from bibi.tasktypes.rules import CheckedPair, PairInput
 from edits.claims import ANTONYM, CHANGES, NAME, NEGATION, SYNONYM, TYPO, edit_claim
 from edits.perturbations import (
@@ -34,6 +42,7 @@ from edits.perturbations import (
     negation_edits,
 )
 from edits.wordnet import load_wordnet
+from fim_engine.sentence_pairs import SEGMENTS
 from fim_engine.suggestions import SuggestionReport, suggest_many
 
 # Round-robin order of the sources, and the order of preference of one text made twice.
@@ -57,11 +66,15 @@ TYPO_WORDS = 3
 @dataclass
 class Candidate:
     ranked: RankedOriginal
-    perturbation: Perturbation
+    perturbation: Perturbation  # of the text of ``segment``
     label: str
     projection: float = 0.0
     checked: CheckedPair | None = None
     broken: tuple[str, ...] = ()
+    # The ``Example`` field of the text the edit is in (a sentence pair's ``text_b``).
+    segment: str = "text"
+    # The original's and the variant's items as checked (set with ``checked``).
+    items: tuple[Item, Item] | None = None
     # Span tasks: the variant's answers, and whether they are a guess (an edit inside one).
     answers: list[dict[str, Any]] | None = None
     moves_answer: bool = False
@@ -79,14 +92,15 @@ class Candidate:
 
     @property
     def text(self) -> str:
-        """The variant as the checks normalized it (what is stored and scored)."""
+        """The variant's first text as the checks normalized it (what is stored and scored)."""
         assert self.checked is not None
         return self.checked.variant_text
 
     @property
-    def original_text(self) -> str:
+    def text_b(self) -> str:
+        """The variant's second text, as checked ('' for an item of one text)."""
         assert self.checked is not None
-        return self.checked.original.text
+        return str(self.checked.fields.get("variant_text_b", ""))
 
 
 @dataclass(frozen=True)
@@ -150,23 +164,72 @@ def by_guide(
 
 
 def candidates_make(
-    ranked: Sequence[RankedOriginal], hosted: Sequence[Hosted], *, labels: Sequence[str], seed: int
+    ranked: Sequence[RankedOriginal],
+    hosted: Sequence[Hosted],
+    *,
+    shared_task: SharedTask,
+    seed: int,
 ) -> list[Candidate]:
     """Every edit of every original, with its gold label by construction; in a fixed order."""
     wordnet = load_wordnet()
+    reports = _guided(ranked, hosted, shared_task, wordnet)
+    kind = shared_task.kind
+    fields = kind.segment_fields
+    labels = tuple(shared_task.labels)
+    candidates = []
+    for entry in ranked:
+        example = entry.example
+        report = reports[example.id]
+        made_here: list[tuple[str, Perturbation, float]] = [
+            (
+                fields[SEGMENTS.index(s.segment)] if s.segment else fields[0],
+                Perturbation(s.text, s.edit, s.source, s.keeps_label, s.rationale),
+                s.projection,
+            )
+            for s in report.suggestions
+            if not s.probe and (s.source != ANTONYM or s.projection > 0)
+        ]
+        levered = levered_words(report.leverage, TYPO_WORDS, segments=report.word_segments)
+        for field in kind.editable_fields(shared_task.editable_text):
+            text = getattr(example, field)
+            name = SEGMENTS[fields.index(field)] if report.word_segments else None
+            made_here += [(field, p, 0.0) for p in name_swaps(text, wordnet=wordnet)]
+            made_here += [
+                (field, p, 0.0)
+                for p in keyboard_typos(text, per_word=1, seed=seed)
+                if (name, p.edit.original.lower()) in levered
+            ]
+            made_here += [(field, p, 0.0) for p in negation_edits(text)]
+        for field, perturbation, projection in made_here:
+            # What the edit claims (edits.claims): none where the label set has no opposite.
+            label = edit_claim(perturbation.kind, original_label=example.label, labels=labels).label
+            if label is not None:
+                candidates.append(Candidate(entry, perturbation, label, projection, segment=field))
+    return candidates
+
+
+def _guided(
+    ranked: Sequence[RankedOriginal],
+    hosted: Sequence[Hosted],
+    shared_task: SharedTask,
+    wordnet: Any,
+) -> dict[int, SuggestionReport]:
+    """Each original's guided suggestions (synonyms, antonyms) by example id, each group of
+    originals through its guide once; a sentence pair's in the texts breakers may edit."""
+    kind = shared_task.kind
     systems = {entry.key: entry.system for entry in hosted}
     reports: dict[int, SuggestionReport] = {}
     for guide, group in by_guide(ranked, hosted):
-        sources = (SYNONYM, ANTONYM)
         try:
             made = model_call(
                 suggest_many,
-                [entry.example.text for entry in group],
+                [kind.model_input(kind.item(entry.example)) for entry in group],
                 {guide: systems[guide]},
                 words=SUGGESTED_WORDS,
                 top_k=SUGGESTED_PER_KIND,
-                sources=sources,
+                sources=(SYNONYM, ANTONYM),
                 wordnet=wordnet,
+                **kind.model_options(shared_task),
             )
         except ValidationFailed as failure:
             raise ValidationError(
@@ -175,40 +238,27 @@ def candidates_make(
         reports.update(
             (entry.example.id, report) for entry, report in zip(group, made, strict=True)
         )
-
-    candidates = []
-    for entry in ranked:
-        example = entry.example
-        report = reports[example.id]
-        made_here: list[tuple[Perturbation, float]] = [
-            (
-                Perturbation(s.text, s.edit, s.source, s.keeps_label, s.rationale),
-                s.projection,
-            )
-            for s in report.suggestions
-            if not s.probe and (s.source != ANTONYM or s.projection > 0)
-        ]
-        made_here += [(p, 0.0) for p in name_swaps(example.text, wordnet=wordnet)]
-        levered = levered_words(report.leverage, TYPO_WORDS)
-        made_here += [
-            (p, 0.0)
-            for p in keyboard_typos(example.text, per_word=1, seed=seed)
-            if p.edit.original.lower() in levered
-        ]
-        made_here += [(p, 0.0) for p in negation_edits(example.text)]
-        for perturbation, projection in made_here:
-            # What the edit claims (edits.claims): none where the label set has no opposite.
-            label = edit_claim(perturbation.kind, original_label=example.label, labels=labels).label
-            if label is not None:
-                candidates.append(Candidate(entry, perturbation, label, projection))
-    return candidates
+    return reports
 
 
-def levered_words(leverage: Sequence[tuple[str, float]], count: int) -> set[str]:
+def levered_words(
+    leverage: Sequence[tuple[str, float]],
+    count: int,
+    *,
+    segments: Sequence[str] | None = None,
+) -> set[tuple[str | None, str]]:
     """The ``count`` content words of the original whose deletion moves the guide most, from
-    its word leverage (label reports and span Fisher results alike), lower-cased."""
-    content = [(score, word.lower()) for word, score in leverage if is_content_word(word)]
-    return {word for _, word in sorted(content, key=lambda item: -item[0])[:count]}
+    its word leverage (label reports and span Fisher results alike), as (segment, lower-cased
+    word): ``segments`` names each word's segment for a sentence pair (``word_segments``;
+    None for a text)."""
+    named = segments if segments is not None else [None] * len(leverage)
+    content = [
+        (score, segment, word.lower())
+        for (word, score), segment in zip(leverage, named, strict=True)
+        if is_content_word(word)
+    ]
+    top = sorted(content, key=lambda item: -item[0])[:count]
+    return {(segment, word) for _, segment, word in top}
 
 
 def pair_input(candidate: Candidate, *, row: int, hosted: int = 0) -> PairInput:
@@ -238,7 +288,9 @@ def pair_input(candidate: Candidate, *, row: int, hosted: int = 0) -> PairInput:
     return PairInput(
         row=row,
         original_id=ranked.example.external_id,
-        variant_text=candidate.perturbation.text,
+        # The edited text; on an item of several texts the others are left out: the
+        # original's (``LabelledTaskType.check_pair``).
+        **{f"variant_{candidate.segment}": candidate.perturbation.text},
         variant_label=candidate.label,
         rationale=rationale,
         tags=SOURCE_TAGS[candidate.source],
@@ -249,30 +301,36 @@ def pair_input(candidate: Candidate, *, row: int, hosted: int = 0) -> PairInput:
 
 
 def verify(
-    candidates: Sequence[Candidate], hosted: Sequence[Hosted], *, labels: Sequence[str]
+    candidates: Sequence[Candidate],
+    hosted: Sequence[Hosted],
+    *,
+    kind: TaskType,
+    labels: Sequence[str],
 ) -> None:
-    """Run every system on both texts of every candidate and set ``broken`` by the scoring
-    library's break rule."""
-    originals = [c.original_text for c in candidates]
-    texts = sorted({c.text for c in candidates} | set(originals))
+    """Run every system on both items of every candidate (as checked: ``Candidate.items``)
+    and set ``broken`` by the scoring library's break rule."""
+    pairs = [candidate.items for candidate in candidates]
+    assert all(pair is not None for pair in pairs)
+    items = {kind.item_key(item): item for pair in pairs if pair is not None for item in pair}
+    keys = sorted(items)
     rows: list[dict[str, Any]] = []
     for entry in hosted:
         try:
-            batch = model_call(entry.system.predict, texts)
+            batch = model_call(entry.system.predict, [kind.model_input(items[k]) for k in keys])
         except ValidationFailed as failure:
             raise ValidationError(f"The model of {entry.name} failed: {failure.detail}") from None
         rows += [
-            {"system": entry.key, "text": text, "label": entry.mapping[label]}
-            for text, label in zip(texts, batch.labels, strict=True)
+            {"system": entry.key, "text": key, "label": entry.mapping[label]}
+            for key, label in zip(keys, batch.labels, strict=True)
         ]
     frame = pd.DataFrame(
         {
             "pair_id": range(len(candidates)),
             "team": "baseline",
             "original_id": [c.ranked.example.external_id for c in candidates],
-            "original_text": originals,
+            "original_text": [kind.item_key(pair[0]) for pair in pairs if pair is not None],
             "original_label": [c.ranked.example.label for c in candidates],
-            "variant_text": [c.text for c in candidates],
+            "variant_text": [kind.item_key(pair[1]) for pair in pairs if pair is not None],
             "variant_label": [c.label for c in candidates],
         }
     )

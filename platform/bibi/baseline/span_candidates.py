@@ -118,7 +118,7 @@ def _edits(
             sentence, wordnet=wordnet, seed=seed, protect=protect
         )
         if p.keeps_label
-        and (p.source != TYPO or p.edit.original.lower() in levered)
+        and (p.source != TYPO or (None, p.edit.original.lower()) in levered)
         and normalize_text(p.text) == p.text
     ]
 

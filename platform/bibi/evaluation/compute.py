@@ -40,6 +40,7 @@ from bibi.evaluation.models import CellChunk, ScoringRun
 from bibi.evaluation.services import scoring_run_advance, scoring_run_score
 from bibi.sharedtasks.models import Example
 from bibi.systems.errors import ValidationFailed
+from bibi.systems.label_outputs import word_rows
 from bibi.systems.models import Prediction, SystemVersion
 from bibi.systems.runner import input_digests, model_call, version_span_system, version_system
 from bibi.systems.span_outputs import SpanOutput, span_outputs
@@ -111,8 +112,8 @@ def _outputs_of(
                 r.label,
                 [float(p) for p in r.probabilities],
                 r.lambda_max,
-                [[word, score] for word, score in r.hints],
-                [[word, score] for word, score in r.leverage],
+                word_rows(r.hints, r.word_segments),
+                word_rows(r.leverage, r.word_segments),
                 r.truncated,
                 digest,
             )

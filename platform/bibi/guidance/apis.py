@@ -4,6 +4,7 @@ draft checks for one starter original as jobs to poll. Who sees it is ``visibili
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from django.urls import reverse
@@ -39,14 +40,19 @@ class GuidanceSystemOutput(serializers.Serializer):
 
 class GuidanceWordOutput(serializers.Serializer):
     text = serializers.CharField()
-    start = serializers.IntegerField()
+    start = serializers.IntegerField(help_text="Character offset into the word's text.")
     end = serializers.IntegerField()
     leverage = serializers.FloatField(allow_null=True)
+    segment = serializers.CharField(
+        help_text="The original's text the word is in: text, or a sentence pair's text_b "
+        "(the hypothesis)."
+    )
 
 
 class GuidanceOriginalOutput(serializers.Serializer):
     """A starter original in the boundary ranking (``systems`` empty when the task shows
-    only the ranking)."""
+    only the ranking); an item of several texts has each by its field (a sentence pair's
+    hypothesis is ``text_b``)."""
 
     id = serializers.CharField(source="example.external_id")
     text = serializers.CharField(source="example.text")
@@ -72,6 +78,8 @@ class GuidanceOriginalOutput(serializers.Serializer):
 
     def to_representation(self, original: ranking.RankedOriginal) -> dict[str, Any]:
         data = super().to_representation(original)
+        kind = self.context["shared_task"].kind
+        data.update(kind.item_fields(kind.item(original.example)))
         for key in ("confidence", "uncertainty"):
             if data[key] is not None and data[key] != data[key]:
                 data[key] = None  # NaN: no system has this original
@@ -132,8 +140,9 @@ class GuidanceListApi(APIView):
             request,
             originals,
             GuidanceOriginalOutput,
-            prepare=ranking.ranking_words,
+            prepare=functools.partial(ranking.ranking_words, shared_task=shared_task),
             per_system=sight.per_system,
+            shared_task=shared_task,
         )
 
 
@@ -143,7 +152,15 @@ class GuidanceSuggestInput(serializers.Serializer):
         required=False,
         allow_blank=True,
         trim_whitespace=False,
-        help_text="A draft variant to check; without it, suggestions for the original.",
+        help_text="A draft variant to check; without it, suggestions for the original. "
+        "Sentence pairs: the variant's premise (also as variant_premise).",
+    )
+    variant_text_b = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        help_text="Sentence pairs: the variant's hypothesis (also as variant_hypothesis). A "
+        "text left out is the original's.",
     )
     variant_label = serializers.CharField(
         required=False, help_text="The variant's intended gold label (default: the original's)."
@@ -200,7 +217,7 @@ class GuidanceSuggestApi(APIView):
     def post(self, request: Request, slug: str) -> Response:
         shared_task = shared_task_for(request, slug)
         visibility.guidance_sight_require(user=request.user, shared_task=shared_task)
-        data = GuidanceSuggestInput(data=request.data)
+        data = GuidanceSuggestInput(data=_pair_names(shared_task, request.data))
         data.is_valid(raise_exception=True)
         values = data.validated_data
         systems = values.get("systems")
@@ -211,6 +228,7 @@ class GuidanceSuggestApi(APIView):
                 request=suggest.SuggestRequest(
                     original_id=values["original_id"],
                     variant_text=values.get("variant_text"),
+                    variant_text_b=values.get("variant_text_b"),
                     variant_label=values.get("variant_label"),
                     system_ids=tuple(systems) if systems else None,
                     top_k=values["top_k"],
@@ -228,6 +246,21 @@ class GuidanceSuggestApi(APIView):
                 headers={"Retry-After": str(cap.retry_after)},
             )
         return job_response(request, slug, outcome)
+
+
+def _pair_names(shared_task: Any, data: Any) -> Any:
+    """The request's fields with a variant text named as in the task type's pairs (a sentence
+    pair's ``variant_premise``, ``variant_hypothesis``) under the pair field that holds it
+    (``variant_text``, ``variant_text_b``)."""
+    renames = shared_task.kind.pair_layouts[0].renames
+    if not hasattr(data, "items") or not any(
+        name.startswith("variant_") and name in renames for name in data
+    ):
+        return data
+    return {
+        renames.get(name, name) if name.startswith("variant_") else name: value
+        for name, value in data.items()
+    }
 
 
 class GuidanceJobApi(APIView):

@@ -11,31 +11,45 @@ from __future__ import annotations
 from typing import Any
 
 import fim_engine
+import fim_engine.sentence_pairs
 from bibi.systems.errors import ValidationFailed
 from bibi.systems.models import SystemVersion
 from bibi.systems.runner import model_call, version_span_system, version_system
+
+# An item as a task hands it over: a text, or the list of a sentence pair's two texts.
+Given = str | list[str]
 
 
 def guidance_compute(
     *,
     version_ids: list[int],
-    original: str,
-    variant: str | None,
+    original: Given,
+    variant: Given | None,
     top_k: int,
     words: int,
+    editable: str | None = None,
 ) -> dict[str, Any]:
     """``{"check": VariantCheck.to_dict()}`` for a draft ``variant``, else
     ``{"report": SuggestionReport.to_dict(), "sources": [...]}`` for ``original`` with the
     first version as the guide; ``{"error": reason}`` when a model cannot be loaded or run.
-    Systems are named by version id."""
+    Systems are named by version id. A sentence pair's ``editable`` segment (the task's
+    ``model_options``) is where the suggestions edit and what λmax counts."""
     try:
         systems = _loaded(version_ids)
+        item = fim_engine.sentence_pairs.as_item(original)
         if variant is not None:
-            check = model_call(fim_engine.check_variant, original, variant, systems)
+            changed = fim_engine.sentence_pairs.as_item(variant)
+            check = model_call(fim_engine.check_variant, item, changed, systems, editable=editable)
             return {"check": check.to_dict()}
         sources = _sources()
         report = model_call(
-            fim_engine.suggest, original, systems, top_k=top_k, words=words, sources=sources
+            fim_engine.suggest,
+            item,
+            systems,
+            top_k=top_k,
+            words=words,
+            sources=sources,
+            editable=editable,
         )
         return {"report": report.to_dict(), "sources": list(sources)}
     except ValidationFailed as failed:
@@ -43,7 +57,12 @@ def guidance_compute(
 
 
 def guidance_compute_many(
-    *, version_ids: list[int], originals: list[str], top_k: int, words: int
+    *,
+    version_ids: list[int],
+    originals: list[Given],
+    top_k: int,
+    words: int,
+    editable: str | None = None,
 ) -> list[dict[str, Any]]:
     """``SuggestionReport.to_dict()`` for each of ``originals`` in order, the first version the
     guide, the verifying forward passes batched per system (``fim_engine.suggest_many``); each
@@ -51,8 +70,15 @@ def guidance_compute_many(
     when a model cannot be loaded or run, or a version is no longer ready."""
     systems = _loaded(version_ids)
     sources = _sources()
+    items = fim_engine.sentence_pairs.as_items(originals)
     reports = model_call(
-        fim_engine.suggest_many, originals, systems, top_k=top_k, words=words, sources=sources
+        fim_engine.suggest_many,
+        items,
+        systems,
+        top_k=top_k,
+        words=words,
+        sources=sources,
+        editable=editable,
     )
     return [{**report.to_dict(), "sources": list(sources)} for report in reports]
 

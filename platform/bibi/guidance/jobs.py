@@ -33,7 +33,10 @@ SCOPES = ("user", "team", "total")
 
 @dataclass(frozen=True)
 class JobRecord:
-    """What a job was asked for, by whom: enough to name and judge its result for the asker."""
+    """What a job was asked for, by whom: enough to name and judge its result for the asker.
+    ``variant`` is the draft's first text (None: suggestions); ``variant_texts`` the whole
+    draft item, one text per segment of the task's type in order (a sentence pair's premise
+    and hypothesis)."""
 
     id: str
     user_id: int
@@ -45,6 +48,7 @@ class JobRecord:
     system_ids: tuple[int, ...]  # in guide order
     version_ids: tuple[int, ...]  # the systems' active versions when asked, same order
     created: float
+    variant_texts: tuple[str, ...] | None = None
 
     @property
     def kind(self) -> str:
@@ -56,6 +60,7 @@ class JobRecord:
             **self.__dict__,
             "system_ids": list(self.system_ids),
             "version_ids": list(self.version_ids),
+            "variant_texts": None if self.variant_texts is None else list(self.variant_texts),
         }
 
     @classmethod
@@ -65,6 +70,9 @@ class JobRecord:
                 **data,
                 "system_ids": tuple(data["system_ids"]),
                 "version_ids": tuple(data["version_ids"]),
+                "variant_texts": None
+                if data.get("variant_texts") is None
+                else tuple(data["variant_texts"]),
             }
         )
 

@@ -18,17 +18,21 @@ from bibi.guidance.span_guidance import span_answer, span_request
 from bibi.guidance.visibility import GuidanceSight, system_name, team_name
 from bibi.sharedtasks.models import Example, SharedTask
 from bibi.systems.models import System
-from bibi.tasktypes import LABEL, SPAN, Parts
+from bibi.tasktypes import LABEL, SPAN, Parts, TaskType
 from edits.claims import Claim, edit_claim, edit_kind
+from fim_engine.sentence_pairs import SEGMENTS
 
 
 @dataclass(frozen=True)
 class SuggestRequest:
     """One request: suggestions for a starter original, or a check of a draft ``variant_text``
-    of it with the ``variant_label`` the breaker intends (default: the original's)."""
+    of it with the ``variant_label`` the breaker intends (default: the original's). An item of
+    two texts (a sentence pair) has its second text's draft in ``variant_text_b``; a text left
+    out is the original's (``drafts.clean_variant``)."""
 
     original_id: str
     variant_text: str | None = None
+    variant_text_b: str | None = None
     variant_label: str | None = None
     system_ids: tuple[int, ...] | None = None
     top_k: int = 5
@@ -48,13 +52,48 @@ def _label_answer(
     by_version: dict[str, System],
 ) -> dict[str, Any]:
     """A labelled task's answer: the draft judged with the intended labels, or the
-    suggestions with the labels they claim."""
-    original = {"id": example.external_id, "text": example.text, "label": example.label}
+    suggestions with the labels they claim. Texts are named by their ``Example`` fields (a
+    sentence pair's premise ``text``, hypothesis ``text_b``), a variant's by its ``Pair``
+    fields (``variant_text``, ``variant_text_b``)."""
+    kind = shared_task.kind
+    original = {
+        "id": example.external_id,
+        **kind.item_fields(kind.item(example)),
+        "label": example.label,
+    }
     if record.variant is not None:
-        return _draft_answer(sight, payload["check"], by_version, original, record.variant_label)
+        variant = _variant_fields(kind.segment_fields, record.variant_texts or (record.variant,))
+        check = payload["check"]
+        return _draft_answer(sight, check, by_version, (original, variant), record.variant_label)
     return _suggestion_answer(
-        sight, payload["report"], payload["sources"], by_version, original, shared_task.labels
+        sight,
+        payload["report"],
+        payload["sources"],
+        by_version,
+        original,
+        shared_task.labels,
+        kind.segment_fields,
     )
+
+
+def _variant_fields(fields: Sequence[str], texts: Sequence[str]) -> dict[str, str]:
+    """A variant item's texts by the ``Pair`` field that holds each."""
+    return {f"variant_{field}": text for field, text in zip(fields, texts, strict=False)}
+
+
+def suggestion_variant(suggestion: dict[str, Any], fields: Sequence[str]) -> dict[str, Any]:
+    """Where a worker's suggestion (``fim_engine.Suggestion.to_dict``) puts its edit, in the
+    platform's names: ``segment``, the ``Example`` field of the text it edits (``fields``: the
+    task type's segment fields, in the order the model reads them, as fim_engine numbers a
+    pair's segments), and ``variant``, the variant's texts by ``Pair`` field (an item of one
+    text: ``{"variant_text": text}``)."""
+    if "segment" not in suggestion:
+        return {"segment": fields[0], "variant": {"variant_text": suggestion["text"]}}
+    names = [name for name in SEGMENTS if name in suggestion]
+    return {
+        "segment": fields[SEGMENTS.index(suggestion["segment"])],
+        "variant": _variant_fields(fields, [suggestion[name] for name in names]),
+    }
 
 
 def _span_answer(
@@ -97,9 +136,10 @@ def _draft_answer(
     sight: GuidanceSight,
     check: dict[str, Any],
     by_version: dict[str, System],
-    original: dict[str, Any],
+    items: tuple[dict[str, Any], dict[str, str]],
     variant_label: str,
 ) -> dict[str, Any]:
+    original, variant = items
     outcomes = [
         _judged(
             by_version[version_id],
@@ -112,7 +152,7 @@ def _draft_answer(
     ]
     return {
         "original": original,
-        "variant_text": check["variant"],
+        **variant,
         "variant_label": variant_label,
         "keeps_label": variant_label == original["label"],
         "systems": len(outcomes),
@@ -129,6 +169,7 @@ def _suggestion_answer(
     by_version: dict[str, System],
     original: dict[str, Any],
     labels: Sequence[str],
+    fields: Sequence[str],
 ) -> dict[str, Any]:
     predictions = report["predictions"]
     suggestions = []
@@ -149,6 +190,7 @@ def _suggestion_answer(
         suggestions.append(
             {
                 **{key: suggestion[key] for key in ("text", "edit", "source", "keeps_label")},
+                **suggestion_variant(suggestion, fields),
                 **{key: suggestion[key] for key in ("rationale", "projection", "predicted_kl")},
                 "label_unverified": claim.label_unverified,
                 "probe": claim.probe,
@@ -170,7 +212,7 @@ def _suggestion_answer(
         "lambda_max": report["lambda_max"] if sight.per_system else None,
         "uncertainty": 1.0 - guide_confidence if sight.per_system else None,
         "notes": {"lambda_max": LAMBDA_NOTE, "transfer": TRANSFER_NOTE},
-        "leverage": report["leverage"],
+        "leverage": _leverage(report, fields),
         "sources": sources,
         "predictions": [
             {"system_id": by_version[vid].id, "system": _name(by_version[vid], sight), **prediction}
@@ -182,13 +224,28 @@ def _suggestion_answer(
     }
 
 
+def _leverage(report: dict[str, Any], fields: Sequence[str]) -> list[list[Any]]:
+    """The guide's word leverage, ``[word, score]``, with each word's ``Example`` field after
+    it for the words of a sentence pair (the report's ``word_segments``)."""
+    segments = report.get("word_segments")
+    if segments is None:
+        return report["leverage"]
+    return [
+        [word, score, fields[SEGMENTS.index(segment)]]
+        for (word, score), segment in zip(report["leverage"], segments, strict=True)
+    ]
+
+
 @dataclass(frozen=True)
 class GuidanceKind:
-    """What guidance does differently by what a task's systems answer: what the worker is
-    told beyond the texts (``request``), which intended labels are refused (``label_check``,
-    raising ``ValidationError``) and how the worker's payload is named and judged (``answer``)."""
+    """What guidance does differently by what a task's systems answer: the task's keyword
+    arguments beyond the texts (``request``: the shared task, the original, the draft item or
+    None, the request), what the worker reads of an item (``model_input``), which intended
+    labels are refused (``label_check``, raising ``ValidationError``) and how the worker's
+    payload is named and judged (``answer``)."""
 
-    request: Callable[[SharedTask, Example, str | None, SuggestRequest], dict[str, Any] | None]
+    request: Callable[[SharedTask, Example, tuple[str, ...] | None, SuggestRequest], dict[str, Any]]
+    model_input: Callable[[TaskType, Sequence[str]], Any]
     label_check: Callable[[SharedTask, str], None]
     answer: Callable[..., dict[str, Any]]
 
@@ -203,24 +260,40 @@ def _label_in_set(shared_task: SharedTask, label: str) -> None:
         )
 
 
-def _span_request(
-    shared_task: SharedTask, example: Example, variant: str | None, request: SuggestRequest
+def _label_request(
+    shared_task: SharedTask,
+    example: Example,
+    variant: tuple[str, ...] | None,
+    request: SuggestRequest,
 ) -> dict[str, Any]:
-    return span_request(
+    """The model options of the task's type (a sentence pair's editable segment), if any."""
+    options = shared_task.kind.model_options(shared_task)
+    return {"options": options} if options else {}
+
+
+def _span_request(
+    shared_task: SharedTask,
+    example: Example,
+    variant: tuple[str, ...] | None,
+    request: SuggestRequest,
+) -> dict[str, Any]:
+    span = span_request(
         shared_task,
         example,
-        variant=variant,
+        variant=None if variant is None else variant[0],
         variant_label=request.variant_label,
         given_answers=request.variant_answers,
         question=request.question,
     )
+    return {"span": span}
 
 
 GUIDANCE_KINDS: Parts[GuidanceKind] = Parts("guidance")
 GUIDANCE_KINDS.register(
     LABEL,
     GuidanceKind(
-        request=lambda shared_task, example, variant, request: None,
+        request=_label_request,
+        model_input=lambda kind, item: kind.model_input(item),
         label_check=_label_in_set,
         answer=_label_answer,
     ),
@@ -229,7 +302,11 @@ GUIDANCE_KINDS.register(
 GUIDANCE_KINDS.register(
     SPAN,
     GuidanceKind(
-        request=_span_request, label_check=lambda shared_task, label: None, answer=_span_answer
+        request=_span_request,
+        # The sentence: the question goes with the span arguments.
+        model_input=lambda kind, item: item[0],
+        label_check=lambda shared_task, label: None,
+        answer=_span_answer,
     ),
 )
 

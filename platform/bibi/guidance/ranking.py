@@ -22,13 +22,15 @@ The rule (also in the app's README):
   λmax predicts the *prediction* moving: near the boundary an edit that keeps the gold label
   breaks most often; far from it, the systems are likeliest to miss an edit that flips it;
 - **words**: each system's stored edit leverage (the first-order KL of deleting a word,
-  ``fim_engine.FisherResult.leverage``) as its share of the text's total, averaged over the
-  systems that have it, on the words of the first system (by id) that stored any.
+  ``fim_engine.FisherResult.leverage``) as its share of the item's total, averaged over the
+  systems that have it, on the words of the first system (by id) that stored any. Each word
+  is found in its own text of the item (``WordLeverage.segment``): a sentence pair's stored
+  words name their segment (``[word, score, segment]``); a word stored without one is looked
+  for in the texts a breaker may edit, in order.
 """
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -41,6 +43,7 @@ from django.core.exceptions import ValidationError
 import scoring
 from bibi.evaluation.matrix import active_versions
 from bibi.guidance.visibility import GuidanceSight, system_name, team_name
+from bibi.guidance.words import WordLeverage, WordPlaces, item_words
 from bibi.sharedtasks.models import Dataset, Example, SharedTask
 from bibi.systems.models import Prediction, System
 
@@ -121,17 +124,6 @@ class SystemView:
     def uncertainty(self) -> float:
         """1 − confidence: the plain baseline λmax is shown beside (``LAMBDA_NOTE``)."""
         return 1.0 - self.confidence
-
-
-@dataclass(frozen=True)
-class WordLeverage:
-    """A word of the original: its text, character span and aggregated edit leverage (the
-    mean over systems of its share of the text's deletion leverage; None when not stored)."""
-
-    text: str
-    start: int
-    end: int
-    leverage: float | None
 
 
 @dataclass(frozen=True)
@@ -230,7 +222,7 @@ def boundary_ranking(
         ).order_by("position", "id")
     )
     cells = _starter_cells(systems, leverage=with_words)
-    scored = _scored(examples, systems, cells, sight)
+    scored = _scored(shared_task, examples, systems, cells, sight)
     ranking = _ranked(scored, tuple(shared_task.strategy_tags))
     if label is not None:
         ranking = [original for original in ranking if original.example.label == label]
@@ -266,6 +258,7 @@ class _Scored:
 
 
 def _scored(
+    shared_task: SharedTask,
     examples: list[Example],
     systems: list[System],
     cells: dict[int, dict[int, _Cell]],
@@ -289,8 +282,8 @@ def _scored(
             for system in systems
             if (cell := cells[system.id].get(example.id)) is not None
         )
-        words = _words(
-            example.text,
+        words = item_words(
+            WordPlaces.of(shared_task, example),
             [cell.leverage for s in systems if (cell := cells[s.id].get(example.id))],
         )
         rows.append(
@@ -335,9 +328,11 @@ def strategy_tags(strategy: str, tags: Sequence[str]) -> tuple[str, ...]:
     return tuple(tag for tag in tags if any(word in tag.lower() for word in words))
 
 
-def ranking_words(originals: Sequence[RankedOriginal]) -> list[RankedOriginal]:
-    """``originals`` with their ``words`` (one query): for a page of a ranking made with
-    ``with_words=False``."""
+def ranking_words(
+    originals: Sequence[RankedOriginal], *, shared_task: SharedTask
+) -> list[RankedOriginal]:
+    """``originals`` (of ``shared_task``'s ranking) with their ``words`` (one query): for a page
+    of a ranking made with ``with_words=False``."""
     versions = {view.version_id for original in originals for view in original.systems}
     rows = Prediction.objects.filter(
         system_version_id__in=versions,
@@ -348,8 +343,8 @@ def ranking_words(originals: Sequence[RankedOriginal]) -> list[RankedOriginal]:
     return [
         replace(
             original,
-            words=_words(
-                original.example.text,
+            words=item_words(
+                WordPlaces.of(shared_task, original.example),
                 [leverage.get((view.version_id, original.example.id)) for view in original.systems],
             ),
         )
@@ -408,58 +403,6 @@ def _disagreements(labels: Iterable[str]) -> int:
     if not counts:
         return 0
     return sum(counts.values()) - counts.most_common(1)[0][1]
-
-
-def _located(text: str, leverage: list[list[Any]]) -> list[tuple[int, int, float]]:
-    """The character spans of a system's leverage words in ``text``, found in order, ignoring
-    case (a word a tokenizer changed beyond case is skipped). Punctuation is left out: a bag of
-    words can put most of its deletion leverage on ".", which is no word to edit."""
-    lowered = text.lower()
-    # Lowercasing keeps offsets but for a few characters (e.g. "İ"); then search the text as is.
-    haystack = lowered if len(lowered) == len(text) else text
-    found = []
-    cursor = 0
-    for word, score in leverage:
-        needle = str(word)
-        if not any(character.isalnum() for character in needle):
-            continue
-        start = haystack.find(needle.lower() if haystack is lowered else needle, cursor)
-        if start < 0:
-            continue
-        cursor = start + len(needle)
-        found.append((start, cursor, float(score)))
-    return found
-
-
-def _words(text: str, leverages: Sequence[list[list[Any]] | None]) -> tuple[WordLeverage, ...]:
-    """Each system's leverage (in system order) as shares, averaged onto the first one's words."""
-    located = [_located(text, leverage) for leverage in leverages if leverage]
-    if not located:
-        return ()
-    reference = located[0]
-    starts = [start for start, _, _ in reference]
-    shares: list[list[float]] = [[] for _ in reference]
-    for spans in located:
-        total = sum(score for _, _, score in spans)
-        if not total > 0:
-            continue
-        sums = [0.0] * len(reference)
-        for start, _, score in spans:
-            # A system's word goes to the reference word its first character falls in.
-            index = bisect.bisect_right(starts, start) - 1
-            if index >= 0 and start < reference[index][1]:
-                sums[index] += score
-        for index, value in enumerate(sums):
-            shares[index].append(value / total)
-    return tuple(
-        WordLeverage(
-            text=text[start:end],
-            start=start,
-            end=end,
-            leverage=sum(share) / len(share) if share else None,
-        )
-        for (start, end, _), share in zip(reference, shares, strict=True)
-    )
 
 
 def guide_order(percentiles: Mapping[int, float]) -> list[int]:

@@ -37,7 +37,7 @@ def span_request(
     question: str | None,
 ) -> dict[str, Any]:
     """The worker's span arguments for the draft ``variant`` (already cleaned by
-    ``suggest._clean_variant``; None: suggestions), or ``ValidationError`` naming the field:
+    ``drafts.clean_variant``; None: suggestions), or ``ValidationError`` naming the field:
     a label given, another question, answers without a variant or not spans of it."""
     if variant_label:
         raise ValidationError(

@@ -20,6 +20,7 @@ from kombu.exceptions import OperationalError
 
 from bibi.celery import app
 from bibi.guidance import jobs
+from bibi.guidance.drafts import clean_variant
 from bibi.guidance.kinds import GUIDANCE_KINDS, SuggestRequest
 from bibi.guidance.ranking import (
     guide_order,
@@ -31,7 +32,6 @@ from bibi.guidance.visibility import GuidanceSight, guidance_sight_require
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import Dataset, Example, SharedTask
 from bibi.systems.models import System
-from bibi.texts import normalize_text
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +79,8 @@ def suggest_start(
     """
     sight = guidance_sight_require(user=user, shared_task=shared_task, viewer=viewer)
     example, variant, variant_label = _checked(shared_task, sight, request)
-    extra = GUIDANCE_KINDS.of(shared_task.kind).request(shared_task, example, variant, request)
+    guidance = GUIDANCE_KINDS.of(shared_task.kind)
+    extra = guidance.request(shared_task, example, variant, request)
     systems = ranking_systems(shared_task=shared_task, system_ids=request.system_ids)
     if not systems:
         raise ValidationError(
@@ -93,15 +94,21 @@ def suggest_start(
         team_id=team.id if team is not None else None,
         shared_task_id=shared_task.id,
         original_id=example.external_id,
-        variant=variant,
+        variant=None if variant is None else variant[0],
         variant_label=variant_label,
         system_ids=tuple(system.id for system in systems),
         version_ids=tuple(system.active_version_id or 0 for system in systems),
         created=time.time(),
+        variant_texts=variant,
     )
     jobs.admit(record)
     jobs.record_save(record)
-    failed = _send(record, example.text, request, extra)
+    kind = shared_task.kind
+    items = (
+        guidance.model_input(kind, kind.item(example)),
+        None if variant is None else guidance.model_input(kind, variant),
+    )
+    failed = _send(record, items, request, extra)
     if failed is not None:
         jobs.release(record)
         return JobOutcome(record, "failed", detail=failed)
@@ -131,8 +138,8 @@ def suggest_job(
 
 def _checked(
     shared_task: SharedTask, sight: GuidanceSight, request: SuggestRequest
-) -> tuple[Example, str | None, str]:
-    """The original, the cleaned variant (None: suggestions) and the intended label."""
+) -> tuple[Example, tuple[str, ...] | None, str]:
+    """The original, the cleaned variant item (None: suggestions) and the intended label."""
     example = task_selectors.example_get(
         shared_task=shared_task, split=Dataset.Split.STARTER, external_id=request.original_id
     )
@@ -140,7 +147,7 @@ def _checked(
         raise ValidationError(
             {"original_id": f"{request.original_id!r} is not an original of the starter set."}
         )
-    variant = _clean_variant(shared_task, example, request.variant_text)
+    variant = clean_variant(shared_task, example, request)
     variant_label = request.variant_label or example.label
     GUIDANCE_KINDS.of(shared_task.kind).label_check(shared_task, variant_label)
     for name, value, most in (("top_k", request.top_k, 20), ("words", request.words, 10)):
@@ -153,17 +160,20 @@ def _checked(
 
 def _send(
     record: jobs.JobRecord,
-    original: str,
+    items: tuple[Any, Any],
     request: SuggestRequest,
-    span: dict[str, Any] | None,
+    extra: dict[str, Any],
 ) -> str | None:
     """Send the job's task (run it, on the embedded default); the reason when that failed.
-    ``span``: a span task's item and answers (``span_guidance.span_request``)."""
+    ``items``: the original and the draft variant (None) as the worker reads them (a text, or
+    a sentence pair's texts); ``extra``: the task's keyword arguments for the task's kind
+    (``GuidanceKind.request``)."""
     timeout = settings.GUIDANCE_SUGGEST_TIMEOUT
+    original, variant = items
     try:
         result = guidance_suggest_task.apply_async(
-            args=(list(record.version_ids), original, record.variant, request.top_k, request.words),
-            kwargs={"span": span} if span is not None else {},
+            args=(list(record.version_ids), original, variant, request.top_k, request.words),
+            kwargs=extra,
             task_id=record.id,
             # Nobody polls past this: a message not started by then expires unrun, and a task
             # running past it stops.
@@ -242,27 +252,6 @@ def _answer(
     }
     answer = GUIDANCE_KINDS.of(shared_task.kind).answer
     return answer(record, shared_task, sight, payload, example, by_version)
-
-
-def _clean_variant(shared_task: SharedTask, example: Example, text: str | None) -> str | None:
-    """The draft as a pair would store it (``normalize_text``): what the systems are run on,
-    and what a span draft's answer offsets point into; ``ValidationError`` when it is empty,
-    the original unchanged (by the rule the pair checks compare with) or too long."""
-    if text is None:
-        return None
-    variant = normalize_text(text)
-    if not variant:
-        raise ValidationError({"variant_text": "The variant is empty."})
-    if variant == normalize_text(example.text):
-        raise ValidationError({"variant_text": "The variant is the original unchanged."})
-    if len(variant) > shared_task.pair_max_text_chars:
-        raise ValidationError(
-            {
-                "variant_text": f"The variant has {len(variant)} characters; this task allows "
-                f"{shared_task.pair_max_text_chars}."
-            }
-        )
-    return variant
 
 
 def _guide_first(systems: list[System], example: Example) -> list[System]:

@@ -28,23 +28,32 @@ NAME = "gpu.guidance_suggest"
 )
 def guidance_suggest_task(
     version_ids: list[int],
-    original: str,
-    variant: str | None,
+    original: str | list[str],
+    variant: str | list[str] | None,
     top_k: int,
     words: int,
     span: dict | None = None,
+    options: dict | None = None,
 ) -> dict:
-    """``span`` (span tasks): the question, the gold answers, the variant's answers if given,
-    and how answers are judged (``compute.span_guidance_compute``)."""
+    """``original`` and ``variant``: a text, or a sentence pair's two texts. ``span`` (span
+    tasks): the question, the gold answers, the variant's answers if given, and how answers
+    are judged (``compute.span_guidance_compute``). ``options``: the task type's model
+    options (a sentence pair's ``editable`` segment, ``TaskType.model_options``)."""
     # Imported here, on the worker: suggestions load models, and with them torch.
     from bibi.guidance.compute import guidance_compute, span_guidance_compute
 
     if span is not None:
+        assert isinstance(original, str) and not isinstance(variant, list)
         return span_guidance_compute(
             version_ids=version_ids, sentence=original, variant=variant, top_k=top_k, **span
         )
     return guidance_compute(
-        version_ids=version_ids, original=original, variant=variant, top_k=top_k, words=words
+        version_ids=version_ids,
+        original=original,
+        variant=variant,
+        top_k=top_k,
+        words=words,
+        **(options or {}),
     )
 
 

@@ -5,13 +5,14 @@ type whose systems answer labels. Each item is given to the model as the task's
 type says (``TaskType.model_input``: a text, or a premise and hypothesis pair), and λmax and
 word hints count the segments a breaker may edit (``TaskType.model_options``). A cell holds the
 item's texts, the task label the model's label means (``label_mapping``), the probabilities by
-task label and whether the model cut the text; a starter cell also λmax, hints, leverage and
-what the model saw (``input_sha256``).
+task label and whether the model cut the text; a starter cell also λmax, hints, leverage (with
+each word's segment for a sentence pair: ``word_rows``) and what the model saw
+(``input_sha256``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,18 @@ from bibi.systems.runner import input_digests, model_call, version_system
 from bibi.systems.selectors import dataset_examples, dev_scores
 
 Reason = SystemVersion.FailureReason
+
+
+def word_rows(
+    scores: Sequence[tuple[str, float]], segments: Sequence[str] | None
+) -> list[list[Any]]:
+    """A ``fim_engine.FisherResult``'s hints or leverage as a cell stores them:
+    ``[word, score]``, and ``[word, score, segment]`` for the words of a sentence pair
+    (``segments``: its ``word_segments``, ``"premise"`` or ``"hypothesis"``), so that readers
+    find each word in its own text (``bibi.guidance.ranking``)."""
+    if segments is None:
+        return [[word, score] for word, score in scores]
+    return [[word, score, segment] for (word, score), segment in zip(scores, segments, strict=True)]
 
 
 def label_mapping(
@@ -112,8 +125,8 @@ def _starter_rows(
     seen = input_digests(loaded, inputs)
     for row, result, digest in zip(rows, fisher, seen, strict=True):
         row.lambda_max = result.lambda_max
-        row.hints = [[word, score] for word, score in result.hints]
-        row.leverage = [[word, score] for word, score in result.leverage]
+        row.hints = word_rows(result.hints, result.word_segments)
+        row.leverage = word_rows(result.leverage, result.word_segments)
         row.input_sha256 = digest
     return rows
 

@@ -213,8 +213,14 @@ class TaskType:
         pair fields ``pair_fields("variant")`` will hold it), or None when it cannot be told."""
         if checked is None:
             return None
+        return self.checked_items(checked)[1]
+
+    def checked_items(self, checked: CheckedPair) -> tuple[Item, Item]:
+        """The items of a checked pair's original and variant, normalized, as the pair's
+        fields will hold them (``pair_fields``): what systems are run on."""
         values = {"variant_text": checked.variant_text, **checked.fields}
-        return tuple(values[name] for name in self.pair_fields("variant"))
+        variant = tuple(values[name] for name in self.pair_fields("variant"))
+        return self.item(checked.original), variant
 
     def pair_warnings(
         self, original: Item, variant: Item, *, max_sequence_length: int | None

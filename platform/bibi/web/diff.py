@@ -12,8 +12,10 @@ changed); the spaces between them are kept as they were written.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from typing import Any
 
 _WORDS = re.compile(r"\S+|\s+")
 
@@ -66,3 +68,29 @@ def word_diff(original: str, variant: str) -> tuple[list[Part], list[Part]]:
         a_spans.append((i1, i2, tag != "equal"))
         b_spans.append((j1, j2, tag != "equal"))
     return _side(a_tokens, a_spans, "removed"), _side(b_tokens, b_spans, "added")
+
+
+@dataclass(frozen=True)
+class TextDiff:
+    """One text of a pair's items as a word diff: ``field`` names it (the ``Example`` field:
+    ``text``, a sentence pair's ``text_b``), ``title`` is how pages call it ("Hypothesis"),
+    ``text`` is the original's, ``original`` and ``variant`` are the two sides' parts."""
+
+    field: str
+    title: str
+    text: str
+    original: list[Part]
+    variant: list[Part]
+
+
+def text_diffs(
+    kind: Any, original: Sequence[str], variant: Sequence[str], fields: Sequence[str]
+) -> list[TextDiff]:
+    """A word diff of each text of the items ``original`` and ``variant`` (of the task type
+    ``kind``, one text per segment in order) whose field is in ``fields``, in segment order."""
+    diffs = []
+    for segment, before, after in zip(kind.segments, original, variant, strict=True):
+        if segment.field in fields:
+            removed, added = word_diff(before, after)
+            diffs.append(TextDiff(segment.field, segment.title, before, removed, added))
+    return diffs

@@ -13,7 +13,7 @@ from bibi.evaluation.models import SnapshotItem
 from bibi.evaluation.selectors import Names
 from bibi.sharedtasks.models import SharedTask
 from bibi.web.answer_marks import answer_marks, marked_parts
-from bibi.web.diff import word_diff
+from bibi.web.diff import text_diffs, word_diff
 
 
 def answer_rule(used: dict[str, Any]) -> str:
@@ -30,14 +30,18 @@ def answer_rule(used: dict[str, Any]) -> str:
 def item_entries(
     items: Iterable[SnapshotItem],
     *,
+    kind: Any,
     tables: dict[str, Any],
     names: Names,
     shown: Sequence[int],
     marks: Callable[[SnapshotItem, dict[str, Any]], None],
 ) -> list[dict[str, Any]]:
-    """One entry per stored item: ``item``, ``team``, ``original`` and ``variant`` (diff parts)
-    and ``predictions`` of the ``shown`` systems, then what ``marks`` adds to it (the task's
+    """One entry per stored item: ``item``, ``team``, ``original`` and ``variant`` (diff parts
+    of the first text), ``texts`` (a ``bibi.web.diff.TextDiff`` of each text a breaker may
+    edit, under the task type ``kind``: a sentence pair's premise and hypothesis) and
+    ``predictions`` of the ``shown`` systems, then what ``marks`` adds to it (the task's
     ``bibi.web.kinds.PageKind.explorer_marks``)."""
+    editable = [segment.field for segment in kind.segments if segment.editable is not False]
     entries = []
     for item in items:
         cells = table_rows.item_cells(item, tables["vocabulary"], tables["item_systems"])
@@ -47,6 +51,7 @@ def item_entries(
             "team": names.team(item.team_id),
             "original": original,
             "variant": variant,
+            "texts": text_diffs(kind, *kind.pair_items(item), editable),
             "predictions": [
                 {"system_id": system_id, "system": names.system(system_id), **cells[system_id]}
                 for system_id in shown

@@ -304,6 +304,12 @@ class PairAddForm(forms.Form):
         variant_fields_by_segment(self, shared_task)
 
 
+def several_editable(kind: Any) -> bool:
+    """Whether breakers may edit more than one text of the type's items (the task setting
+    ``editable_text`` choosing which): a pair form's text left empty is then the original's."""
+    return sum(1 for segment in kind.segments if segment.editable) > 1
+
+
 def variant_fields_by_segment(form: forms.Form, shared_task: SharedTask) -> None:
     """A pair form's variant texts, one field per segment: where a type lets breakers edit
     more than one of its segments (the task setting ``editable_text`` choosing which),
@@ -311,7 +317,7 @@ def variant_fields_by_segment(form: forms.Form, shared_task: SharedTask) -> None
     titled by its segment; one left empty is the original's. Types with one editable segment
     keep ``variant_text``."""
     kind = shared_task.kind
-    if len([segment for segment in kind.segments if segment.editable]) < 2:
+    if not several_editable(kind):
         return
     editable = kind.editable_fields(shared_task.editable_text)
     fields = {}
@@ -432,8 +438,18 @@ class LambdaSystemForm(forms.Form):
 
 class PairEditorForm(PairAddForm):
     """A pair made in the guidance editor: its original is the page's. ``machine_text`` is the
-    suggested edit the variant came from (set by a suggestion's "Try"): a pair whose variant is
-    still that text and whose label differs from the original's is stored label unverified."""
+    suggested edit the variant came from (set by a suggestion's "Try"; ``machine_text_b`` the
+    second text of a sentence pair's, one ``machine_<field>`` per variant text of the form): a
+    pair whose variant is still that text and whose label differs from the original's is stored
+    label unverified."""
 
     original_id = forms.CharField(max_length=200, widget=forms.HiddenInput)
     machine_text = forms.CharField(required=False, strip=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args: Any, shared_task: SharedTask, **kwargs: Any) -> None:
+        super().__init__(*args, shared_task=shared_task, **kwargs)
+        for name in [name for name in self.fields if name.startswith("variant_text")]:
+            self.fields.setdefault(
+                name.replace("variant_", "machine_", 1),
+                forms.CharField(required=False, strip=False, widget=forms.HiddenInput),
+            )

@@ -79,9 +79,12 @@ class PageKind:
 
 
 def _label_draft_request(example: Example, cleaned: Fields) -> SuggestRequest:
+    # An item of several texts has a field per text the task lets breakers edit; one the
+    # form does not have is the original's.
     return SuggestRequest(
         original_id=example.external_id,
-        variant_text=cleaned["variant_text"],
+        variant_text=cleaned.get("variant_text"),
+        variant_text_b=cleaned.get("variant_text_b"),
         variant_label=cleaned["variant_label"],
     )
 
@@ -92,10 +95,15 @@ def _label_refill(record: JobRecord, check: Fields | None) -> Fields:
 
 
 def _label_machine_pair(pair: PairInput, cleaned: Fields) -> PairInput:
-    # A machine's suggestion taken as offered, with a new label: nobody checked that label
-    # (the type keeps the flag only where the label differs from the original's).
-    machine = (cleaned.get("machine_text") or "").strip()
-    if machine and machine == (cleaned.get("variant_text") or "").strip():
+    # A machine's suggestion taken as offered (every variant text of the form still the
+    # machine's), with a new label: nobody checked that label (the type keeps the flag only
+    # where the label differs from the original's).
+    texts = [name for name in cleaned if name.startswith("variant_text")]
+    given = [(cleaned.get(name) or "").strip() for name in texts]
+    machine = [
+        (cleaned.get(name.replace("variant_", "machine_", 1)) or "").strip() for name in texts
+    ]
+    if any(machine) and machine == given:
         return dataclasses.replace(pair, label_unverified=True)
     return pair
 

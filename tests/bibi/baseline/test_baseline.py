@@ -246,7 +246,7 @@ def test_an_antonym_must_move_the_guide_and_neighbours_are_never_pairs(db, weak_
     from bibi.guidance.ranking import boundary_ranking
 
     ranked = boundary_ranking(cast.shared_task, with_words=False)
-    made = candidates.candidates_make(ranked, hosted, labels=("negative", "positive"), seed=0)
+    made = candidates.candidates_make(ranked, hosted, shared_task=cast.shared_task, seed=0)
     assert made and all(c.source != "neighbour" for c in made)
     assert all(c.projection > 0 for c in made if c.source == "antonym")
 

@@ -160,7 +160,7 @@ def test_the_api_pages_the_ranking_with_each_systems_view(geometry):
         f"Melbourne / system {b}",
     }
     assert top["words"][0] == {"text": "the", "start": 0, "end": 3, "leverage": pytest.approx(
-        top["words"][0]["leverage"])}  # fmt: skip
+        top["words"][0]["leverage"]), "segment": "text"}  # fmt: skip
     second = geometry.cast.client("breaker").get(URL, {"page_size": 2, "page": 2}).json()
     assert second["results"][0]["rank"] == 3
 

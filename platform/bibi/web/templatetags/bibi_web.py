@@ -167,6 +167,24 @@ def kind_word(shared_task: SharedTask, name: str) -> SafeString:
 
 
 @register.filter
+def segment_title(field: str, shared_task: SharedTask) -> str:
+    """``{{ suggestion.segment|segment_title:shared_task }}``: how pages call the text an
+    ``Example`` field holds ("Hypothesis" for a sentence pair's ``text_b``); the field itself
+    for one the type does not have."""
+    titles = {segment.field: segment.title for segment in shared_task.kind.segments}
+    return titles.get(field, field)
+
+
+@register.filter
+def editable_titles(shared_task: SharedTask) -> str:
+    """``{{ shared_task|editable_titles }}``: the texts breakers may edit in this task, in
+    words ("hypothesis", "premise or hypothesis")."""
+    editable = shared_task.kind.editable_fields(shared_task.editable_text)
+    titles = [s.title.lower() for s in shared_task.kind.segments if s.field in editable]
+    return " or ".join(titles)
+
+
+@register.filter
 def segments_of(kind: Any, record: Any) -> list[tuple[Any, str]]:
     """``{% for segment, text in shared_task.kind|segments_of:example %}``: an example's
     segments (``bibi.tasktypes.Segment``: its field and title) with their texts."""

@@ -31,7 +31,6 @@ from bibi.guidance.ranking import (
     STRATEGY_ADVICE,
     TRANSFER_NOTE,
     RankedOriginal,
-    WordLeverage,
     boundary_ranking,
     ranking_systems,
     ranking_words,
@@ -55,18 +54,18 @@ from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import Dataset, Example, SharedTask, Team
 from bibi.sharedtasks.selectors import Viewer
 from bibi.web.access import require_team, task_and_viewer
-from bibi.web.diff import word_diff
+from bibi.web.diff import TextDiff, text_diffs
 from bibi.web.forms import (
     PairEditorForm,
     add_service_error,
     add_upload_error,
+    several_editable,
 )
 from bibi.web.kinds import PageKind, page_kind, variant_initial
+from bibi.web.shading import shaded_texts, top_words
 from bibi.web.views.breakers import say_warnings
 
 ORIGINALS_PER_PAGE = 25
-# Words are shaded in this many steps of their share of the sentence's largest leverage.
-SHADES = 4
 
 
 class GuidanceFilterForm(forms.Form):
@@ -94,35 +93,21 @@ class GuidanceFilterForm(forms.Form):
             del self.fields["label"]
 
 
-@dataclass(frozen=True)
-class Segment:
-    """A piece of an original's text: a word with its shade (1..SHADES, 0 for none) and its
-    leverage, or the text between words (shade None)."""
-
-    text: str
-    shade: int | None
-    leverage: float | None = None
-
-
-def segments(original: RankedOriginal) -> list[Segment]:
-    text = original.example.text
-    top = max((word.leverage or 0.0 for word in original.words), default=0.0)
-    pieces, cursor = [], 0
-    for word in original.words:
-        if word.start > cursor:
-            pieces.append(Segment(text[cursor : word.start], None))
-        shade = round(SHADES * (word.leverage or 0.0) / top) if top > 0 else 0
-        pieces.append(Segment(word.text, shade, word.leverage))
-        cursor = word.end
-    if cursor < len(text):
-        pieces.append(Segment(text[cursor:], None))
-    return pieces
-
-
-def top_words(original: RankedOriginal, count: int = 3) -> list[WordLeverage]:
-    """The words with the most leverage (the shading's text alternative)."""
-    words = [word for word in original.words if word.leverage]
-    return sorted(words, key=lambda word: -(word.leverage or 0.0))[:count]
+def editor_diffs(shared_task: SharedTask, example: Example, form: forms.Form) -> list[TextDiff]:
+    """The word diff of each text the pair editor's form edits, against the original's: the
+    form's variant texts as posted (or as it starts); on an item of several texts one left
+    empty is the original's."""
+    kind = shared_task.kind
+    original = kind.item(example)
+    values = form.data if form.is_bound else form.initial
+    several = several_editable(kind)
+    variant = tuple(
+        text
+        if (given := values.get(f"variant_{field}")) is None or (several and not given)
+        else str(given)
+        for field, text in zip(kind.segment_fields, original, strict=True)
+    )
+    return text_diffs(kind, original, variant, kind.editable_fields(shared_task.editable_text))
 
 
 def _sight_or_refuse(
@@ -166,7 +151,7 @@ def guidance_page(request: HttpRequest, slug: str) -> HttpResponse:
     }
     ranking = boundary_ranking(shared_task, sight=sight, with_words=False, **filters)
     page = Paginator(ranking, ORIGINALS_PER_PAGE).get_page(request.GET.get("page"))
-    originals = ranking_words(list(page.object_list))
+    originals = ranking_words(list(page.object_list), shared_task=shared_task)
     query = request.GET.copy()
     query.pop("page", None)
     context = {
@@ -179,7 +164,12 @@ def guidance_page(request: HttpRequest, slug: str) -> HttpResponse:
         "query": query.urlencode(),
         "has_systems": bool(ranking and any(original.systems for original in ranking)),
         "rows": [
-            {"original": o, "segments": segments(o), "top_words": top_words(o)} for o in originals
+            {
+                "original": o,
+                "texts": shaded_texts(shared_task.kind, o.example, o.words),
+                "top_words": top_words(o),
+            }
+            for o in originals
         ],
         "can_edit": viewer.team is not None and viewer.team.kind == Team.Kind.BREAKER,
         # Suggested edits on a page of their own, linked from each original.
@@ -206,7 +196,7 @@ def _ranked(
 ) -> RankedOriginal | None:
     ranking = boundary_ranking(shared_task, sight=sight, with_words=False)
     found = [original for original in ranking if original.example.id == example.id]
-    return ranking_words(found)[0] if found else None
+    return ranking_words(found, shared_task=shared_task)[0] if found else None
 
 
 def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpResponse:
@@ -243,11 +233,6 @@ def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpRespon
         status = answer
     elif request.GET.get("job"):
         status = editor.follow(request.GET["job"])
-    variant = (
-        form.data.get("variant_text", example.text)
-        if form.is_bound
-        else form.initial.get("variant_text", example.text)
-    )
     context.update(
         {
             "shared_task": shared_task,
@@ -258,14 +243,18 @@ def pair_editor(request: HttpRequest, slug: str, original_id: str) -> HttpRespon
             "ranked": _ranked(shared_task, sight, example) if sight.allowed else None,
             "sight": sight,
             "form": form,
-            "diff": word_diff(example.text, variant),  # (original's parts, variant's parts)
+            # The word diff of each text the form edits; where it edits several texts, one
+            # left empty is the original's (as in a pair).
+            "diffs": editor_diffs(shared_task, example, form),
+            "blank_is_original": several_editable(shared_task.kind),
         }
     )
     if context["check"]:
         context.update(pages.check_context(context["check"]))
-    if context["ranked"] is not None:
-        context["segments"] = segments(context["ranked"])
-        context["top_words"] = top_words(context["ranked"])
+    ranked = context["ranked"]
+    context["texts"] = shaded_texts(shared_task.kind, example, ranked.words if ranked else ())
+    if ranked is not None:
+        context["top_words"] = top_words(ranked)
     return render(request, "web/guidance/editor.html", context, status=status)
 
 
@@ -310,9 +299,12 @@ class _Editor:
     def follow(self, job_id: str) -> int:
         """The page of a job asked from this editor (``?job=``): its answer, or still waiting."""
         outcome = _job_of(self.request, self.shared_task, self.viewer, self.example, job_id)
-        if outcome.record.variant is not None:
+        record = outcome.record
+        if record.variant is not None:
             # The draft the job checked, in the form again.
-            self.form.initial["variant_text"] = outcome.record.variant
+            texts = record.variant_texts or (record.variant,)
+            for field, text in zip(self.shared_task.kind.segment_fields, texts, strict=False):
+                self.form.initial[f"variant_{field}"] = text
         status = job_into_context(self.request, self.shared_task, outcome, self.context)
         self.form.initial.update(self.pages.editor_refill(outcome.record, self.context["check"]))
         return status

@@ -283,12 +283,12 @@ def items(request: HttpRequest, slug: str) -> HttpResponse:
         chosen = form.item_filter()
         queryset = results_selectors.snapshot_items_filtered(snapshot=snapshot, filters=chosen)
         page = Paginator(queryset, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
-        shown = [chosen.system_id] if chosen.system_id else tables["item_systems"]
         entries = item_entries(
             page.object_list,
+            kind=results.shared_task.kind,
             tables=tables,
             names=names,
-            shown=shown,
+            shown=[chosen.system_id] if chosen.system_id else tables["item_systems"],
             marks=page_kind(results.shared_task).explorer_marks,
         )
         query = request.GET.copy()

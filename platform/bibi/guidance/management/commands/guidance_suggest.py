@@ -4,7 +4,8 @@ bulk for the task's top-N originals by boundary rank.
 Runs in this process (the models load here, as for ``manage.py score``): the originals are
 grouped by their guide (the ready hosted system with the highest λmax percentile on them, as
 ``POST .../guidance/suggest/`` picks it) and each group goes through ``fim_engine.suggest_many``
-once, its forward passes batched per system. One JSON line per original: its id, rank,
+once, its forward passes batched per system (a sentence pair's edits go into the segment the
+task lets breakers edit; its report names them as ``fim_engine`` does). One JSON line per original: its id, rank,
 boundary score, the guide's system id, and the report (systems named by system id; what a
 suggestion does to each, and whether it breaks it given the label the suggestion means; a probe
 means none, and its ``breaks`` are null).
@@ -89,6 +90,7 @@ def _label_lines(
     from bibi.guidance.compute import guidance_compute_many
     from bibi.systems.errors import ValidationFailed
 
+    kind = shared_task.kind
     groups: dict[int, list[RankedOriginal]] = defaultdict(list)
     for original in ranking:
         groups[_guide(original)].append(original)
@@ -98,9 +100,11 @@ def _label_lines(
         try:
             reports = guidance_compute_many(
                 version_ids=[systems[sid].active_version_id or 0 for sid in order],
-                originals=[original.example.text for original in originals],
+                originals=[kind.model_input(kind.item(o.example)) for o in originals],
                 top_k=top_k,
                 words=words,
+                # A sentence pair's edits go into the segment(s) the task lets breakers edit.
+                **kind.model_options(shared_task),
             )
         except ValidationFailed as failed:
             raise CommandError(f"A system could not run: {failed.detail}") from None

@@ -73,22 +73,30 @@
     draw(targets.variant, variant, gained, "ins", "added");
   }
 
+  // One diff per text the form edits (a sentence pair's premise and hypothesis each): the
+  // block names its field and carries the original's text. A field left empty stands for the
+  // original's text where the block says so (an item of several texts, as the server reads it).
   document.addEventListener("DOMContentLoaded", () => {
-    const original = document.getElementById("original-text");
-    const field = document.querySelector("#pair-editor textarea[name=variant_text]");
-    const targets = {
-      original: document.getElementById("diff-original"),
-      variant: document.getElementById("diff-variant"),
-    };
-    if (!original || !field || !targets.original || !targets.variant) return;
-    const text = original.dataset.text;
-    // Whatever was typed before this script ran.
-    if (field.value !== text) update(text, field.value, targets);
-    let pending = 0;
-    field.addEventListener("input", () => {
-      // Once typing pauses, so that a screen reader announces the diff, not every keystroke.
-      window.clearTimeout(pending);
-      pending = window.setTimeout(() => update(text, field.value, targets), 250);
-    });
+    const blocks = document.querySelectorAll("#word-diff-region [data-diff-field]");
+    for (const block of blocks) {
+      const name = block.dataset.diffField;
+      const field = document.querySelector(`#pair-editor textarea[name="${name}"]`);
+      const targets = {
+        original: block.querySelector(".diff-original"),
+        variant: block.querySelector(".diff-variant"),
+      };
+      if (!field || !targets.original || !targets.variant) continue;
+      const text = block.dataset.text;
+      const blank = "blankIsOriginal" in block.dataset;
+      const value = () => (blank && field.value === "" ? text : field.value);
+      // Whatever was typed before this script ran.
+      if (value() !== text) update(text, value(), targets);
+      let pending = 0;
+      field.addEventListener("input", () => {
+        // Once typing pauses, so that a screen reader announces the diff, not every keystroke.
+        window.clearTimeout(pending);
+        pending = window.setTimeout(() => update(text, value(), targets), 250);
+      });
+    }
   });
 })();
