@@ -132,7 +132,8 @@ def test_a_sentence_pair_task_runs_end_to_end(
         words = [
             hypotheses[row["id"]][start:end] for _, start, end in split_words(hypotheses[row["id"]])
         ]
-        assert [word for word, _ in row["hints"]] == words
+        assert [hint[0] for hint in row["hints"]] == words
+        assert {hint[2] for hint in row["hints"]} == {"hypothesis"}
 
     # A model that reads single texts is refused for a task of sentence pairs.
     text_model = upload_model(
