@@ -132,7 +132,16 @@ class StarterFisherOutput(serializers.ModelSerializer):
 
     class Meta:
         model = Prediction
-        fields = ["id", "text", "label", "probabilities", "lambda_max", "hints", "truncated"]
+        fields = [
+            "id",
+            "text",
+            "text_b",
+            "label",
+            "probabilities",
+            "lambda_max",
+            "hints",
+            "truncated",
+        ]
 
 
 def system_for(request: Request, slug: str, system_id: int) -> System:
