@@ -357,9 +357,13 @@ def results_publish(*, shared_task: SharedTask, organizer: Any, say: Say) -> Sna
         raise DemoError(f"Scoring run {run.id} ended {run.status}: {run.failure_reason}")
     snapshot = evaluation_services.snapshot_publish(snapshot=run.snapshot, actor=organizer)
     counts = snapshot.counts
+    computed = counts["cells_computed"]
+    kept = counts["cells"] - computed
+    # The run that ends the break phase has usually computed them: say so, not "0 computed".
+    cells = f"{computed} cells computed" + (f", {kept} already stored" if kept > 0 else "")
     say(
         f"  scoring run {run.id}: {counts['pairs']} pairs × {counts['systems']} systems, "
-        f"{counts['cells_computed']} cells computed; snapshot {snapshot.id} published"
+        f"{cells}; snapshot {snapshot.id} published"
     )
     return snapshot
 
