@@ -12,6 +12,7 @@ from bibi.web.views import (
     organizers,
     public,
     results,
+    scoring,
     teams,
     validation,
 )
@@ -179,11 +180,11 @@ urlpatterns = [
     path(f"{organize}systems/", organizers.systems, name="organize-systems"),
     path(f"{organize}contests/", organizers.contests, name="organize-contests"),
     path(f"{organize}validation/", validation.overview, name="organize-validation"),
-    path(f"{organize}scoring/", results.scoring, name="organize-scoring"),
-    path(f"{organize}scoring/run/", results.scoring_run_create, name="scoring-run-create"),
+    path(f"{organize}scoring/", scoring.scoring, name="organize-scoring"),
+    path(f"{organize}scoring/run/", scoring.scoring_run_create, name="scoring-run-create"),
     path(
         f"{organize}snapshots/<int:snapshot_id>/publish/",
-        results.snapshot_publish,
+        scoring.snapshot_publish,
         name="snapshot-publish",
     ),
     path(

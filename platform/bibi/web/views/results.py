@@ -1,5 +1,5 @@
 """Results pages: the leaderboards, the breaker × builder heat map, the item explorer, the
-λmax evidence and the downloads; and the organizers' scoring page (runs, publication).
+λmax evidence and the downloads (the organizers' scoring page is ``scoring.py``).
 
 Who sees what is the evaluation app's rule (``bibi.evaluation.selectors``): every snapshot
 to the organizers, the published ones (the latest is the leaderboard) to everyone who can
@@ -16,32 +16,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.utils.safestring import SafeString
-from django.views.decorators.http import require_POST
 
 from bibi.evaluation import exports, table_rows
 from bibi.evaluation import selectors as results_selectors
-from bibi.evaluation import services as results_services
 from bibi.evaluation.models import Snapshot
 from bibi.evaluation.selectors import Names
 from bibi.sharedtasks.models import SharedTask
 from bibi.sharedtasks.selectors import Viewer
 from bibi.web import charts
-from bibi.web.access import require_organizer, task_and_viewer
+from bibi.web.access import task_and_viewer
 from bibi.web.explorer import answer_rule, item_entries
 from bibi.web.forms import ItemFilterForm, LambdaSystemForm
 from bibi.web.kinds import PAGE_KINDS, page_kind
-from bibi.web.organize_forms import SnapshotPublishOlderForm
 from bibi.web.sorting import Column, sort_table
 from bibi.web.validation_results import leaderboard_validation
 
 ITEMS_PER_PAGE = 20
-RECENT_RUNS = 20
 
 
 @dataclass(frozen=True)
@@ -153,12 +147,12 @@ def _page(
         snapshot=snapshot,
         snapshot_query=results.snapshot_query,
         items_visible=snapshot is not None and results.sight.can_view_items(snapshot),
-        settings_used=_settings_used(snapshot) if snapshot else None,
+        settings_used=settings_used(snapshot) if snapshot else None,
     )
     return render(request, template, context)
 
 
-def _settings_used(snapshot: Snapshot) -> dict[str, Any]:
+def settings_used(snapshot: Snapshot) -> dict[str, Any]:
     """The settings a snapshot was scored with (not the task's settings today), in words."""
     used = snapshot.settings_used
     weight = used.get("weight_mode", "")
@@ -216,7 +210,7 @@ def leaderboards(request: HttpRequest, slug: str) -> HttpResponse:
     snapshot, names = results.snapshot, results.names
     context: dict[str, Any] = {}
     if snapshot is not None and names is not None:
-        used = _settings_used(snapshot)
+        used = settings_used(snapshot)
         breakers = exports.TABLES["breakers"].as_json(snapshot, names)
         builders = _applied_weights(
             exports.TABLES["builders"].as_json(snapshot, names), breakers, used["weight_mode"]
@@ -327,7 +321,7 @@ def lambda_plots(request: HttpRequest, slug: str) -> HttpResponse:
     context: dict[str, Any] = {}
     systems = results_selectors.lambda_systems(snapshot=snapshot) if snapshot else []
     if snapshot is not None and names is not None and systems:
-        used = _settings_used(snapshot)
+        used = settings_used(snapshot)
         form = LambdaSystemForm(
             request.GET if "system" in request.GET else None,
             systems=[(system_id, names.system(system_id)) for system_id in systems],
@@ -410,91 +404,3 @@ def download(request: HttpRequest, slug: str, table: str, fmt: str) -> HttpRespo
     response = HttpResponse(body, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
-
-
-# --- Organizers: scoring runs and publication ------------------------------------------------
-
-
-@login_required
-def scoring(request: HttpRequest, slug: str) -> HttpResponse:
-    shared_task, viewer = task_and_viewer(request, slug)
-    require_organizer(viewer)
-    runs = list(
-        results_selectors.scoring_run_list(shared_task=shared_task).select_related("snapshot")[
-            :RECENT_RUNS
-        ]
-    )
-    leaderboard = results_selectors.leaderboard_snapshot(shared_task=shared_task)
-    return render(
-        request,
-        "web/organize/scoring.html",
-        {
-            "shared_task": shared_task,
-            "viewer": viewer,
-            "tab": "organize",
-            "section": "scoring",
-            "runs": runs,
-            "leaderboard": leaderboard,
-            "newest": results_selectors.snapshot_newest(shared_task=shared_task),
-            "waiting": any(run.status in ("waiting_for_cells", "scoring") for run in runs),
-        },
-    )
-
-
-@login_required
-@require_POST
-def scoring_run_create(request: HttpRequest, slug: str) -> HttpResponse:
-    shared_task, viewer = task_and_viewer(request, slug)
-    require_organizer(viewer)
-    run = results_services.scoring_run_request_by_organizer(
-        shared_task=shared_task, actor=request.user
-    )
-    messages.success(
-        request,
-        f"Scoring run {run.id} is under way: it computes the missing predictions, then "
-        "scores. This page shows its progress.",
-    )
-    return redirect("web:organize-scoring", slug=slug)
-
-
-@login_required
-def snapshot_publish(request: HttpRequest, slug: str, snapshot_id: int) -> HttpResponse:
-    """Publish a snapshot. The newest one is published by its button; an older one (fewer
-    pairs or systems, other settings) only after a confirmation page says what it holds."""
-    shared_task, viewer = task_and_viewer(request, slug)
-    require_organizer(viewer)
-    snapshot = results_selectors.results_snapshot(
-        shared_task=shared_task, is_organizer=True, snapshot_id=snapshot_id
-    )
-    if snapshot is None:
-        raise Http404("No such snapshot of this task.")
-    newest = results_selectors.snapshot_newest(shared_task=shared_task)
-    older = newest is not None and newest.id != snapshot.id
-    form = SnapshotPublishOlderForm(request.POST if request.method == "POST" else None)
-    if request.method == "POST" and (not older or form.is_valid()):
-        results_services.snapshot_publish(snapshot=snapshot, actor=request.user)
-        messages.success(
-            request,
-            f"Snapshot {snapshot.id} is published: it is the leaderboard everyone who can see "
-            "the task reads.",
-        )
-        return redirect("web:organize-scoring", slug=slug)
-    if not older:
-        # Nothing to confirm: the newest snapshot is published from the scoring page's button.
-        return redirect("web:organize-scoring", slug=slug)
-    return render(
-        request,
-        "web/organize/snapshot_publish.html",
-        {
-            "shared_task": shared_task,
-            "viewer": viewer,
-            "tab": "organize",
-            "section": "scoring",
-            "snapshot": snapshot,
-            "newest": newest,
-            "settings_used": _settings_used(snapshot),
-            "newest_settings": _settings_used(newest) if newest else None,
-            "form": form,
-        },
-        status=400 if request.method == "POST" else 200,
-    )
