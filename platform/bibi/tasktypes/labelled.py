@@ -198,10 +198,13 @@ class LabelledTaskType(TaskType):
         for field in changed or list(self.segment_fields):
             if field not in rules.editable:
                 title = next(s.title for s in self.segments if s.field == field)
+                editable = " and ".join(
+                    s.title.lower() for s in self.segments if s.field in rules.editable
+                )
                 problems.append(
                     Refusal(
                         f"{self._what(field)} differs from the original's: this task lets "
-                        f"breakers edit only the {' and '.join(rules.editable)}",
+                        f"breakers edit only the {editable}",
                         kind="fixed",
                         setting="editable_text",
                     )

@@ -74,6 +74,7 @@ def test_an_edited_premise_is_refused_when_only_the_hypothesis_may_change():
     _, problems = check(variant_text=PREMISE.replace("red", "blue"))
     assert [p.kind for p in problems] == ["fixed"]
     assert "the variant premise differs from the original's" in problems[0]
+    assert problems[0].endswith("this task lets breakers edit only the hypothesis")
     assert problems[0].setting == "editable_text"
 
 
