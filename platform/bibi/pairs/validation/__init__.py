@@ -22,11 +22,15 @@ This module re-exports the reads. The writes and the API are imported by their m
 """
 
 from bibi.pairs.validation.selectors.overview import (
+    VOTE_COLUMNS,
     validation_pair_rows,
     validation_summary,
+    validation_vote_rows,
     validator_agreement_list,
 )
 from bibi.pairs.validation.selectors.queue import (
+    breaker_team_id,
+    pairs_seen,
     validation_candidates,
     validation_closed_reason,
     validation_queue_state,
@@ -50,7 +54,10 @@ __all__ = [
     "COUNT_KEYS",
     "EFFECTIVE_PAIR_KEYS",
     "STATES",
+    "VOTE_COLUMNS",
     "PairValidation",
+    "breaker_team_id",
+    "pairs_seen",
     "ScoredPairs",
     "in_sample",
     "pair_validation",
@@ -62,6 +69,7 @@ __all__ = [
     "validation_queue_state",
     "validation_settings",
     "validation_summary",
+    "validation_vote_rows",
     "validator_agreement_list",
     "validator_history",
     "validator_role",
