@@ -29,8 +29,6 @@ from bibi.pairs.validation.selectors.overview import (
     validator_agreement_list,
 )
 from bibi.pairs.validation.selectors.queue import (
-    breaker_team_id,
-    pairs_seen,
     validation_candidates,
     validation_closed_reason,
     validation_queue_state,
@@ -56,8 +54,6 @@ __all__ = [
     "STATES",
     "VOTE_COLUMNS",
     "PairValidation",
-    "breaker_team_id",
-    "pairs_seen",
     "ScoredPairs",
     "in_sample",
     "pair_validation",

@@ -19,6 +19,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -28,7 +29,7 @@ from bibi.pairs import validation
 from bibi.pairs.models import Contest, LabelValidation, Pair
 from bibi.pairs.validation import services as validation_services
 from bibi.sharedtasks import selectors as task_selectors
-from bibi.sharedtasks.models import SharedTask
+from bibi.sharedtasks.models import SharedTask, Team
 from bibi.sharedtasks.selectors import Viewer
 from bibi.web.access import task_and_viewer, validator_role_of
 from bibi.web.diff import text_diffs
@@ -66,13 +67,19 @@ def _queue_state(
     """What the queue page says (``pairs.validation.validation_queue_state``'s answers, with
     the pair handed out and the history): the validator's own votes in one query, and the
     queue's candidates only when the page offers the next pair."""
-    mine = list(
+    # The viewer's rows, and (one query still) those of their breaker team's other members
+    # that keep a pair from them: one vote per team and pair.
+    team = viewer.team if viewer.team and viewer.team.kind == Team.Kind.BREAKER else None
+    held = Q(team=team, status__in=[LabelValidation.Status.ASSIGNED, LabelValidation.Status.DONE])
+    rows = list(
         LabelValidation.objects.filter(
-            validator=request.user, pair__pair_set__shared_task=shared_task
+            Q(validator=request.user) | held if team else Q(validator=request.user),
+            pair__pair_set__shared_task=shared_task,
         )
         .select_related("pair")
         .order_by("-submitted_at", "-id")
     )
+    mine = [item for item in rows if item.validator_id == request.user.pk]
     done = [item for item in mine if item.status == LabelValidation.Status.DONE]
     assigned = next((i for i in mine if i.status == LabelValidation.Status.ASSIGNED), None)
     quota = shared_task.validation_quota_per_validator
@@ -90,11 +97,7 @@ def _queue_state(
     state["skipped"] = skipped
     state["skips_left"] = max(settings.VALIDATION_SKIPS_MAX - skipped, 0)
     if state["closed_reason"] is None and assigned is None and not state["quota_reached"]:
-        seen = validation.pairs_seen(
-            shared_task=shared_task,
-            user=request.user,
-            team_id=validation.breaker_team_id(user=request.user, shared_task=shared_task),
-        )
+        seen = {item.pair_id for item in rows}
         candidates = validation.validation_candidates(
             shared_task=shared_task, exclude_team_id=viewer.team.id if viewer.team else None
         )
