@@ -185,3 +185,25 @@ def test_eight_answers_at_once_to_one_pair_keep_the_first_and_refuse_the_rest():
     assert sorted(code for code, _ in answers) == [200] + [400] * 7
     item.refresh_from_db()
     assert (item.status, item.label) == ("done", kept[0])
+
+
+@pytest.mark.django_db
+def test_every_vote_is_listed_for_the_organizers_alone(cast, rival, entries):
+    team, olivia = rival
+    item = services.validation_next(shared_task=cast.shared_task, user=olivia)
+    services.validation_submit(validation_id=item.id, user=olivia, label="negative", note="=1+1")
+    client = APIClient()
+    client.force_authenticate(cast.organizer)
+    answer = client.get("/api/v1/shared-tasks/sst/validation/votes/")
+    assert answer.status_code == 200
+    (row,) = answer.json()["rows"]
+    assert (row["pair_id"], row["validator"], row["validator_team"], row["label"]) == (
+        item.pair_id,
+        "olivia",
+        "OSU",
+        "negative",
+    )
+    assert row["pair_team"] == item.pair.pair_set.team.name and row["submitted_at"]
+    for user in (olivia, cast.breaker, cast.builder, invited_validator(cast)):
+        client.force_authenticate(user)
+        assert client.get("/api/v1/shared-tasks/sst/validation/votes/").status_code in (403, 404)
