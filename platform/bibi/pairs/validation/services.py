@@ -98,11 +98,15 @@ def validation_next(*, shared_task: SharedTask, user: AbstractBaseUser) -> Label
     pair_id = next((pair_id for pair_id, _ in candidates if pair_id not in seen), None)
     if pair_id is None:
         return None
-    return LabelValidation.objects.select_related("pair").get(
-        pk=LabelValidation.objects.create(
-            pair_id=pair_id, validator=user, role=role, team_id=team_id
-        ).pk
-    )
+    try:
+        with transaction.atomic():
+            handed = LabelValidation.objects.create(
+                pair_id=pair_id, validator=user, role=role, team_id=team_id
+            )
+    except IntegrityError as error:
+        # A teammate's vote took the pair for the team a moment ago (one vote per team).
+        raise ValidationError("That pair was just taken by your team: ask again.") from error
+    return LabelValidation.objects.select_related("pair").get(pk=handed.pk)
 
 
 def _assignment_get(*, validation_id: int, user: AbstractBaseUser) -> LabelValidation:
