@@ -380,6 +380,9 @@ SYSTEM_BATCH_SIZE = env_int("SYSTEM_BATCH_SIZE", 32)
 PAIR_PREDICTIONS_WINDOW_HOURS = env_int("PAIR_PREDICTIONS_WINDOW_HOURS", 48)
 # Minutes a pair handed to a validator stays theirs; past that it goes back to the queue.
 VALIDATION_ASSIGNMENT_MINUTES = env_int("VALIDATION_ASSIGNMENT_MINUTES", 120)
+# Pairs one validator may hand back unanswered in a task: skipping without a limit lets a
+# validator walk the queue to a pair they chose.
+VALIDATION_SKIPS_MAX = env_int("VALIDATION_SKIPS_MAX", 10)
 # Models a worker process keeps loaded (least recently used dropped first). 0: as many as fit
 # in SYSTEM_MODEL_MEMORY_PERCENT of the worker's memory (the GPU's when it runs on one).
 SYSTEM_MODEL_CACHE_SIZE = env_int("SYSTEM_MODEL_CACHE_SIZE", 0)

@@ -20,6 +20,7 @@ from bibi.sharedtasks.models import (
     SharedTask,
     TaskAccess,
     TaskInvitation,
+    TaskInvitationUse,
     Team,
 )
 
@@ -93,9 +94,17 @@ def roles_of(*, user: User) -> dict[int, str]:
 
 
 def task_invitation_list(*, shared_task: SharedTask) -> QuerySet[TaskInvitation]:
+    """The task's links, newest first, each with ``uses`` (people who took a use of it) and
+    ``uses_taken`` (who, oldest first) prefetched."""
     return (
         shared_task.task_invitations.select_related("created_by")
-        .annotate(uses=Count("accesses"))
+        .annotate(uses=Count("uses_taken"))
+        .prefetch_related(
+            Prefetch(
+                "uses_taken",
+                queryset=TaskInvitationUse.objects.select_related("user").order_by("used_at", "id"),
+            )
+        )
         .order_by("-created_at", "-id")
     )
 

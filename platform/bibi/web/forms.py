@@ -167,13 +167,15 @@ class TaskInvitationForm(forms.Form):
         min_value=1,
         required=False,
         label="How many people may use it",
-        help_text="Empty: any number, until it expires or is revoked.",
+        help_text="Empty: any number for a plain link, 1 for a link for validators; until it "
+        "expires or is revoked.",
     )
     expires_at = utc_datetime_field("Expires", required=False, help_text="Empty: in 14 days.")
     grants_validator = forms.BooleanField(
         required=False,
         label="For validators",
-        help_text="Whoever accepts it labels pairs blind as a validator, in no team.",
+        help_text="Whoever accepts it gets the validator role in this task: they label other "
+        "teams' pairs blind, in no team.",
     )
 
 
