@@ -232,8 +232,8 @@ def model_files(version: SystemVersion) -> Iterator[Path]:
             if not entry.is_dir():
                 _fetch_and_unpack(version, store)
             os.utime(entry)
-            pin = _Pin(store, entry.name)
             store_evict(store, keep={entry.name})
+            pin = _Pin(store, entry.name)
         try:
             if between_lock_steps is not None:
                 between_lock_steps(version)
@@ -255,7 +255,7 @@ def model_files(version: SystemVersion) -> Iterator[Path]:
         )
     raise ArchiveUnavailable(
         f"The model of version {version.uuid} vanished from the model store twice while "
-        "pinned: something outside bibi removes files there."
+        "pinned: something other than the store's eviction removes files there."
     )
 
 

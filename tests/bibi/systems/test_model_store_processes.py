@@ -129,7 +129,7 @@ def test_two_processes_on_a_tight_store_never_lose_a_model_they_opened(settings,
     assert len(fetches) <= 2 * ROUNDS
     per_entry = {str(version.uuid): fetches.count(str(version.uuid)) for version in versions}
     assert max(per_entry.values()) <= 2 * ROUNDS // ARCHIVES, per_entry
-    # Once both have let go, the store keeps its bound again at the next change.
+    # No pin is left once both have let go.
     pins = Path(settings.MODEL_STORE) / model_store.PINS
     assert not pins.exists() or not list(pins.iterdir())
 
