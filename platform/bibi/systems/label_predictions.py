@@ -43,6 +43,28 @@ def _a(words: str) -> str:
     return ("an " if words[:1].lower() in "aeiou" else "a ") + words
 
 
+# Why a label alone names no pair text.
+_LABEL_ALONE = (
+    " (a label alone answers the blind dev set only, its texts in order: give each pair "
+    "text's sentence after its label and a tab)"
+)
+
+
+def _key_problem(
+    row: Row, value: str, *, key: str, expected: dict[str, None]
+) -> tuple[str, str] | None:
+    """Why ``row`` (naming ``value``) names no item to predict, with its kind; or None."""
+    if row.error:
+        return row.error, "unreadable"
+    if not value.strip():
+        return f"the {key} is missing{_LABEL_ALONE if 'position' in row.fields else ''}", (
+            "missing_key"
+        )
+    if value not in expected:
+        return f"{key} {value[:80]!r} is not one of the texts to predict", "unknown"
+    return None
+
+
 def _check_predictions(
     rows: Iterable[Row],
     *,
@@ -53,12 +75,11 @@ def _check_predictions(
     rejected: Callable[[RowErrors], PredictionsRejected],
 ) -> tuple[dict[str, str], int]:
     """Every expected key predicted with a label, and the number of repeats; else every
-    problem, summarised by kind. An item predicted again with the same label (a 2017
-    builder's per-breaker-team files repeat the shared originals) is a repeat, counted once;
-    with another label it is refused, both lines named. ``key_of`` reads a row's key ('' when
-    the row has none), ``key`` says what it is in messages. A word outside the task's labels
-    is kept as given (``LabelLookup.outside``), unless most predictions are outside them:
-    the file then speaks another vocabulary and needs a label map."""
+    problem, by kind. An item predicted again with the same label (a 2017 builder's files
+    repeat the shared originals) is a repeat, counted once; with another, both lines are named.
+    ``key_of`` reads a row's key ('' if none), ``key`` names it in messages. A word outside the
+    task's labels is kept as given (``LabelLookup.outside``), unless most predictions are
+    outside them: the file then speaks another vocabulary and needs a label map."""
     expected = dict.fromkeys(expected)
     errors = RowErrors()
     seen: dict[str, tuple[str, str]] = {}  # key -> (where it was first predicted, its label)
@@ -67,27 +88,12 @@ def _check_predictions(
     repeats = 0
     for row in rows:
         place = row_place(row)
-        if row.error:
-            errors.add(row.line, place + row.error, kind="unreadable")
+        value = "" if row.error else key_of(row.fields)
+        problem = _key_problem(row, value, key=key, expected=expected)
+        if problem is not None:
+            errors.add(row.line, place + problem[0], kind=problem[1])
             continue
-        value = key_of(row.fields)
         raw_label = (row.fields.get("label") or "").strip()
-        if not value.strip():
-            alone = (
-                " (a label alone answers the blind dev set only, its texts in order: give each "
-                "pair text's sentence after its label and a tab)"
-                if "position" in row.fields
-                else ""
-            )
-            errors.add(row.line, f"{place}the {key} is missing{alone}", kind="missing_key")
-            continue
-        if value not in expected:
-            errors.add(
-                row.line,
-                f"{place}{key} {value[:80]!r} is not one of the texts to predict",
-                kind="unknown",
-            )
-            continue
         said = labels.resolve(raw_label) or raw_label
         if value in seen:
             first, first_label = seen[value]
