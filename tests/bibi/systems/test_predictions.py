@@ -224,3 +224,32 @@ def test_an_identical_repeat_counts_once_and_a_conflicting_one_is_refused(self_r
     assert conflicting.json()["errors"] == [
         {"line": 6, "reason": "id 'd2' is predicted 'positive' here but 'negative' on line 3"}
     ]
+
+
+def test_a_span_task_counts_an_identical_repeat_once_and_refuses_another_answer(db):
+    from bibi.systems import services as system_services
+    from bibi.systems.errors import PredictionsRejected
+
+    from ..spancast import build_span_cast
+
+    cast = build_span_cast(current_phase="build")
+    system = system_services.system_create(
+        team=cast.builder_team, actor=cast.builder, name="by hand", kind="self_reported"
+    )
+
+    def send(rows: str):
+        return predictions.system_predictions_upload(
+            system=system,
+            actor=cast.builder,
+            data=rows.encode(),
+            filename="dev.csv",
+            source="blind_dev",
+        )
+
+    with pytest.raises(PredictionsRejected) as refused:
+        send("id,answer\nd1,St Vincents\nd2,He\nd1,UCD\n")
+    assert [error.reason for error in refused.value.errors] == [
+        "'d1' is answered 'UCD' here but 'St Vincents' on line 2"
+    ]
+    version = send("id,answer\nd1,St Vincents\nd2,He\nd1,St Vincents\n")
+    assert (version.repeated_predictions, version.dev_count) == (1, 2)
