@@ -164,9 +164,10 @@ def _blind_dev_key_of(examples: list[Example]) -> Callable[[dict[str, str]], str
     def key_of(fields: dict[str, str]) -> str:
         if "id" in fields:
             return (fields.get("id") or "").strip()
-        if "position" in fields:
-            place = int(fields["position"])
-            return examples[place - 1].external_id if place <= len(examples) else f"#{place}"
+        place = fields.get("position") or ""
+        if place.isdecimal():
+            number = int(place)
+            return examples[number - 1].external_id if 0 < number <= len(examples) else place
         text = (fields.get("text") or fields.get("sentence") or "").strip()
         ids = by_text.get(text, [])
         return ids[0] if len(ids) == 1 else text

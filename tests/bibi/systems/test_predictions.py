@@ -253,3 +253,11 @@ def test_a_span_task_counts_an_identical_repeat_once_and_refuses_another_answer(
     ]
     version = send("id,answer\nd1,St Vincents\nd2,He\nd1,St Vincents\n")
     assert (version.repeated_predictions, version.dev_count) == (1, 2)
+
+
+@pytest.mark.parametrize("place", ["x", "0", "-1", "4", "²"])
+def test_a_position_column_that_names_no_text_is_refused_not_a_crash(self_reported, place):
+    cast, system = self_reported
+    response = upload(cast, system, f"position,label\n{place},positive\n".encode(), name="p.csv")
+    assert response.status_code == 400, response.content
+    assert not system.versions.exists()
