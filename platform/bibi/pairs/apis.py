@@ -159,6 +159,15 @@ class PairSetListApi(FileUploadApi):
             serializer = PairSetFileInput(data=request.data)
             serializer.is_valid(raise_exception=True)
             upload = serializer.validated_data["file"]
+            append_to = None
+            if "append_to" in serializer.validated_data:
+                append_to = selectors.team_pair_set(
+                    team=team, pk=serializer.validated_data["append_to"]
+                )
+                if append_to is None:
+                    raise serializers.ValidationError(
+                        {"append_to": "Not a submitted pair set of your team."}
+                    )
             submission = services.pair_set_upload(
                 team=team,
                 user=request.user,
@@ -167,6 +176,7 @@ class PairSetListApi(FileUploadApi):
                 label_map=serializer.validated_data.get("label_map"),
                 dry_run=dry_run_param or serializer.validated_data["dry_run"],
                 partial=serializer.validated_data["partial"],
+                append_to=append_to,
             )
         else:
             data = {"pairs": request.data} if isinstance(request.data, list) else request.data

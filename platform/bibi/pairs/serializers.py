@@ -415,6 +415,13 @@ class PairSetFileInput(serializers.Serializer):
         help_text="Store the pairs that pass and list the refused rows (downloadable as CSV), "
         "instead of refusing the whole file when one pair fails.",
     )
+    append_to = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="The id of a submitted set of the team: the new set holds its pairs and the "
+        "file's (a fix of the rows a partial upload refused). Without it, the file's pairs are "
+        "a set of their own, which replaces the entry unless a set is marked final.",
+    )
 
 
 class PairAddInput(PairInputSerializer):

@@ -40,7 +40,9 @@ def test_a_partial_upload_keeps_the_passing_pairs_and_offers_the_refused_rows(ca
     assert download["Content-Disposition"] == (
         f'attachment; filename="mine-refused-set-{pair_set.id}.csv"'
     )
-    (row,) = csv.DictReader(io.StringIO(download.content.decode()))
+    # The file's header row first (line 1), so that the download uploads again once fixed.
+    header, row = csv.DictReader(io.StringIO(download.content.decode()))
+    assert (header["line"], header["rule"]) == ("1", "header")
     assert (row["line"], row["rule"]) == ("2", "unchanged")
     # Another team's member sees neither the rows nor the download.
     assert page_client(cast, "builder").get(

@@ -216,6 +216,9 @@ class _Origin:
     encoding: str
     text: str = ""
     digest: str = ""
+    record_lines: Mapping[int, Sequence[int]] = dataclasses.field(default_factory=dict)
+    # The set the pairs are added to (``pair_set_submit``'s ``append_to``), or None.
+    base: PairSet | None = None
 
     def rejected(self, errors: Sequence[RowError] | RowErrors) -> PairSetRejected:
         problems = errors if isinstance(errors, RowErrors) else RowErrors(errors)
@@ -255,6 +258,15 @@ def _pairs_check(
     pairs that pass are kept when there are any, and the problems of the others returned."""
     if len(pairs) + len(read_errors) == 0:
         raise origin.rejected([RowError(line=0, reason="the set has no pairs")])
+    kind = shared_task.kind
+    base = origin.base
+    taken = base_variants(base) if base is not None else {}
+    if base is not None and len(pairs) + len(taken) > shared_task.max_pairs_per_set:
+        reason = (
+            f"set {base.id} has {_pairs(len(taken))} and this file {len(pairs)} more; this "
+            f"shared task allows at most {shared_task.max_pairs_per_set} per set"
+        )
+        raise origin.rejected([RowError(line=0, reason=reason)])
     pair_set_size_require(
         shared_task=shared_task,
         count=len(pairs),
@@ -263,12 +275,15 @@ def _pairs_check(
         file_format=origin.file_format,
     )
     rules = PairRules.for_shared_task(shared_task)
-    kind = shared_task.kind
     try:
         if layout_problem := kind.pair_layout_problem(origin.layout):
             raise ValidationError(layout_problem)
         checked, errors = kind.check_pairs(
-            pairs, starter=starter_index(shared_task, pairs), rules=rules, label_map=label_map
+            pairs,
+            starter=starter_index(shared_task, pairs),
+            rules=rules,
+            label_map=label_map,
+            taken_variants=taken,
         )
     except ValidationError as error:
         raise origin.rejected([RowError(line=0, reason=m) for m in error.messages]) from None
@@ -322,15 +337,80 @@ def _pair_set_store(
         submitted_at=now,
         content_sha256=origin.digest,
         refused_count=len({error.line for error in refused_rows}),
-        refused_csv=refused_rows_csv(refused_rows, origin.text) if refused_rows else "",
+        refused_csv=(
+            refused_rows_csv(
+                refused_rows,
+                origin.text,
+                file_format=origin.file_format,
+                record_lines=origin.record_lines,
+            )
+            if refused_rows
+            else ""
+        ),
     )
+    base_pairs = list(origin.base.pairs.order_by("row")) if origin.base is not None else []
+    new_pairs = [pair_build(pair_set, c) for c in checked.pairs]
+    taken_rows = {pair.row for pair in base_pairs}
+    if taken_rows.intersection(pair.row for pair in new_pairs):
+        # The rows of both files clash: the added pairs come after the set's.
+        shift = max(taken_rows)
+        for pair in new_pairs:
+            pair.row += shift
+    warnings = list(checked.warnings)
+    if origin.base is not None:
+        warnings.append(
+            RowError(
+                line=0,
+                reason=f"This set holds the {_pairs(len(base_pairs))} of set {origin.base.id} "
+                f"and the {_pairs(len(new_pairs))} added to them: "
+                f"{_pairs(len(base_pairs) + len(new_pairs))} in all. Set {origin.base.id} "
+                "stays as it was, a version.",
+            )
+        )
     submission = submission_describe(
-        pair_set, pair_count=len(checked.pairs), warnings=checked.warnings, dry_run=dry_run
+        pair_set,
+        pair_count=len(base_pairs) + len(new_pairs),
+        warnings=warnings,
+        dry_run=dry_run,
     )
     if not dry_run:
         pair_set.save()
-        Pair.objects.bulk_create((pair_build(pair_set, c) for c in checked.pairs), batch_size=2000)
+        copies = (pair_copy(pair, pair_set) for pair in base_pairs)
+        Pair.objects.bulk_create(copies, batch_size=2000)
+        for pair in new_pairs:
+            pair.pair_set = pair_set
+        Pair.objects.bulk_create(new_pairs, batch_size=2000)
     return dataclasses.replace(submission, refused=checked.refused)
+
+
+def pair_copy(pair: Pair, pair_set: PairSet) -> Pair:
+    """``pair`` as a pair of ``pair_set``: every field the same, in a new row."""
+    fields = {
+        field.attname: getattr(pair, field.attname)
+        for field in Pair._meta.concrete_fields
+        if field.name not in ("id", "pair_set")
+    }
+    return Pair(pair_set=pair_set, **fields)
+
+
+def base_variants(pair_set: PairSet) -> dict[tuple[str, ...], int]:
+    """The variant items of a set's pairs (``TaskType.pair_fields("variant")``), each with its
+    row: the variants a pair added to the set may not repeat."""
+    kind = pair_set.shared_task.kind
+    return {
+        tuple(row[:-1]): row[-1]
+        for row in pair_set.pairs.values_list(*kind.pair_fields("variant"), "row")
+    }
+
+
+def append_base_require(*, team: Team, pair_set: PairSet) -> PairSet:
+    """The set pairs are added to: a submitted set of ``team`` (else ``ValidationError``)."""
+    if pair_set.team_id != team.id or pair_set.status != PairSet.Status.SUBMITTED:
+        raise ValidationError(
+            f"Pairs can be added only to a submitted set of your team; set {pair_set.id} is "
+            f"{'a draft' if pair_set.team_id == team.id else 'not one of them'}."
+        )
+    return pair_set
 
 
 def identical_upload_refuse(*, team: Team, digest: str, source: str) -> None:
@@ -372,6 +452,8 @@ def pair_set_submit(
     partial: bool = False,
     text: str = "",
     digest: str = "",
+    record_lines: Mapping[int, Sequence[int]] | None = None,
+    append_to: PairSet | None = None,
 ) -> PairSetSubmission:
     """Check ``pairs`` and store them as a new submitted set of ``team``, or nothing.
 
@@ -382,12 +464,19 @@ def pair_set_submit(
     With ``dry_run`` everything is checked and answered the same, and nothing is stored.
     With ``partial`` (opt-in), a set with failing pairs stores the pairs that pass, when
     there are any, and lists the others (``PairSetSubmission.refused``); ``text`` is the
-    file they come from, quoted in the set's ``refused_csv``. ``digest`` identifies the
+    file they come from, quoted in the set's ``refused_csv`` (with ``record_lines``, the other
+    lines of a pair by its first, as a 2017 pair's two rows). ``digest`` identifies the
     upload (``bibi.uploads.upload_digest``): a set already submitted with it is refused.
+    ``append_to``: a submitted set of the team whose pairs the new set holds too, ``pairs``
+    added to them (a fix of the rows a partial upload refused): checked as one set (its size,
+    no variant twice), stored as a new set; ``append_to`` itself never changes.
     """
     now = timezone.now()
     pair_set_submit_require(team=team, user=user, now=now)
-    origin = _Origin(source, filename, file_format, layout, encoding, text, digest)
+    base = append_base_require(team=team, pair_set=append_to) if append_to is not None else None
+    origin = _Origin(
+        source, filename, file_format, layout, encoding, text, digest, record_lines or {}, base
+    )
     checked = _pairs_check(
         team.shared_task,
         pairs,

@@ -90,6 +90,7 @@ def pair_set_upload(
     label_map: Mapping[str, str] | None = None,
     dry_run: bool = False,
     partial: bool = False,
+    append_to: PairSet | None = None,
 ) -> PairSetSubmission:
     """Read a pair-set file (see ``layouts``) and submit it with ``pair_set_submit``.
 
@@ -98,7 +99,9 @@ def pair_set_upload(
     ``PAIR_SET_UPLOAD_MAX_BYTES`` raises ``bibi.uploads.UploadTooLarge`` unread. A file
     identical to a set the team submitted (same bytes, label map and mode) is refused with
     a ``ValidationError`` that names that set, and does not count. ``partial``: see
-    ``pair_set_submit``.
+    ``pair_set_submit``, and ``append_to`` (the file's pairs added to a set of the team, as a
+    new set). A refused-rows file (``bibi.files.refused_file_unfold``) is read as the rows it
+    holds, back on their lines.
     """
     pair_set_submit_require(team=team, user=user)
     upload_size_require(file.size, limit=settings.PAIR_SET_UPLOAD_MAX_BYTES, what=PAIR_SET_FILE)
@@ -106,7 +109,12 @@ def pair_set_upload(
     file.seek(0)
     data = file.read()
     digest = upload_digest(
-        data, file_format=file_format or "", label_map=dict(label_map or {}), partial=partial
+        data,
+        file_format=file_format or "",
+        label_map=dict(label_map or {}),
+        partial=partial,
+        # Added to a set, the same file is another set: its digest says to which.
+        **({"append_to": append_to.id} if append_to is not None else {}),
     )
     identical_upload_refuse(team=team, digest=digest, source=PairSet.Source.FILE)
     pair_file = _pair_file_read(team.shared_task, data, filename, file_format)
@@ -133,4 +141,6 @@ def pair_set_upload(
         partial=partial,
         text=pair_file.text,
         digest=digest,
+        record_lines=pair_file.record_lines,
+        append_to=append_to,
     )
