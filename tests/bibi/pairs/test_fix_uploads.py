@@ -154,3 +154,11 @@ def test_a_text_starting_like_a_formula_survives_the_round_trip(cast):
     assert response.status_code == 201, response.json()
     assert "- I love this movie!" in entry_texts(cast)
     assert "= I love this movie!" in entry_texts(cast)
+
+
+def test_a_refused_label_suggests_a_map_from_the_files_own_labels(cast):
+    response = post_file(cast, TSV_2017.encode(), "breakers.tsv")
+    assert response.status_code == 400
+    reasons = " ".join(error["reason"] for error in response.json()["errors"])
+    assert "e.g. -1=negative,1=positive" in reasons
+    assert "0=negative" not in reasons
