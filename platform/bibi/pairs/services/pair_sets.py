@@ -18,6 +18,13 @@ from django.utils import timezone
 from bibi.files import FileRejected, RowError, RowErrors, refused_rows_csv
 from bibi.pairs import selectors
 from bibi.pairs.models import Pair, PairSet
+from bibi.pairs.services.appending import (
+    added_to,
+    append_base_require,
+    base_variants,
+    pair_copy,
+)
+from bibi.pairs.services.appending import pairs_said as _pairs
 from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Dataset, Example, Phase, SharedTask, Team
 from bibi.tasktypes.rules import (
@@ -158,10 +165,6 @@ def pair_build(pair_set: PairSet, checked: CheckedPair) -> Pair:
     )
 
 
-def _pairs(count: int) -> str:
-    return f"{count} pair" if count == 1 else f"{count} pairs"
-
-
 def submission_describe(
     pair_set: PairSet, *, pair_count: int, warnings: Sequence[RowError], dry_run: bool
 ) -> PairSetSubmission:
@@ -220,6 +223,14 @@ class _Origin:
     # The set the pairs are added to (``pair_set_submit``'s ``append_to``), or None.
     base: PairSet | None = None
 
+    def refused_csv(self, refused_rows: Sequence[RowError]) -> str:
+        """The rows a partial upload left out, as the file to download ('' for none)."""
+        if not refused_rows:
+            return ""
+        return refused_rows_csv(
+            refused_rows, self.text, file_format=self.file_format, record_lines=self.record_lines
+        )
+
     def rejected(self, errors: Sequence[RowError] | RowErrors) -> PairSetRejected:
         problems = errors if isinstance(errors, RowErrors) else RowErrors(errors)
         for kind, summary in KIND_SUMMARIES.items():
@@ -259,14 +270,7 @@ def _pairs_check(
     if len(pairs) + len(read_errors) == 0:
         raise origin.rejected([RowError(line=0, reason="the set has no pairs")])
     kind = shared_task.kind
-    base = origin.base
-    taken = base_variants(base) if base is not None else {}
-    if base is not None and len(pairs) + len(taken) > shared_task.max_pairs_per_set:
-        reason = (
-            f"set {base.id} has {_pairs(len(taken))} and this file {len(pairs)} more; this "
-            f"shared task allows at most {shared_task.max_pairs_per_set} per set"
-        )
-        raise origin.rejected([RowError(line=0, reason=reason)])
+    taken = _base_taken(shared_task, len(pairs), origin=origin)
     pair_set_size_require(
         shared_task=shared_task,
         count=len(pairs),
@@ -306,6 +310,24 @@ def _pairs_check(
     return result
 
 
+def _base_taken(
+    shared_task: SharedTask, count: int, *, origin: _Origin
+) -> dict[tuple[str, ...], int]:
+    """The variants of the set ``count`` pairs are added to (none without one); refused when
+    both together are more than the task allows in a set."""
+    base = origin.base
+    if base is None:
+        return {}
+    taken = base_variants(base)
+    if count + len(taken) > shared_task.max_pairs_per_set:
+        reason = (
+            f"set {base.id} has {_pairs(len(taken))} and this file {count} more; this "
+            f"shared task allows at most {shared_task.max_pairs_per_set} per set"
+        )
+        raise origin.rejected([RowError(line=0, reason=reason)])
+    return taken
+
+
 @transaction.atomic
 def _pair_set_store(
     *,
@@ -337,36 +359,12 @@ def _pair_set_store(
         submitted_at=now,
         content_sha256=origin.digest,
         refused_count=len({error.line for error in refused_rows}),
-        refused_csv=(
-            refused_rows_csv(
-                refused_rows,
-                origin.text,
-                file_format=origin.file_format,
-                record_lines=origin.record_lines,
-            )
-            if refused_rows
-            else ""
-        ),
+        refused_csv=origin.refused_csv(refused_rows),
     )
-    base_pairs = list(origin.base.pairs.order_by("row")) if origin.base is not None else []
     new_pairs = [pair_build(pair_set, c) for c in checked.pairs]
-    taken_rows = {pair.row for pair in base_pairs}
-    if taken_rows.intersection(pair.row for pair in new_pairs):
-        # The rows of both files clash: the added pairs come after the set's.
-        shift = max(taken_rows)
-        for pair in new_pairs:
-            pair.row += shift
-    warnings = list(checked.warnings)
+    base_pairs, warnings = [], list(checked.warnings)
     if origin.base is not None:
-        warnings.append(
-            RowError(
-                line=0,
-                reason=f"This set holds the {_pairs(len(base_pairs))} of set {origin.base.id} "
-                f"and the {_pairs(len(new_pairs))} added to them: "
-                f"{_pairs(len(base_pairs) + len(new_pairs))} in all. Set {origin.base.id} "
-                "stays as it was, a version.",
-            )
-        )
+        base_pairs, warnings = added_to(origin.base, new_pairs, warnings)
     submission = submission_describe(
         pair_set,
         pair_count=len(base_pairs) + len(new_pairs),
@@ -381,36 +379,6 @@ def _pair_set_store(
             pair.pair_set = pair_set
         Pair.objects.bulk_create(new_pairs, batch_size=2000)
     return dataclasses.replace(submission, refused=checked.refused)
-
-
-def pair_copy(pair: Pair, pair_set: PairSet) -> Pair:
-    """``pair`` as a pair of ``pair_set``: every field the same, in a new row."""
-    fields = {
-        field.attname: getattr(pair, field.attname)
-        for field in Pair._meta.concrete_fields
-        if field.name not in ("id", "pair_set")
-    }
-    return Pair(pair_set=pair_set, **fields)
-
-
-def base_variants(pair_set: PairSet) -> dict[tuple[str, ...], int]:
-    """The variant items of a set's pairs (``TaskType.pair_fields("variant")``), each with its
-    row: the variants a pair added to the set may not repeat."""
-    kind = pair_set.shared_task.kind
-    return {
-        tuple(row[:-1]): row[-1]
-        for row in pair_set.pairs.values_list(*kind.pair_fields("variant"), "row")
-    }
-
-
-def append_base_require(*, team: Team, pair_set: PairSet) -> PairSet:
-    """The set pairs are added to: a submitted set of ``team`` (else ``ValidationError``)."""
-    if pair_set.team_id != team.id or pair_set.status != PairSet.Status.SUBMITTED:
-        raise ValidationError(
-            f"Pairs can be added only to a submitted set of your team; set {pair_set.id} is "
-            f"{'a draft' if pair_set.team_id == team.id else 'not one of them'}."
-        )
-    return pair_set
 
 
 def identical_upload_refuse(*, team: Team, digest: str, source: str) -> None:

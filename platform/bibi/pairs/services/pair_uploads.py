@@ -81,6 +81,26 @@ def _pair_file_read(
         raise PairSetRejected.from_format_error(error, source=filename or "the file") from None
 
 
+def _file_digest(
+    data: bytes,
+    file_format: str | None,
+    label_map: Mapping[str, str] | None,
+    *,
+    partial: bool,
+    append_to: PairSet | None,
+) -> str:
+    """The upload's digest: its bytes and the options that change what they mean (added to a
+    set, the same file makes another set, so the digest says which)."""
+    options = {"append_to": append_to.id} if append_to else {}
+    return upload_digest(
+        data,
+        file_format=file_format or "",
+        label_map=dict(label_map or {}),
+        partial=partial,
+        **options,
+    )
+
+
 def pair_set_upload(
     *,
     team: Team,
@@ -98,24 +118,16 @@ def pair_set_upload(
     cannot be read at all is rejected like a set with failing pairs; one over
     ``PAIR_SET_UPLOAD_MAX_BYTES`` raises ``bibi.uploads.UploadTooLarge`` unread. A file
     identical to a set the team submitted (same bytes, label map and mode) is refused with
-    a ``ValidationError`` that names that set, and does not count. ``partial``: see
-    ``pair_set_submit``, and ``append_to`` (the file's pairs added to a set of the team, as a
-    new set). A refused-rows file (``bibi.files.refused_file_unfold``) is read as the rows it
-    holds, back on their lines.
+    a ``ValidationError`` that names that set, and does not count. ``partial``,
+    ``append_to``: see ``pair_set_submit``. A refused-rows file is read as the rows it holds,
+    back on their lines (``bibi.files.refused_file_unfold``).
     """
     pair_set_submit_require(team=team, user=user)
     upload_size_require(file.size, limit=settings.PAIR_SET_UPLOAD_MAX_BYTES, what=PAIR_SET_FILE)
     filename = PurePath((file.name or "").replace("\\", "/")).name[:255]
     file.seek(0)
     data = file.read()
-    digest = upload_digest(
-        data,
-        file_format=file_format or "",
-        label_map=dict(label_map or {}),
-        partial=partial,
-        # Added to a set, the same file is another set: its digest says to which.
-        **({"append_to": append_to.id} if append_to is not None else {}),
-    )
+    digest = _file_digest(data, file_format, label_map, partial=partial, append_to=append_to)
     identical_upload_refuse(team=team, digest=digest, source=PairSet.Source.FILE)
     pair_file = _pair_file_read(team.shared_task, data, filename, file_format)
     pair_set_size_require(
