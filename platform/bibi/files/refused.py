@@ -14,7 +14,7 @@ upload are numbered as in the first file. Every cell is written by ``bibi.files.
     1,header,,"the file's header row: keep it, to upload this file again",h
     2,edit_distance,,too far,bad row
     >>> refused_file_unfold(refused_rows_csv([RowError(2, "too far")], "h\\nbad row\\n"))
-    ('h\\nbad row', 'csv')
+    ('h\\nbad row\\n', 'csv')
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from bibi.files.rows import LINE_BREAK
 REFUSED_COLUMNS = ("line", "rule", "setting", "reason", "content")
 HEADER_RULE = "header"
 HEADER_REASON = "the file's header row: keep it, to upload this file again"
-# A refused-rows file puts each row back on its line: no line past this (a 20 MB file has
-# fewer), so a hand-edited line number cannot make the upload a gigabyte of blank lines.
-LINE_MAX = 20_000_000
+# A refused-rows file puts each row back on its line: no line past this (a pair file of the
+# 20 MB allowed has fewer), so a hand-edited line number costs at most a megabyte of blanks.
+LINE_MAX = 1_000_000
 
 
 def refused_rows_csv(
@@ -78,7 +78,8 @@ def refused_rows_csv(
 def is_refused_file(text: str) -> bool:
     """Whether ``text`` is a refused-rows file (its header names ``REFUSED_COLUMNS``)."""
     first = next((line for line in io.StringIO(text, newline=None) if line.strip()), "")
-    return tuple(name.strip().lower() for name in first.split(",")) == REFUSED_COLUMNS
+    names = tuple(name.strip().strip('"').strip().lower() for name in first.split(","))
+    return names == REFUSED_COLUMNS
 
 
 def refused_file_unfold(text: str) -> tuple[str, str] | None:
@@ -89,7 +90,8 @@ def refused_file_unfold(text: str) -> tuple[str, str] | None:
     if not is_refused_file(text):
         return None
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    placed: list[str] = []
+    placed: list[str] = []  # pieces of the file, each ending a line
+    lines = 0
     file_format = ""
     try:
         next(reader)
@@ -109,16 +111,19 @@ def refused_file_unfold(text: str) -> tuple[str, str] | None:
             if not file_format:
                 file_format = _inner_format(fields["rule"], content, line=reader.line_num)
             number = _line_number(restored(fields["line"]), line=reader.line_num)
-            if number > len(placed):
-                placed.extend([""] * (number - 1 - len(placed)))
-            placed.extend(LINE_BREAK.split(content))
+            if number > lines + 1:
+                placed.append("\n" * (number - 1 - lines))
+                lines = number - 1
+            rows = LINE_BREAK.split(content)
+            placed.append("".join(f"{row}\n" for row in rows))
+            lines += len(rows)
     except csv.Error as error:
         raise FileFormatError(
             f"the refused-rows file cannot be read: {error}", line=reader.line_num
         ) from None
     if not file_format:
         raise FileFormatError("the refused-rows file has no rows to upload", line=1)
-    return "\n".join(placed), file_format
+    return "".join(placed), file_format
 
 
 def _inner_format(rule: str, content: str, *, line: int) -> str:

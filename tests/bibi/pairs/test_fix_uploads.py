@@ -162,3 +162,29 @@ def test_a_refused_label_suggests_a_map_from_the_files_own_labels(cast):
     reasons = " ".join(error["reason"] for error in response.json()["errors"])
     assert "e.g. -1=negative,1=positive" in reasons
     assert "0=negative" not in reasons
+
+
+def test_a_refused_rows_file_puts_rows_back_on_their_lines_within_bounds():
+    from bibi.files import FileFormatError, refused_file_unfold
+    from bibi.files.refused import LINE_MAX
+
+    text = (
+        "line,rule,setting,reason,content\n"
+        '1,header,,,"original_id,variant_text,variant_label"\n'
+        '4,label,,,"s1,I adore this movie!,positive"\n'
+        ',,,,"s2,a row added by hand,negative"\n'
+    )
+    unfolded, file_format = refused_file_unfold(text)
+    assert file_format == "csv"
+    assert unfolded.split("\n") == [
+        "original_id,variant_text,variant_label",
+        "",
+        "",
+        "s1,I adore this movie!,positive",
+        "s2,a row added by hand,negative",
+        "",
+    ]
+    with pytest.raises(FileFormatError, match="is not a line number"):
+        refused_file_unfold(text.replace("\n4,", f"\n{LINE_MAX + 1},"))
+    with pytest.raises(FileFormatError, match="no header row"):
+        refused_file_unfold(text.replace("1,header", "1,label"))
