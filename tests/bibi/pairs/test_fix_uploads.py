@@ -188,3 +188,17 @@ def test_a_refused_rows_file_puts_rows_back_on_their_lines_within_bounds():
         refused_file_unfold(text.replace("\n4,", f"\n{LINE_MAX + 1},"))
     with pytest.raises(FileFormatError, match="no header row"):
         refused_file_unfold(text.replace("1,header", "1,label"))
+
+
+def test_a_json_list_may_be_added_to_a_set_too(cast):
+    first = post_file(cast, csv_bytes([BAD_PAIR, *GOOD_PAIRS]), partial="true").json()
+    response = cast.client("breaker").post(
+        PAIRS_URL, {"pairs": [FIXED_PAIR], "append_to": first["id"]}, format="json"
+    )
+    assert response.status_code == 201, response.json()
+    assert response.json()["pair_count"] == len(GOOD_PAIRS) + 1
+    response = cast.client("breaker").post(
+        PAIRS_URL, {"pairs": [FIXED_PAIR], "append_to": 987654}, format="json"
+    )
+    assert response.status_code == 400
+    assert "append_to" in response.json()

@@ -31,13 +31,19 @@ from bibi.tasktypes.rules import PairInput
 from bibi.uploads import upload_digest, upload_size_require
 
 
-def pair_list_digest(pairs: Sequence[PairInput], *, label_map: Mapping[str, str] | None) -> str:
+def pair_list_digest(
+    pairs: Sequence[PairInput],
+    *,
+    label_map: Mapping[str, str] | None,
+    append_to: PairSet | None = None,
+) -> str:
     """The digest of a JSON list of pairs (``bibi.uploads.upload_digest`` over the pairs' fields
     as read, in order): the same list sent again, however its JSON is spaced or its keys
-    ordered, has the same digest."""
+    ordered, has the same digest (added to a set, another: it says which)."""
     fields = [dataclasses.asdict(pair) for pair in pairs]
     canonical = json.dumps(fields, sort_keys=True, ensure_ascii=False).encode()
-    return upload_digest(canonical, source="json", label_map=dict(label_map or {}))
+    options = {"append_to": append_to.id} if append_to else {}
+    return upload_digest(canonical, source="json", label_map=dict(label_map or {}), **options)
 
 
 def pair_list_submit(
@@ -47,12 +53,13 @@ def pair_list_submit(
     pairs: Sequence[PairInput],
     label_map: Mapping[str, str] | None = None,
     dry_run: bool = False,
+    append_to: PairSet | None = None,
 ) -> PairSetSubmission:
     """Submit a JSON list of pairs with ``pair_set_submit``; a list identical to one the team
     submitted as a set (``pair_list_digest``) is refused with a ``ValidationError`` naming that
-    set, and does not count against the quota."""
+    set, and does not count against the quota. ``append_to``: see ``pair_set_submit``."""
     pair_set_submit_require(team=team, user=user)
-    digest = pair_list_digest(pairs, label_map=label_map)
+    digest = pair_list_digest(pairs, label_map=label_map, append_to=append_to)
     identical_upload_refuse(team=team, digest=digest, source=PairSet.Source.API)
     return pair_set_submit(
         team=team,
@@ -61,6 +68,7 @@ def pair_list_submit(
         label_map=label_map,
         dry_run=dry_run,
         digest=digest,
+        append_to=append_to,
     )
 
 
