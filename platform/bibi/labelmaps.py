@@ -19,8 +19,8 @@ command-line option) or as a JSON object:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -31,6 +31,8 @@ _INTEGER = re.compile(r"[+-]?\d+")
 
 # A prediction's label outside the task's set is kept as given, up to this length.
 OUTSIDE_LABEL_MAX_CHARS = 100
+# A refusal suggests a label map from at most this many of the file's labels.
+SUGGESTED_LABELS_MAX = 20
 
 LABEL_MAP_HELP = (
     "Translates the file's labels into the task's: FILE_LABEL=TASK_LABEL pairs separated by "
@@ -43,6 +45,13 @@ def label_key(label: str) -> str:
     other labels case-folded (``Negative`` is ``negative``)."""
     label = label.strip()
     return str(int(label)) if _INTEGER.fullmatch(label) else label.casefold()
+
+
+def _label_order(label: str) -> tuple[int, int, str]:
+    """Integers first, by value (``-1`` before ``1``), then other labels as text."""
+    if _INTEGER.fullmatch(label.strip()):
+        return (0, int(label), "")
+    return (1, 0, label.casefold())
 
 
 def label_map_parse(text: str) -> dict[str, str]:
@@ -111,6 +120,8 @@ class LabelLookup:
     labels: tuple[str, ...]
     label_map: Mapping[str, str]
     _by_key: Mapping[str, str]
+    # The labels of the file that stand for no task label (``seeing``), for ``map_example``.
+    unknown: tuple[str, ...] = ()
 
     @classmethod
     def build(cls, label_map: Mapping[str, str] | None, *, labels: Sequence[str]) -> LabelLookup:
@@ -172,9 +183,30 @@ class LabelLookup:
             f"give a label map to translate the file's labels, e.g. {self.map_example()}"
         )
 
+    def seeing(self, raws: Iterable[str | None]) -> LabelLookup:
+        """This lookup, knowing the labels of a file (``raws``): those that stand for no task
+        label become its ``map_example`` (the first ``SUGGESTED_LABELS_MAX`` distinct)."""
+        unknown: dict[str, str] = {}  # by label_key
+        for raw in raws:
+            label = (raw or "").strip()
+            if not label or len(label) > OUTSIDE_LABEL_MAX_CHARS or self.resolve(label):
+                continue
+            unknown.setdefault(label_key(label), label)
+            if len(unknown) >= SUGGESTED_LABELS_MAX:
+                break
+        return replace(self, unknown=tuple(unknown.values()))
+
     def map_example(self) -> str:
-        """A label map in this task's own labels: ``0=negative,1=positive``."""
-        return ",".join(f"{number}={label}" for number, label in enumerate(self.labels))
+        """A label map from the file's own labels (``seeing``), in order (integers by value,
+        then text), to the task's, in order: ``-1=negative,1=positive`` for a file labelled 1
+        and -1, when the file has as many labels the task does not know as the task has labels.
+        Otherwise, the task's labels numbered from 0: ``0=negative,1=positive``."""
+        if len(self.unknown) != len(self.labels):
+            return ",".join(f"{number}={label}" for number, label in enumerate(self.labels))
+        ordered = sorted(self.unknown, key=_label_order)
+        return ",".join(
+            f"{source}={target}" for source, target in zip(ordered, self.labels, strict=True)
+        )
 
     def described(self, raw: str) -> str:
         """``raw`` as the task label it stands for, naming the file's label where a map

@@ -12,7 +12,6 @@ baseline breaker. Then the task is scored and published as the others are.
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import io
 import json
@@ -29,6 +28,7 @@ from bibi.demo.builder import DemoError, Say
 from bibi.demo.models import PAIR_TRAINING, pair_model_train
 from bibi.demo.pair_data import LABELS, PairDemoData
 from bibi.evaluation.models import Snapshot
+from bibi.files.csv_out import csv_writer
 from bibi.pairs.selectors import pair_items
 from bibi.pairs.services import PairSetRejected
 from bibi.sharedtasks import importing
@@ -77,7 +77,8 @@ def word_overlap(premise: str, hypothesis: str) -> str:
 
 def _csv(header: list[str], rows: list[list[str]]) -> bytes:
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    # Read back by the example importer, never downloaded: written as it is.
+    writer = csv_writer(buffer, neutralize=False, lineterminator="\n")
     writer.writerows([header, *rows])
     return buffer.getvalue().encode()
 

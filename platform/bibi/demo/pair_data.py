@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bibi.demo.data import slices_digest
+from bibi.files.csv_out import csv_writer
 
 LABELS = ("contradiction", "entailment", "neutral")
 HEADER = ("sentence1", "sentence2", "gold_label")
@@ -40,7 +41,8 @@ class PairSlice:
 
     def data(self) -> bytes:
         buffer = io.StringIO()
-        writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
+        # Read back by the example importer, never downloaded: written as it is.
+        writer = csv_writer(buffer, neutralize=False, delimiter="\t", lineterminator="\n")
         writer.writerow(HEADER)
         writer.writerows(self.rows)
         return buffer.getvalue().encode()

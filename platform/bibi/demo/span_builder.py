@@ -11,7 +11,6 @@ its pairs. Then the task is scored and published as the sentiment task is.
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import io
 import json
@@ -28,6 +27,7 @@ from bibi.demo.builder import DemoError, Say
 from bibi.demo.models import SPAN_TRAINING, span_model_train
 from bibi.demo.span_data import SpanDemoData
 from bibi.evaluation.models import Snapshot
+from bibi.files.csv_out import csv_writer
 from bibi.pairs.selectors import pair_items
 from bibi.pairs.services import PairSetRejected
 from bibi.sharedtasks import importing
@@ -76,7 +76,8 @@ def opening_words(sentence: str) -> str:
 
 def _answers_csv(header: list[str], rows: list[list[str]]) -> bytes:
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    # Read back by the example importer, never downloaded: written as it is.
+    writer = csv_writer(buffer, neutralize=False, lineterminator="\n")
     writer.writerow(header)
     writer.writerows(rows)
     return buffer.getvalue().encode()

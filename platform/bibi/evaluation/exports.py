@@ -7,17 +7,16 @@ the API, the zip, its README and ``manage.py export_results`` say the same thing
 CSV files are RFC 4180 (every cell that needs it quoted) in UTF-8, and a text cell that
 begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return is prefixed with ``'`` so
 that a spreadsheet shows it instead of running it as a formula (plain numbers such as the
-label ``-1`` are left as they are: they cannot be formulas).
+label ``-1`` are left as they are: they cannot be formulas): ``bibi.files.csv_out``, the one
+writer of every CSV the platform writes (``neutralized`` and ``csv_text`` are re-exported here).
 """
 
 from __future__ import annotations
 
-import csv
 import io
 import json
-import re
 import zipfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,30 +43,8 @@ from bibi.evaluation.table_rows import (
     validation_grid,
     validation_json,
 )
+from bibi.files.csv_out import csv_text, neutralized  # noqa: F401 (re-exported)
 from bibi.tasktypes import SPAN
-
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_PLAIN_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
-
-
-def neutralized(value: Any) -> Any:
-    """A cell a spreadsheet will not run: text starting like a formula gets a leading '."""
-    if (
-        isinstance(value, str)
-        and value.startswith(_FORMULA_START)
-        and not _PLAIN_NUMBER.match(value)
-    ):
-        return "'" + value
-    return value
-
-
-def csv_text(header: Sequence[Any], rows: Iterable[Sequence[Any]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow([neutralized(cell) for cell in header])
-    for row in rows:
-        writer.writerow(["" if cell is None else neutralized(cell) for cell in row])
-    return buffer.getvalue()
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,13 @@ million bad rows costs a few hundred error objects, not a million.
 
 This package's public names are re-exported here: ``errors`` (what a refusal says),
 ``decoding`` (bytes to text), ``rows`` (text to numbered rows), ``json_input`` (JSON bibi
-takes), ``refused`` (the rows a partial upload refused, as CSV), ``layout2017`` (the 2017
+takes), ``refused`` (the rows a partial upload refused, as CSV, and that CSV read back as
+the file it came from), ``csv_out`` (every CSV the platform writes: cells a spreadsheet will
+not run as formulas), ``layout2017`` (the 2017
 shared task's files, read one way for pair sets and predictions).
 """
 
+from bibi.files.csv_out import csv_text, csv_writer, neutralized, restored
 from bibi.files.decoding import (
     ENCODINGS,
     DecodedText,
@@ -52,7 +55,7 @@ from bibi.files.json_input import (
     json_field_text,
     json_parse,
 )
-from bibi.files.refused import REFUSED_COLUMNS, refused_rows_csv
+from bibi.files.refused import REFUSED_COLUMNS, refused_file_unfold, refused_rows_csv
 from bibi.files.rows import (
     FORMAT_BY_EXTENSION,
     FORMATS,
@@ -88,5 +91,10 @@ __all__ = [
     "json_field_text",
     "json_parse",
     "read_rows",
+    "csv_text",
+    "csv_writer",
+    "neutralized",
+    "refused_file_unfold",
     "refused_rows_csv",
+    "restored",
 ]

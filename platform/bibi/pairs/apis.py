@@ -19,6 +19,9 @@ nothing is stored::
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
@@ -167,6 +170,7 @@ class PairSetListApi(FileUploadApi):
                 label_map=serializer.validated_data.get("label_map"),
                 dry_run=dry_run_param or serializer.validated_data["dry_run"],
                 partial=serializer.validated_data["partial"],
+                append_to=_append_to(team, serializer.validated_data),
             )
         else:
             data = {"pairs": request.data} if isinstance(request.data, list) else request.data
@@ -191,8 +195,20 @@ class PairSetListApi(FileUploadApi):
                 pairs=pairs,
                 label_map=serializer.validated_data.get("label_map"),
                 dry_run=dry_run_param or serializer.validated_data["dry_run"],
+                append_to=_append_to(team, serializer.validated_data),
             )
         return submission_response(request, submission, PairSetSubmissionOutput)
+
+
+def _append_to(team: Team, data: Mapping[str, Any]) -> PairSet | None:
+    """The set an upload's pairs are added to (``append_to``), or None; 400 when it is not a
+    submitted set of the team."""
+    if data.get("append_to") is None:
+        return None
+    pair_set = selectors.team_pair_set(team=team, pk=data["append_to"])
+    if pair_set is None:
+        raise serializers.ValidationError({"append_to": "Not a submitted pair set of your team."})
+    return pair_set
 
 
 def _detail(request: Request, pair_set: PairSet) -> Response:

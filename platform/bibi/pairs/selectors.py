@@ -37,6 +37,8 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 # The entries are read in their own module (label validation reads them too); re-exported.
+from bibi.files.csv_out import restored
+from bibi.files.refused import HEADER_RULE
 from bibi.pairs.entries import entry_pair_sets as entry_pair_sets
 from bibi.pairs.entries import entry_pairs as entry_pairs
 from bibi.pairs.entries import pair_set_entry as pair_set_entry
@@ -106,9 +108,20 @@ def pair_sets_left(*, team: Team) -> int:
 
 
 def refused_rows(*, pair_set: PairSet, limit: int) -> list[dict[str, str]]:
-    """The first ``limit`` rows a partial upload refused, read back from its CSV."""
+    """The first ``limit`` rows a partial upload refused, read back from its CSV (the file's
+    header row, there to upload the file again, left out), each cell as it was refused."""
     reader = csv.DictReader(io.StringIO(pair_set.refused_csv))
-    return list(itertools.islice(reader, limit))
+    rows = (
+        {name: restored(value or "") for name, value in row.items()}
+        for row in reader
+        if row.get("rule") != HEADER_RULE
+    )
+    return list(itertools.islice(rows, limit))
+
+
+def team_pair_set(*, team: Team, pk: int) -> PairSet | None:
+    """The submitted set ``pk`` of ``team``, or None (another team's, a draft, none)."""
+    return PairSet.objects.filter(team=team, pk=pk, status=PairSet.Status.SUBMITTED).first()
 
 
 def refused_rows_filename(*, pair_set: PairSet) -> str:

@@ -399,10 +399,22 @@ class PairInputSerializer(KnownFieldsOnly):
         return {name: field for name, field in fields.items() if name in own or name == "label_map"}
 
 
+APPEND_TO_HELP = (
+    "The id of a submitted set of the team: the new set holds its pairs and these (a fix of the "
+    "rows a partial upload refused). Without it, these pairs are a set of their own, which "
+    "replaces the entry unless a set is marked final."
+)
+
+
+def append_to_field() -> serializers.IntegerField:
+    return serializers.IntegerField(required=False, min_value=1, help_text=APPEND_TO_HELP)
+
+
 class PairSetJsonInput(KnownFieldsOnly):
     pairs = serializers.ListField(child=PairInputSerializer(), allow_empty=False)
     label_map = LabelMapField()
     dry_run = serializers.BooleanField(default=False, help_text=DRY_RUN_HELP)
+    append_to = append_to_field()
 
 
 class PairSetFileInput(serializers.Serializer):
@@ -415,6 +427,7 @@ class PairSetFileInput(serializers.Serializer):
         help_text="Store the pairs that pass and list the refused rows (downloadable as CSV), "
         "instead of refusing the whole file when one pair fails.",
     )
+    append_to = append_to_field()
 
 
 class PairAddInput(PairInputSerializer):

@@ -280,7 +280,12 @@ class TaskType:
         Returns the checked pairs and, in row order, every problem found; the set may be
         stored only when the second list is empty.
         """
-        labels = LabelLookup.build(label_map, labels=rules.labels) if self.labelled else None
+        labels = None
+        if self.labelled:
+            # A refused label suggests a map from the labels the set actually holds.
+            labels = LabelLookup.build(label_map, labels=rules.labels).seeing(
+                raw for pair in pairs for raw in (pair.original_label, pair.variant_label)
+            )
         checked: list[CheckedPair] = []
         errors: list[RowError] = []
         seen: dict[Hashable, int] = dict(taken_variants or {})

@@ -67,6 +67,7 @@ from bibi.files import (
     json_parse,
 )
 from bibi.files.layout2017 import csv_quoted_problem, read_2017_aware, reads_as_written
+from bibi.files.refused import refused_file_unfold
 from bibi.tasktypes.registry import task_types
 from bibi.tasktypes.rules import PairInput
 from bibi.texts import normalize_text
@@ -157,6 +158,8 @@ class PairFile:
     warnings: list[RowError] = field(default_factory=list)
     pair_count: int = 0
     text: str = ""
+    # The other lines of a pair that starts on a line (a 2017 pair's second row), by that line.
+    record_lines: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
 
 def split_tags(value: Any) -> tuple[str, ...]:
@@ -236,10 +239,14 @@ def read_pair_file(
             "variant belongs to: upload CSV, TSV or JSON Lines (see the pair-set layouts)"
         )
     decoded = decode_upload(data)
-    quoted = not reads_as_written(decoded.text, file_format=file_format)
+    text = decoded.text
+    # The rows a partial upload refused, downloaded and fixed: the file they came from.
+    if file_format == "csv" and (unfolded := refused_file_unfold(text)) is not None:
+        text, file_format = unfolded
+    quoted = not reads_as_written(text, file_format=file_format)
     # Read twice (columns, then pairs) rather than kept, row by row: a file of a million
     # rows costs the memory of one until its pairs are known to be few enough.
-    rows = read_2017_aware(decoded.text, file_format=file_format)
+    rows = read_2017_aware(text, file_format=file_format)
 
     columns, readable, errors = _survey(rows(), file_format=file_format)
     layout = _layout(columns, file_format=file_format, layouts=layouts)
@@ -249,7 +256,7 @@ def read_pair_file(
         encoding=decoded.encoding,
         pair_count=readable if layout.by_original else (readable + 1) // 2,
         errors=errors,
-        text=decoded.text,
+        text=text,
     )
     if max_pairs is not None and result.pair_count > max_pairs:
         return result
@@ -261,7 +268,7 @@ def read_pair_file(
     if layout.by_original:
         result.pairs = [pair_input_from_fields(row.line, row.fields, layout) for row in normalized]
     else:
-        result.pairs, layout_errors, result.warnings = _read_sst2017(
+        result.pairs, layout_errors, result.warnings, result.record_lines = _read_sst2017(
             list(normalized), quoted=quoted
         )
         errors.extend(layout_errors)
@@ -386,10 +393,12 @@ def _sst2017_sides(
 
 def _read_sst2017(
     rows: list[Row], *, quoted: bool
-) -> tuple[list[PairInput], list[RowError], list[RowError]]:
-    """Pairs from ``<id>_a``/``<id>_b`` rows; returns the pairs, errors and warnings."""
+) -> tuple[list[PairInput], list[RowError], list[RowError], dict[int, tuple[int, ...]]]:
+    """Pairs from ``<id>_a``/``<id>_b`` rows; returns the pairs, errors, warnings and the
+    lines of each pair by its first line (the pair's ``row``)."""
     errors: list[RowError] = []
     warnings: list[RowError] = []
+    record_lines: dict[int, tuple[int, ...]] = {}
     sides = _sst2017_sides(rows, quoted=quoted, errors=errors, warnings=warnings)
     pairs: list[PairInput] = []
     for key, pair in sides.items():
@@ -405,10 +414,12 @@ def _read_sst2017(
             )
             continue
         original, variant = pair["a"].fields, pair["b"].fields
+        lines = sorted((pair["a"].line, pair["b"].line))
+        record_lines[lines[0]] = tuple(lines)
         rationales = [original.get("rationale", "").strip(), variant.get("rationale", "").strip()]
         pairs.append(
             PairInput(
-                row=min(pair["a"].line, pair["b"].line),
+                row=lines[0],
                 source_id=key,
                 original_text=original.get("sentence", ""),
                 original_label=_sst2017_label(original),
@@ -419,7 +430,7 @@ def _read_sst2017(
             )
         )
     pairs.sort(key=lambda pair: pair.row)
-    return pairs, errors, warnings
+    return pairs, errors, warnings, record_lines
 
 
 def _sst2017_label(fields: Mapping[str, str]) -> str:

@@ -7,6 +7,7 @@ beside that field when the form has one, and above the form otherwise.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django import forms
@@ -18,7 +19,7 @@ from bibi.api import rejected_file_body
 from bibi.evaluation.selectors import ItemFilter
 from bibi.files import FileRejected
 from bibi.labelmaps import LABEL_MAP_HELP, label_map_parse
-from bibi.pairs.models import Contest
+from bibi.pairs.models import Contest, PairSet
 from bibi.pairs.services import REASON_MAX_CHARS
 from bibi.pairs.validation import STATES
 
@@ -275,6 +276,12 @@ class PredictionsUploadForm(forms.Form):
 # --- Breakers ------------------------------------------------------------------------------
 
 
+def _pairs_said(pair_set: PairSet) -> str:
+    count = getattr(pair_set, "pair_count", None)
+    size = "" if count is None else f"{count} pair{'s' * (count != 1)}, "
+    return f"{size}{pair_set.filename or pair_set.source}"
+
+
 class PairSetUploadForm(forms.Form):
     file = forms.FileField(
         label="Pair-set file",
@@ -298,14 +305,39 @@ class PairSetUploadForm(forms.Form):
         "become the set, and the refused rows are listed with the rule that refused each, "
         "as a file to download, fix and upload again.",
     )
+    append_to = forms.TypedChoiceField(
+        coerce=int,
+        empty_value=None,
+        required=False,
+        label="Add to a set",
+        help_text="A set of its own becomes your team's entry in place of the one before "
+        "(unless a set is marked final). Added to a set, the file's pairs and that set's make a "
+        "new set, the set itself staying as it was: how to add the fixed rows of a partial "
+        "upload.",
+    )
 
-    def __init__(self, *args: Any, shared_task: SharedTask, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        shared_task: SharedTask,
+        pair_sets: Sequence[PairSet] = (),
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         kind = shared_task.kind
         if not kind.labelled:
             # Pairs without labels: nothing to translate.
             del self.fields["label_map"]
         self.fields["file"].help_text = kind.pair_file_help
+        # The team's submitted sets, to add the file's pairs to.
+        self.fields["append_to"].choices = [
+            ("", "No: upload the file as a set of its own"),
+            *(
+                (pair_set.id, f"Set {pair_set.id}: {_pairs_said(pair_set)}")
+                for pair_set in pair_sets
+                if pair_set.status == PairSet.Status.SUBMITTED
+            ),
+        ]
 
 
 class PairAddForm(forms.Form):

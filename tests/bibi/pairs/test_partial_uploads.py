@@ -48,14 +48,16 @@ def test_a_partial_upload_stores_the_passing_pairs_and_lists_the_refused_rows(ca
     assert download["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(download.content.decode())))
     assert [(row["line"], row["rule"]) for row in rows] == [
+        ("1", "header"),
         ("2", "unchanged"),
         (str(len(GOOD_PAIRS) + 3), "shared_tokens; edit_distance"),
     ]
     # The line as it was in the file, to fix and upload again.
-    assert rows[0]["content"] == data.decode().splitlines()[1]
-    assert rows[0]["reason"] == "the variant is identical to the original"
-    assert "token edits away" in rows[1]["reason"]
-    assert rows[1]["setting"] == "pair_min_shared_token_ratio; pair_max_edit_distance"
+    assert rows[0]["content"] == data.decode().splitlines()[0]
+    assert rows[1]["content"] == data.decode().splitlines()[1]
+    assert rows[1]["reason"] == "the variant is identical to the original"
+    assert "token edits away" in rows[2]["reason"]
+    assert rows[2]["setting"] == "pair_min_shared_token_ratio; pair_max_edit_distance"
 
 
 def test_the_refused_rows_are_the_teams_and_the_organizers_only(cast):

@@ -193,3 +193,74 @@ def test_the_examples_api_shows_span_items_and_hides_blind_dev_answers(cast):
     assert blind.status_code == 200, blind.json()
     row = blind.json()["results"][0]
     assert row["question"] == "who was beaten?" and "answers" not in row
+
+
+def test_a_span_pair_is_refused_with_a_label(cast):
+    pair = span_pair(row=1, original_id="s1", variant_text=KILMACUD, variant_answers="Kilmacud")
+    labelled = dataclasses.replace(pair, variant_label="positive")
+    ((line, reason),) = refusal(cast, labelled)
+    assert line == 1
+    assert "a span pair has no label" in reason
+    # The JSON API and a file say so too, and store nothing.
+    answer = cast.client("breaker").post(
+        "/api/v1/shared-tasks/qasrl/pair-sets/",
+        {
+            "pairs": [
+                {
+                    "original_id": "s1",
+                    "variant_text": KILMACUD,
+                    "variant_answers": ["Kilmacud"],
+                    "variant_label": "positive",
+                }
+            ]
+        },
+        format="json",
+    )
+    assert answer.status_code == 400
+    assert "variant_label" in str(answer.json())
+    data = (
+        "original_id,variant_text,variant_answers,variant_label\n"
+        f's1,"{KILMACUD}",Kilmacud,positive\n'
+    ).encode()
+    with pytest.raises(services.PairSetRejected) as raised:
+        services.pair_set_upload(
+            team=cast.breaker_team, user=cast.breaker, file=ContentFile(data, name="pairs.csv")
+        )
+    assert "variant_label" in str(raised.value.errors[0])
+    assert not Pair.objects.exists()
+
+
+def test_a_span_pair_takes_at_most_the_documented_number_of_answers(cast):
+    from bibi.tasktypes.span_extraction.checks import SPAN_PAIR_MAX_ANSWERS
+
+    many = " ### ".join(["Kilmacud"] * (SPAN_PAIR_MAX_ANSWERS + 1))
+    ((line, reason),) = refusal(
+        cast, span_pair(row=1, original_id="s1", variant_text=KILMACUD, variant_answers=many)
+    )
+    assert line == 1
+    assert f"{SPAN_PAIR_MAX_ANSWERS + 1} answers" in reason
+    assert f"at most {SPAN_PAIR_MAX_ANSWERS}" in reason
+    answers = [{"start": 0, "end": 8}] * 10_000
+    answer = cast.client("breaker").post(
+        "/api/v1/shared-tasks/qasrl/pair-sets/",
+        {"pairs": [{"original_id": "s1", "variant_text": KILMACUD, "variant_answers": answers}]},
+        format="json",
+    )
+    assert answer.status_code == 400
+    assert f"at most {SPAN_PAIR_MAX_ANSWERS}" in str(answer.json())
+
+
+def test_the_single_pair_api_refuses_a_span_pair_with_a_label(cast):
+    answer = cast.client("breaker").post(
+        "/api/v1/shared-tasks/qasrl/pairs/",
+        {
+            "original_id": "s1",
+            "variant_text": KILMACUD,
+            "variant_answers": "Kilmacud",
+            "variant_label": "positive",
+        },
+        format="json",
+    )
+    assert answer.status_code == 400
+    assert "variant_label" in str(answer.json())
+    assert not Pair.objects.exists()

@@ -109,7 +109,8 @@ def test_a_breaker_stores_the_passing_pairs_of_a_file_and_downloads_the_refused_
     assert download.suggested_filename == f"pairs-partial-refused-set-{pair_set.id}.csv"
     lines = Path(download.path()).read_text(encoding="utf-8").splitlines()
     assert lines[0] == "line,rule,setting,reason,content"
-    assert [line.split(",")[0] for line in lines[1:]] == ["3", "5"]
+    # The file's header row first, so that the download uploads again once fixed.
+    assert [line.split(",")[0] for line in lines[1:]] == ["1", "3", "5"]
 
     # The same file again is recognised, and the quota shown is untouched.
     screen.goto("/tasks/sst/pairs/")
@@ -121,3 +122,41 @@ def test_a_breaker_stores_the_passing_pairs_of_a_file_and_downloads_the_refused_
     expect(page.locator("#sets-left")).to_contain_text("may submit 9 more sets")
     screen.shot("partial-again")
     assert PairSet.objects.count() == 1
+
+
+def test_a_breaker_adds_the_fixed_refused_rows_to_their_set(transactional_db, screen, tmp_path):
+    cast = build_cast()
+    page = screen.page
+    screen.log_in("brian", "pw-brian-123")
+    screen.goto("/tasks/sst/pairs/")
+    upload = page.get_by_role("region", name="Upload a pair set")
+    upload.get_by_label("Pair-set file").set_input_files(WEB_FIXTURES / "pairs-partial.csv")
+    upload.get_by_label("Store the pairs that pass and list the refused rows").check()
+    upload.get_by_role("button", name="Upload and check").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text(re.compile(r"^Pair set"))
+    first = PairSet.objects.get(team=cast.breaker_team)
+
+    with page.expect_download() as download_info:
+        page.get_by_role("link", name="Download the refused rows").click()
+    refused = Path(download_info.value.path()).read_text(encoding="utf-8")
+    fixed = refused.replace("s1,I love this movie!,positive,", "s1,I adore this movie!,positive,")
+    assert fixed != refused
+    (tmp_path / "refused.csv").write_text(fixed, encoding="utf-8")
+
+    page.get_by_role("link", name="add them to this set").click()
+    upload = page.get_by_role("region", name="Upload a pair set")
+    expect(upload.get_by_label("Add to a set")).to_have_value(str(first.id))
+    upload.get_by_label("Pair-set file").set_input_files(tmp_path / "refused.csv")
+    upload.get_by_label("Store the pairs that pass and list the refused rows").check()
+    upload.get_by_role("button", name="Upload and check").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text(re.compile(r"^Pair set"))
+    expect(page.locator("main")).to_contain_text(
+        f"This set holds the 2 pairs of set {first.id} and the 1 pair added to them: 3 pairs"
+    )
+    expect(page.locator("main")).not_to_contain_text("Line :")
+    expect(page.get_by_role("cell", name="I adore this movie!")).to_be_visible()
+    screen.shot("fix-added")
+    assert screen.axe_violations() == []
+    added = PairSet.objects.exclude(pk=first.pk).get(team=cast.breaker_team)
+    assert added.pairs.count() == 3
+    assert first.pairs.count() == 2

@@ -40,7 +40,9 @@ def test_a_partial_upload_keeps_the_passing_pairs_and_offers_the_refused_rows(ca
     assert download["Content-Disposition"] == (
         f'attachment; filename="mine-refused-set-{pair_set.id}.csv"'
     )
-    (row,) = csv.DictReader(io.StringIO(download.content.decode()))
+    # The file's header row first (line 1), so that the download uploads again once fixed.
+    header, row = csv.DictReader(io.StringIO(download.content.decode()))
+    assert (header["line"], header["rule"]) == ("1", "header")
     assert (row["line"], row["rule"]) == ("2", "unchanged")
     # Another team's member sees neither the rows nor the download.
     assert page_client(cast, "builder").get(
@@ -93,3 +95,30 @@ def test_the_system_page_counts_predictions_outside_the_labels(db):
     assert 'data-outside-labels="1">1, kept as given and counted wrong' in html
     left = cast.shared_task.max_uploads_per_system - 1
     assert f"{left} of {cast.shared_task.max_uploads_per_system} left" in html
+
+
+def test_a_warning_of_the_whole_set_names_no_empty_line(cast):
+    client = page_client(cast, "breaker")
+    upload(client, csv_bytes(GOOD_PAIRS))
+    response = upload(client, csv_bytes([{**BAD_PAIR, "variant_text": "I adore this movie!"}]))
+    page = client.get(response["Location"]).content.decode()
+    assert "This set (1 pair) replaces set" in page
+    assert "Line :" not in page and "Line : " not in page
+
+
+def test_the_set_page_offers_to_add_the_fixed_rows_to_the_set(cast):
+    client = page_client(cast, "breaker")
+    response = upload(client, csv_bytes([BAD_PAIR, *GOOD_PAIRS]), partial="on")
+    pair_set = PairSet.objects.get(team=cast.breaker_team)
+    page = client.get(response["Location"]).content.decode()
+    assert "upload them as a new set" not in page
+    assert f'href="{TASK}pairs/?append_to={pair_set.id}#upload-heading" id="add-to-set"' in page
+    form = client.get(f"{TASK}pairs/?append_to={pair_set.id}").content.decode()
+    assert f'<option value="{pair_set.id}" selected>Set {pair_set.id}: 4 pairs, mine.csv' in form
+    fixed = csv_bytes([{**BAD_PAIR, "variant_text": "I adore this movie!"}])
+    response = upload(client, fixed, append_to=str(pair_set.id))
+    assert response.status_code == 302
+    added = PairSet.objects.exclude(pk=pair_set.pk).get(team=cast.breaker_team)
+    assert added.pairs.count() == len(GOOD_PAIRS) + 1
+    page = client.get(response["Location"]).content.decode()
+    assert f"This set holds the {len(GOOD_PAIRS)} pairs of set {pair_set.id}" in page

@@ -18,6 +18,13 @@ from django.utils import timezone
 from bibi.files import FileRejected, RowError, RowErrors, refused_rows_csv
 from bibi.pairs import selectors
 from bibi.pairs.models import Pair, PairSet
+from bibi.pairs.services.appending import (
+    added_to,
+    append_base_require,
+    base_variants,
+    pair_copy,
+)
+from bibi.pairs.services.appending import pairs_said as _pairs
 from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Dataset, Example, Phase, SharedTask, Team
 from bibi.tasktypes.rules import (
@@ -158,10 +165,6 @@ def pair_build(pair_set: PairSet, checked: CheckedPair) -> Pair:
     )
 
 
-def _pairs(count: int) -> str:
-    return f"{count} pair" if count == 1 else f"{count} pairs"
-
-
 def submission_describe(
     pair_set: PairSet, *, pair_count: int, warnings: Sequence[RowError], dry_run: bool
 ) -> PairSetSubmission:
@@ -216,6 +219,17 @@ class _Origin:
     encoding: str
     text: str = ""
     digest: str = ""
+    record_lines: Mapping[int, Sequence[int]] = dataclasses.field(default_factory=dict)
+    # The set the pairs are added to (``pair_set_submit``'s ``append_to``), or None.
+    base: PairSet | None = None
+
+    def refused_csv(self, refused_rows: Sequence[RowError]) -> str:
+        """The rows a partial upload left out, as the file to download ('' for none)."""
+        if not refused_rows:
+            return ""
+        return refused_rows_csv(
+            refused_rows, self.text, file_format=self.file_format, record_lines=self.record_lines
+        )
 
     def rejected(self, errors: Sequence[RowError] | RowErrors) -> PairSetRejected:
         problems = errors if isinstance(errors, RowErrors) else RowErrors(errors)
@@ -255,6 +269,8 @@ def _pairs_check(
     pairs that pass are kept when there are any, and the problems of the others returned."""
     if len(pairs) + len(read_errors) == 0:
         raise origin.rejected([RowError(line=0, reason="the set has no pairs")])
+    kind = shared_task.kind
+    taken = _base_taken(shared_task, len(pairs), origin=origin)
     pair_set_size_require(
         shared_task=shared_task,
         count=len(pairs),
@@ -263,12 +279,15 @@ def _pairs_check(
         file_format=origin.file_format,
     )
     rules = PairRules.for_shared_task(shared_task)
-    kind = shared_task.kind
     try:
         if layout_problem := kind.pair_layout_problem(origin.layout):
             raise ValidationError(layout_problem)
         checked, errors = kind.check_pairs(
-            pairs, starter=starter_index(shared_task, pairs), rules=rules, label_map=label_map
+            pairs,
+            starter=starter_index(shared_task, pairs),
+            rules=rules,
+            label_map=label_map,
+            taken_variants=taken,
         )
     except ValidationError as error:
         raise origin.rejected([RowError(line=0, reason=m) for m in error.messages]) from None
@@ -289,6 +308,24 @@ def _pairs_check(
         result.refused = origin.rejected(problems).problems
         result.refused_rows = refused_rows
     return result
+
+
+def _base_taken(
+    shared_task: SharedTask, count: int, *, origin: _Origin
+) -> dict[tuple[str, ...], int]:
+    """The variants of the set ``count`` pairs are added to (none without one); refused when
+    both together are more than the task allows in a set."""
+    base = origin.base
+    if base is None:
+        return {}
+    taken = base_variants(base)
+    if count + len(taken) > shared_task.max_pairs_per_set:
+        reason = (
+            f"set {base.id} has {_pairs(len(taken))} and this file {count} more; this "
+            f"shared task allows at most {shared_task.max_pairs_per_set} per set"
+        )
+        raise origin.rejected([RowError(line=0, reason=reason)])
+    return taken
 
 
 @transaction.atomic
@@ -322,14 +359,25 @@ def _pair_set_store(
         submitted_at=now,
         content_sha256=origin.digest,
         refused_count=len({error.line for error in refused_rows}),
-        refused_csv=refused_rows_csv(refused_rows, origin.text) if refused_rows else "",
+        refused_csv=origin.refused_csv(refused_rows),
     )
+    new_pairs = [pair_build(pair_set, c) for c in checked.pairs]
+    base_pairs, warnings = [], list(checked.warnings)
+    if origin.base is not None:
+        base_pairs, warnings = added_to(origin.base, new_pairs, warnings)
     submission = submission_describe(
-        pair_set, pair_count=len(checked.pairs), warnings=checked.warnings, dry_run=dry_run
+        pair_set,
+        pair_count=len(base_pairs) + len(new_pairs),
+        warnings=warnings,
+        dry_run=dry_run,
     )
     if not dry_run:
         pair_set.save()
-        Pair.objects.bulk_create((pair_build(pair_set, c) for c in checked.pairs), batch_size=2000)
+        copies = (pair_copy(pair, pair_set) for pair in base_pairs)
+        Pair.objects.bulk_create(copies, batch_size=2000)
+        for pair in new_pairs:
+            pair.pair_set = pair_set
+        Pair.objects.bulk_create(new_pairs, batch_size=2000)
     return dataclasses.replace(submission, refused=checked.refused)
 
 
@@ -372,6 +420,8 @@ def pair_set_submit(
     partial: bool = False,
     text: str = "",
     digest: str = "",
+    record_lines: Mapping[int, Sequence[int]] | None = None,
+    append_to: PairSet | None = None,
 ) -> PairSetSubmission:
     """Check ``pairs`` and store them as a new submitted set of ``team``, or nothing.
 
@@ -382,12 +432,19 @@ def pair_set_submit(
     With ``dry_run`` everything is checked and answered the same, and nothing is stored.
     With ``partial`` (opt-in), a set with failing pairs stores the pairs that pass, when
     there are any, and lists the others (``PairSetSubmission.refused``); ``text`` is the
-    file they come from, quoted in the set's ``refused_csv``. ``digest`` identifies the
+    file they come from, quoted in the set's ``refused_csv`` (with ``record_lines``, the other
+    lines of a pair by its first, as a 2017 pair's two rows). ``digest`` identifies the
     upload (``bibi.uploads.upload_digest``): a set already submitted with it is refused.
+    ``append_to``: a submitted set of the team whose pairs the new set holds too, ``pairs``
+    added to them (a fix of the rows a partial upload refused): checked as one set (its size,
+    no variant twice), stored as a new set; ``append_to`` itself never changes.
     """
     now = timezone.now()
     pair_set_submit_require(team=team, user=user, now=now)
-    origin = _Origin(source, filename, file_format, layout, encoding, text, digest)
+    base = append_base_require(team=team, pair_set=append_to) if append_to is not None else None
+    origin = _Origin(
+        source, filename, file_format, layout, encoding, text, digest, record_lines or {}, base
+    )
     checked = _pairs_check(
         team.shared_task,
         pairs,

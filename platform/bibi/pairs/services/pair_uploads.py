@@ -31,13 +31,19 @@ from bibi.tasktypes.rules import PairInput
 from bibi.uploads import upload_digest, upload_size_require
 
 
-def pair_list_digest(pairs: Sequence[PairInput], *, label_map: Mapping[str, str] | None) -> str:
+def pair_list_digest(
+    pairs: Sequence[PairInput],
+    *,
+    label_map: Mapping[str, str] | None,
+    append_to: PairSet | None = None,
+) -> str:
     """The digest of a JSON list of pairs (``bibi.uploads.upload_digest`` over the pairs' fields
     as read, in order): the same list sent again, however its JSON is spaced or its keys
-    ordered, has the same digest."""
+    ordered, has the same digest (added to a set, another: it says which)."""
     fields = [dataclasses.asdict(pair) for pair in pairs]
     canonical = json.dumps(fields, sort_keys=True, ensure_ascii=False).encode()
-    return upload_digest(canonical, source="json", label_map=dict(label_map or {}))
+    options = {"append_to": append_to.id} if append_to else {}
+    return upload_digest(canonical, source="json", label_map=dict(label_map or {}), **options)
 
 
 def pair_list_submit(
@@ -47,12 +53,13 @@ def pair_list_submit(
     pairs: Sequence[PairInput],
     label_map: Mapping[str, str] | None = None,
     dry_run: bool = False,
+    append_to: PairSet | None = None,
 ) -> PairSetSubmission:
     """Submit a JSON list of pairs with ``pair_set_submit``; a list identical to one the team
     submitted as a set (``pair_list_digest``) is refused with a ``ValidationError`` naming that
-    set, and does not count against the quota."""
+    set, and does not count against the quota. ``append_to``: see ``pair_set_submit``."""
     pair_set_submit_require(team=team, user=user)
-    digest = pair_list_digest(pairs, label_map=label_map)
+    digest = pair_list_digest(pairs, label_map=label_map, append_to=append_to)
     identical_upload_refuse(team=team, digest=digest, source=PairSet.Source.API)
     return pair_set_submit(
         team=team,
@@ -61,6 +68,7 @@ def pair_list_submit(
         label_map=label_map,
         dry_run=dry_run,
         digest=digest,
+        append_to=append_to,
     )
 
 
@@ -81,6 +89,26 @@ def _pair_file_read(
         raise PairSetRejected.from_format_error(error, source=filename or "the file") from None
 
 
+def _file_digest(
+    data: bytes,
+    file_format: str | None,
+    label_map: Mapping[str, str] | None,
+    *,
+    partial: bool,
+    append_to: PairSet | None,
+) -> str:
+    """The upload's digest: its bytes and the options that change what they mean (added to a
+    set, the same file makes another set, so the digest says which)."""
+    options = {"append_to": append_to.id} if append_to else {}
+    return upload_digest(
+        data,
+        file_format=file_format or "",
+        label_map=dict(label_map or {}),
+        partial=partial,
+        **options,
+    )
+
+
 def pair_set_upload(
     *,
     team: Team,
@@ -90,6 +118,7 @@ def pair_set_upload(
     label_map: Mapping[str, str] | None = None,
     dry_run: bool = False,
     partial: bool = False,
+    append_to: PairSet | None = None,
 ) -> PairSetSubmission:
     """Read a pair-set file (see ``layouts``) and submit it with ``pair_set_submit``.
 
@@ -97,17 +126,16 @@ def pair_set_upload(
     cannot be read at all is rejected like a set with failing pairs; one over
     ``PAIR_SET_UPLOAD_MAX_BYTES`` raises ``bibi.uploads.UploadTooLarge`` unread. A file
     identical to a set the team submitted (same bytes, label map and mode) is refused with
-    a ``ValidationError`` that names that set, and does not count. ``partial``: see
-    ``pair_set_submit``.
+    a ``ValidationError`` that names that set, and does not count. ``partial``,
+    ``append_to``: see ``pair_set_submit``. A refused-rows file is read as the rows it holds,
+    back on their lines (``bibi.files.refused_file_unfold``).
     """
     pair_set_submit_require(team=team, user=user)
     upload_size_require(file.size, limit=settings.PAIR_SET_UPLOAD_MAX_BYTES, what=PAIR_SET_FILE)
     filename = PurePath((file.name or "").replace("\\", "/")).name[:255]
     file.seek(0)
     data = file.read()
-    digest = upload_digest(
-        data, file_format=file_format or "", label_map=dict(label_map or {}), partial=partial
-    )
+    digest = _file_digest(data, file_format, label_map, partial=partial, append_to=append_to)
     identical_upload_refuse(team=team, digest=digest, source=PairSet.Source.FILE)
     pair_file = _pair_file_read(team.shared_task, data, filename, file_format)
     pair_set_size_require(
@@ -133,4 +161,6 @@ def pair_set_upload(
         partial=partial,
         text=pair_file.text,
         digest=digest,
+        record_lines=pair_file.record_lines,
+        append_to=append_to,
     )

@@ -100,17 +100,22 @@ def _answer_values(raw: str) -> list[Any] | str:
     return [part for part in stripped.split(ANSWER_SEPARATOR.strip()) if part.strip()]
 
 
-def answers_read(raw: str | None, sentence: str) -> tuple[list[dict[str, Any]], list[str]]:
+def answers_read(
+    raw: str | None, sentence: str, *, max_answers: int | None = None
+) -> tuple[list[dict[str, Any]], list[str]]:
     """The answers of one field located in ``sentence``, and every problem found.
 
     Returns ``(answers, problems)``; the answers are meaningful only without problems.
-    Repeated spans are kept once.
+    Repeated spans are kept once. More than ``max_answers`` given (repeats counted) is one
+    problem, found before any is located.
     """
     if raw is None or not raw.strip():
         return [], ["there is no answer: a span item needs at least one"]
     values = _answer_values(raw)
     if isinstance(values, str):
         return [], [values]
+    if max_answers is not None and len(values) > max_answers:
+        return [], [f"{len(values)} answers are given; a span item takes at most {max_answers}"]
     answers: list[dict[str, Any]] = []
     problems: list[str] = []
     for value in values:

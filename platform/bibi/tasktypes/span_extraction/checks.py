@@ -11,7 +11,8 @@ apply to the sentence):
 - a given question is not the original's (compared after ``normalize_text``): the question
   is the same on both sides;
 - the variant's answers are not spans of the variant sentence (each refused with its
-  reason). Without answers, the original's answers are looked for in the variant, and each
+  reason), or are more than ``SPAN_PAIR_MAX_ANSWERS`` (20);
+- the pair carries a label (``variant_label`` or ``original_label``): a span pair has none. Without answers, the original's answers are looked for in the variant, and each
   one that is no longer there is named: the breaker then says what the answer became.
 
 Labels play no part: a span pair stores the question and both items' answers
@@ -32,6 +33,7 @@ from bibi.tasktypes.rules import (
     CheckedPair,
     PairInput,
     PairRules,
+    Refusal,
     StarterExample,
     StarterIndex,
     free_text_problems,
@@ -43,6 +45,14 @@ from bibi.tasktypes.span_extraction.answers import answer_locate, answers_read
 from bibi.tasktypes.tokens import edit_out_of_sight
 from bibi.texts import normalize_text
 from edits.claims import pair_unverified
+
+# The most answers one span pair's variant may give: a sentence's answers to one question are
+# a few spans (QA-SRL's have one to three), and each is located in the sentence.
+SPAN_PAIR_MAX_ANSWERS = 20
+LABEL_REFUSED = (
+    "a span pair has no label: its variant's answers say what the edit changed, so leave "
+    "out variant_label and original_label"
+)
 
 
 def starter_key(item: StarterExample) -> tuple[str, str]:
@@ -92,7 +102,7 @@ def variant_answers(
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The variant's answers (spans of ``variant``), or the reasons they cannot be taken."""
     if raw.strip():
-        answers, problems = answers_read(raw, variant)
+        answers, problems = answers_read(raw, variant, max_answers=SPAN_PAIR_MAX_ANSWERS)
         return answers, [f"{problem} (the variant sentence)" for problem in problems]
     found = [answer_locate(variant, answer["text"]) for answer in original.answers]
     lost = [a["text"] for a, f in zip(original.answers, found, strict=True) if f is None]
@@ -122,6 +132,8 @@ def check_span_pair(
     problems += free_text_problems(rationale, pair.source_id, rules)
     tags, tag_problems = tags_checked(pair.tags, rules)
     problems += tag_problems
+    if pair.variant_label.strip() or pair.original_label.strip():
+        problems.append(Refusal(LABEL_REFUSED, kind="label"))
     if original is None or not variant:
         return None, problems
     distance, edit_problems = minimal_edit_problems(

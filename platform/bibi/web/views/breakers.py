@@ -82,7 +82,12 @@ def _pairs_page(
         "draft_pairs": pair_selectors.pair_list(pair_set=draft) if draft else [],
         "entry": entry,
         "original": original,
-        "upload_form": forms.get("upload_form") or PairSetUploadForm(shared_task=shared_task),
+        "upload_form": forms.get("upload_form")
+        or PairSetUploadForm(
+            shared_task=shared_task,
+            pair_sets=pair_sets,
+            initial={"append_to": request.GET.get("append_to", "")},
+        ),
         "add_form": add_form,
         "rejected": forms.get("rejected"),
         "add_rejected": forms.get("add_rejected"),
@@ -112,7 +117,9 @@ def say_refused(request: HttpRequest, count: int, *, dry_run: bool) -> None:
 def say_warnings(request: HttpRequest, warnings: Sequence[RowError]) -> None:
     """A submission's warnings, as messages: one a problem, with the lines it is on."""
     for group in error_groups(warnings):
-        lines = "" if group["lines"] == "0" else f"Line {group['lines']}: "
+        # A warning of the set as a whole (line 0) has no line to name.
+        where = group["lines"]
+        lines = f"Line {where}: " if where[:1].isdigit() else ""
         messages.warning(request, f"{lines}{group['reason']}")
 
 
@@ -120,10 +127,16 @@ def say_warnings(request: HttpRequest, warnings: Sequence[RowError]) -> None:
 def pair_set_upload(request: HttpRequest, slug: str) -> HttpResponse:
     shared_task, viewer = task_and_viewer(request, slug)
     team = require_team(viewer, Team.Kind.BREAKER)
-    form = PairSetUploadForm(request.POST, request.FILES, shared_task=shared_task)
+    form = PairSetUploadForm(
+        request.POST,
+        request.FILES,
+        shared_task=shared_task,
+        pair_sets=pair_selectors.team_pair_set_list(team=team),
+    )
     dry_run = "dry_run" in request.POST
     rejected = None
     if form.is_valid():
+        append_to = form.cleaned_data.get("append_to")
         try:
             submission = pair_services.pair_set_upload(
                 team=team,
@@ -133,6 +146,9 @@ def pair_set_upload(request: HttpRequest, slug: str) -> HttpResponse:
                 label_map=form.cleaned_data.get("label_map"),
                 dry_run=dry_run,
                 partial=form.cleaned_data["partial"],
+                append_to=(
+                    pair_selectors.team_pair_set(team=team, pk=append_to) if append_to else None
+                ),
             )
         except ValidationError as error:
             rejected = add_upload_error(form, error)

@@ -10,7 +10,6 @@ against any database, the production one included, and leaves nothing behind.
 
 from __future__ import annotations
 
-import csv
 import io
 import random
 import secrets
@@ -28,6 +27,7 @@ from django.urls import get_resolver
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
+from bibi.files.csv_out import csv_writer
 from bibi.pairs.models import Pair
 from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Example
@@ -64,7 +64,8 @@ def pair_file(*, pairs: int, starter: int, seed: int = 7) -> tuple[list[tuple[st
     rng = random.Random(seed)
     originals = [(f"st{i}", starter_text(i, rng)) for i in range(starter)]
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    # Uploaded as a pair set by the benchmark, never downloaded: written as it is.
+    writer = csv_writer(buffer, neutralize=False, lineterminator="\n")
     writer.writerow(["original_id", "variant_text", "variant_label", "rationale", "tags"])
     for n in range(pairs):
         original_id, text = originals[n % starter]
