@@ -24,7 +24,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from bibi.evaluation import exports
+from bibi.files import csv_text
 from bibi.pairs import validation
 from bibi.pairs.models import Contest, LabelValidation, Pair
 from bibi.pairs.validation import services as validation_services
@@ -316,7 +316,7 @@ def votes_csv(request: HttpRequest, slug: str) -> HttpResponse:
     shared_task, _viewer = organizer_page(request, slug)
     rows = validation.validation_vote_rows(shared_task=shared_task)
     columns = validation.VOTE_COLUMNS
-    body = exports.csv_text(columns, ([row[column] for column in columns] for row in rows))
+    body = csv_text(columns, ([row[column] for column in columns] for row in rows))
     response = HttpResponse(body, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{shared_task.slug}-votes.csv"'
     return response
