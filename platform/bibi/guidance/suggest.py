@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import redis
 from celery.exceptions import TimeoutError as ResultTimeout
 from django.conf import settings
 from django.core.cache import cache
@@ -101,8 +102,21 @@ def suggest_start(
         created=time.time(),
         variant_texts=variant,
     )
-    jobs.admit(record)
-    jobs.record_save(record)
+    try:
+        jobs.admit(record)
+        jobs.record_save(record)
+    except redis.RedisError as error:
+        # Redis keeps the in-flight counts and the job records: with it away no job can be
+        # followed, so none is sent (the throttle before this let the request through).
+        logger.warning("guidance job store unreachable: %s: %s", error.__class__.__name__, error)
+        with contextlib.suppress(redis.RedisError):
+            jobs.release(record)
+        return JobOutcome(
+            record,
+            "failed",
+            detail="The job store (Redis) is unreachable, so no job can be queued; "
+            "try again in a moment.",
+        )
     kind = shared_task.kind
     items = (
         guidance.model_input(kind, kind.item(example)),
