@@ -9,7 +9,7 @@ version = f"{system}versions/<int:number>/"
 
 urlpatterns = [
     path(
-        "worker/archives/<str:sha256>/",
+        "worker/archives/<token:sha256>/",
         worker_apis.worker_archive_download,
         name="worker-archive-download",
     ),
