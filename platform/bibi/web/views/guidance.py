@@ -356,7 +356,7 @@ def _ask_systems(
     (``suggest_start``), into the context; the status the page answers with (202: a job the
     page follows, ``guidance_job.js``)."""
     if not sight.allowed:
-        form.add_error(None, "This task does not show the systems' predictions to breakers.")
+        _refuse(form, context, "This task does not show the systems' predictions to breakers.")
         return 403
     # The API's rate, counted together with the API's requests: each runs every hosted model.
     throttle = GuidanceSuggestThrottle()
@@ -371,15 +371,29 @@ def _ask_systems(
             shared_task=shared_task, user=request.user, viewer=viewer, request=ask
         )
     except ValidationError as error:
-        add_service_error(form, error)
-        return 400
+        if form.is_bound:
+            add_service_error(form, error)
+            return 400
+        # Suggestions for the original, asked with no form filled in (say, before any hosted
+        # system is ready): nothing of the caller's was wrong, the page says why there are none.
+        _refuse(form, context, " ".join(error.messages))
+        return 200
     except PermissionDenied as denied:
-        form.add_error(None, str(denied))
+        _refuse(form, context, str(denied))
         return 403
     except CapReached as cap:
         context["try_error"] = cap.message
         return 429
     return job_into_context(request, shared_task, outcome, context, page=page)
+
+
+def _refuse(form: forms.Form, context: dict[str, Any], message: str) -> None:
+    """Why the systems were not asked: on the form where the caller filled one in, else (an
+    unbound form has no errors to show) where the page shows the systems' answer."""
+    if form.is_bound:
+        form.add_error(None, message)
+    else:
+        context["try_error"] = message
 
 
 def span_suggestions_page(request: HttpRequest, slug: str, original_id: str) -> HttpResponse:
