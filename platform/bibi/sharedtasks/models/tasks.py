@@ -10,6 +10,7 @@ from django.db import models
 from django.utils import timezone
 
 from bibi.tasktypes import TaskType, task_type, task_types
+from bibi.texts import blank_name_problem
 
 DEFAULT_STRATEGY_TAGS = ["morphosyntax", "semantics", "pragmatics", "world_knowledge", "other"]
 
@@ -161,6 +162,9 @@ class SharedTask(models.Model):
         return self.name
 
     def clean(self) -> None:
+        blank = blank_name_problem(self.name)
+        if blank:
+            raise ValidationError({"name": blank})
         labels = self.labels
         if not isinstance(labels, list) or len(labels) < 2:
             raise ValidationError(
