@@ -102,21 +102,9 @@ def suggest_start(
         created=time.time(),
         variant_texts=variant,
     )
-    try:
-        jobs.admit(record)
-        jobs.record_save(record)
-    except redis.RedisError as error:
-        # Redis keeps the in-flight counts and the job records: with it away no job can be
-        # followed, so none is sent (the throttle before this let the request through).
-        logger.warning("guidance job store unreachable: %s: %s", error.__class__.__name__, error)
-        with contextlib.suppress(redis.RedisError):
-            jobs.release(record)
-        return JobOutcome(
-            record,
-            "failed",
-            detail="The job store (Redis) is unreachable, so no job can be queued; "
-            "try again in a moment.",
-        )
+    refused = _admit(record)
+    if refused is not None:
+        return refused
     kind = shared_task.kind
     items = (
         guidance.model_input(kind, kind.item(example)),
@@ -127,6 +115,26 @@ def suggest_start(
         jobs.release(record)
         return JobOutcome(record, "failed", detail=failed)
     return _outcome(record, shared_task, sight, wait=settings.GUIDANCE_SUGGEST_WAIT)
+
+
+def _admit(record: jobs.JobRecord) -> JobOutcome | None:
+    """Count the job in flight and keep its record (``jobs.CapReached`` past a cap); the
+    failed outcome when Redis, which keeps both, cannot be reached: with it away no job could
+    be followed, so none is sent (the throttle before this let the request through)."""
+    try:
+        jobs.admit(record)
+        jobs.record_save(record)
+    except redis.RedisError as error:
+        logger.warning("guidance job store unreachable: %s: %s", error.__class__.__name__, error)
+        with contextlib.suppress(redis.RedisError):
+            jobs.release(record)
+        return JobOutcome(
+            record,
+            "failed",
+            detail="The job store (Redis) is unreachable, so no job can be queued; "
+            "try again in a moment.",
+        )
+    return None
 
 
 def suggest_job(

@@ -53,7 +53,7 @@ def _refusal(status: int, detail: str) -> HttpResponse:
 def worker_archive_download(request: HttpRequest, sha256: str) -> HttpResponse:
     """The stored archive whose SHA-256 is ``sha256``, to the worker credential only."""
     throttle = WorkerArchiveThrottle()
-    if not throttle.allow_request(request, None):  # type: ignore[arg-type]
+    if not throttle.allow_request(request, None):
         wait = math.ceil(throttle.wait() or 1)
         response = _refusal(
             429, f"Too many archive requests from this address; try again in {wait} seconds."
