@@ -88,6 +88,18 @@ def test_a_task_with_a_blank_name_is_refused(cast, name):
     assert not SharedTask.objects.filter(slug="blank").exists()
 
 
+@pytest.mark.parametrize("label", ["\u3164", "\u2800 \u200d", "neutral\u3164"])
+def test_a_task_label_that_renders_blank_is_refused(cast, label):
+    created = cast.client("outsider").post(
+        "/api/v1/shared-tasks/",
+        {"name": "Blank labels", "slug": "blank", "labels": ["positive", label]},
+        format="json",
+    )
+    assert created.status_code == 400
+    assert "render" in created.json()["labels"][0]
+    assert not SharedTask.objects.filter(slug="blank").exists()
+
+
 @pytest.mark.parametrize("name", ["\u115f", "\u115f\u115f", "nina\u115f"])
 def test_a_user_name_that_renders_blank_is_refused_at_sign_up(name):
     response = Client().post(

@@ -172,6 +172,11 @@ class SharedTask(models.Model):
             )
         if any(not isinstance(label, str) or not label.strip() for label in labels):
             raise ValidationError({"labels": "Every label must be a non-empty string."})
+        blank = [label for label in labels if blank_name_problem(label)]
+        if blank:
+            raise ValidationError(
+                {"labels": blank_name_problem(blank[0], what=f"The label {blank[0]!r}")}
+            )
         if len(set(labels)) != len(labels):
             raise ValidationError({"labels": "Labels must be distinct."})
         if not 0 < self.pair_min_shared_token_ratio <= 1:
