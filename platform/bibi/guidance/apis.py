@@ -286,6 +286,12 @@ class GuidanceJobApi(APIView):
             outcome = suggest.suggest_job(shared_task=shared_task, user=request.user, job_id=job_id)
         except suggest.JobNotFound as missing:
             raise NotFound(str(missing)) from None
+        except suggest.JobStoreUnreachable as away:
+            return Response(
+                {"detail": str(away)},
+                status=status.HTTP_503_SERVICE_UNAVAILABLE,
+                headers={"Retry-After": "10"},
+            )
         return job_response(request, slug, outcome)
 
 

@@ -58,6 +58,16 @@ class JobNotFound(Exception):
     """No such job for this caller: unknown, expired, another user's or another task's."""
 
 
+class JobStoreUnreachable(Exception):
+    """Redis, which keeps the jobs' records and counts, cannot be reached just now."""
+
+
+UNREACHABLE = (
+    "The job store (Redis) is unreachable, so no job can be queued or followed; "
+    "try again in a moment."
+)
+
+
 def suggest_start(
     *,
     shared_task: SharedTask,
@@ -128,12 +138,7 @@ def _admit(record: jobs.JobRecord) -> JobOutcome | None:
         logger.warning("guidance job store unreachable: %s: %s", error.__class__.__name__, error)
         with contextlib.suppress(redis.RedisError):
             jobs.release(record)
-        return JobOutcome(
-            record,
-            "failed",
-            detail="The job store (Redis) is unreachable, so no job can be queued; "
-            "try again in a moment.",
-        )
+        return JobOutcome(record, "failed", detail=UNREACHABLE)
     return None
 
 
@@ -146,8 +151,13 @@ def suggest_job(
 ) -> JobOutcome:
     """Where ``user``'s job ``job_id`` on ``shared_task`` stands (``JobOutcome``). Raises
     ``JobNotFound`` for a job that is not theirs (or expired, after ``GUIDANCE_JOB_TTL``
-    seconds), ``PermissionDenied`` if the guidance was closed to them since."""
-    record = jobs.record_get(job_id) if job_id.isalnum() else None
+    seconds), ``PermissionDenied`` if the guidance was closed to them since,
+    ``JobStoreUnreachable`` while Redis is away."""
+    try:
+        record = jobs.record_get(job_id) if job_id.isalnum() else None
+    except redis.RedisError as error:
+        logger.warning("guidance job store unreachable: %s: %s", error.__class__.__name__, error)
+        raise JobStoreUnreachable(UNREACHABLE) from None
     if (
         record is None
         or record.user_id != getattr(user, "id", None)

@@ -4,9 +4,11 @@ enough follows its job); every reported outcome reproduced by a separate forward
 
 from __future__ import annotations
 
+import html
 import time
 
 import pytest
+from django.test import Client
 
 from .guidance_conftest import an_interactive_worker, build_geometry_task
 
@@ -277,3 +279,25 @@ def test_with_redis_down_a_suggestion_fails_open_past_the_throttle_and_answers_c
     assert response.status_code == 503, response.content
     assert "unreachable" in response.json()["detail"]
     assert response["Retry-After"]
+
+
+def test_with_redis_down_following_a_job_answers_503_on_the_api_and_the_editor(
+    db, tmp_path, settings
+):
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("the embedded default keeps its jobs in this process's memory")
+    task = build_geometry_task(tmp_path)
+    api = task.cast.client("breaker")
+    page = Client()
+    page.force_login(task.cast.breaker)
+    settings.CACHES = dead_cache()
+    job = "0" * 32
+
+    polled = api.get(f"/api/v1/shared-tasks/sst/guidance/jobs/{job}/")
+    followed = page.get(f"/tasks/sst/guidance/mild-pos/edit/?job={job}")
+
+    assert polled.status_code == 503, polled.content
+    assert "The job store (Redis) is unreachable" in polled.json()["detail"]
+    assert polled["Retry-After"]
+    assert followed.status_code == 503
+    assert "The job store (Redis) is unreachable" in html.unescape(followed.content.decode())

@@ -38,6 +38,7 @@ from bibi.guidance.ranking import (
 from bibi.guidance.suggest import (
     JobNotFound,
     JobOutcome,
+    JobStoreUnreachable,
     SuggestRequest,
     suggest_job,
     suggest_start,
@@ -298,7 +299,11 @@ class _Editor:
 
     def follow(self, job_id: str) -> int:
         """The page of a job asked from this editor (``?job=``): its answer, or still waiting."""
-        outcome = _job_of(self.request, self.shared_task, self.viewer, self.example, job_id)
+        try:
+            outcome = _job_of(self.request, self.shared_task, self.viewer, self.example, job_id)
+        except JobStoreUnreachable as away:
+            self.context["try_error"] = str(away)
+            return 503
         record = outcome.record
         if record.variant is not None:
             # The draft the job checked, in the form again.
@@ -420,8 +425,13 @@ def span_suggestions_page(request: HttpRequest, slug: str, original_id: str) -> 
         ask = SuggestRequest(original_id=example.external_id)
         status = _ask_systems(request, shared_task, viewer, sight, form, context, ask, page=page)
     elif request.GET.get("job"):
-        outcome = _job_of(request, shared_task, viewer, example, request.GET["job"])
-        status = job_into_context(request, shared_task, outcome, context, page=page)
+        try:
+            outcome = _job_of(request, shared_task, viewer, example, request.GET["job"])
+        except JobStoreUnreachable as away:
+            context["try_error"] = str(away)
+            status = 503
+        else:
+            status = job_into_context(request, shared_task, outcome, context, page=page)
     context.update(
         {
             "shared_task": shared_task,
