@@ -355,18 +355,21 @@ def _cells_computed(matrix: PairMatrix, run: ScoringRun) -> int:
     """The distinct cells of the matrix the run's pair chunks computed: each (version, text)
     that a done chunk of the run was asked for and that has a cell now, once. Not the chunks'
     ``computed`` summed: two chunks can both write one cell (two workers at once each found
-    it missing; the upsert kept one), and a sum counted it twice."""
+    it missing; the upsert kept one), and a sum counted it twice. Per version, never more
+    than its chunks wrote (a text validation computed meanwhile was skipped, not written)."""
     asked: dict[int, set[str]] = {}
+    written: dict[int, int] = {}
     chunks = CellChunk.objects.filter(
         run=run, source=Prediction.Source.PAIRS, done_at__isnull=False, computed__gt=0
-    ).values_list("system_version_id", "items")
-    for version_id, items in chunks:
+    ).values_list("system_version_id", "items", "computed")
+    for version_id, items, computed in chunks:
         asked.setdefault(version_id, set()).update(
             matrix.kind.item_key((item,) if isinstance(item, str) else tuple(item))
             for item in items
         )
+        written[version_id] = written.get(version_id, 0) + computed
     return sum(
-        len(digests & matrix.cells.get(version_id, {}).keys())
+        min(len(digests & matrix.cells.get(version_id, {}).keys()), written[version_id])
         for version_id, digests in asked.items()
     )
 
