@@ -4,11 +4,13 @@ Invitation tokens are ``secrets.token_urlsafe`` (letters, digits, ``-`` and ``_`
 archive digest is SHA-256 in hex, within the same alphabet. A ``<token:...>`` part admits that
 alphabet alone: an address with any other character (a NUL, which PostgreSQL refuses in a
 query and so answered 500, a space, a dot, a letter outside ASCII) matches no URL and answers
-404 before any view or query runs. The root URLconf (``bibi.urls``) registers it, before the
-apps' URLconfs that use it are included.
+404 before any view or query runs. Importing this module registers it (once, as Django
+wants): each URLconf that uses it imports it first.
 """
 
 from __future__ import annotations
+
+from django.urls import register_converter
 
 
 class TokenConverter:
@@ -21,3 +23,6 @@ class TokenConverter:
 
     def to_url(self, value: str) -> str:
         return value
+
+
+register_converter(TokenConverter, "token")

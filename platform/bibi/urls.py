@@ -3,15 +3,11 @@ from __future__ import annotations
 import csp.constants
 from csp.decorators import csp_update
 from django.contrib import admin
-from django.urls import include, path, register_converter
+from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.authtoken.views import obtain_auth_token
 
-from bibi.converters import TokenConverter
 from bibi.health import healthz
-
-# <token:...> in the apps' URLconfs, included below: invitation tokens, archive digests.
-register_converter(TokenConverter, "token")
 
 api_v1 = [
     path("auth/token/", obtain_auth_token, name="api-token"),

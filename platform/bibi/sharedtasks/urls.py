@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
+import bibi.converters  # noqa: F401 (registers <token:...>)
 from bibi.sharedtasks.apis import datasets, phases, task_invitations, tasks, teams
 
 task = "shared-tasks/<slug:slug>/"

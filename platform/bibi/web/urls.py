@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
+import bibi.converters  # noqa: F401 (registers <token:...>)
 from bibi.web.views import (
     accounts,
     breakers,
