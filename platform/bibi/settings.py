@@ -288,6 +288,9 @@ REST_FRAMEWORK = {
         "user": env_str("API_THROTTLE_USER", "1200/minute"),
         # Each suggestion or draft check runs every hosted model on a gpu worker.
         "guidance_suggest": env_str("GUIDANCE_SUGGEST_THROTTLE", "30/minute"),
+        # The gpu workers' model archive download, per address, credential or not: a worker
+        # fetches an archive once per model its store lacks (bibi.systems.worker_apis).
+        "worker_archive": env_str("WORKER_ARCHIVE_THROTTLE", "60/minute"),
     },
     # Anonymous callers are told apart by address. Unset, DRF would believe any
     # X-Forwarded-For a caller sends, and a new one per request escapes the throttle.
@@ -414,7 +417,16 @@ if SYSTEM_PRECISION not in SYSTEM_PRECISIONS:
 # Workers on machines of their own (no volume shared with the web process) fetch model
 # archives by digest: from the bucket when SYSTEM_ARCHIVE_BUCKET is set, else from the platform.
 # The worker credential: the platform serves archives to it alone (unset: the endpoint is off).
+# Anyone who guesses it gets every team's private models, so a short one is refused here, at
+# startup of every process (web, workers, manage.py), rather than served.
 WORKER_TOKEN = env_str("WORKER_TOKEN")
+WORKER_TOKEN_MIN_LENGTH = 32
+if WORKER_TOKEN and len(WORKER_TOKEN) < WORKER_TOKEN_MIN_LENGTH:
+    raise ImproperlyConfigured(
+        f"WORKER_TOKEN is {len(WORKER_TOKEN)} characters long: the worker credential must be at "
+        f"least {WORKER_TOKEN_MIN_LENGTH} (`openssl rand -hex 32` gives 64), or unset to turn "
+        "the archive endpoint off"
+    )
 # The platform's address as a worker reaches it (https://bibi.example.org); unset on the web side.
 WORKER_PLATFORM_URL = env_str("WORKER_PLATFORM_URL")
 WORKER_FETCH_TIMEOUT = env_int("WORKER_FETCH_TIMEOUT", 60)

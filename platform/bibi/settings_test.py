@@ -27,6 +27,7 @@ os.environ.setdefault("DEBUG", "0")
 os.environ.setdefault("API_THROTTLE_ANON", "100000/minute")
 os.environ.setdefault("API_THROTTLE_USER", "100000/minute")
 os.environ.setdefault("GUIDANCE_SUGGEST_THROTTLE", "100000/minute")
+os.environ.setdefault("WORKER_ARCHIVE_THROTTLE", "100000/minute")
 
 from bibi.settings import *  # noqa: E402,F403
 from bibi.settings import BASE_DIR, DATABASES, env_path  # noqa: E402

@@ -59,6 +59,7 @@ import unicodedata
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
+import regex
 from confusable_homoglyphs.confusables import confusables_data
 from fontTools import unicodedata as unicode_scripts
 
@@ -83,6 +84,15 @@ _WHITESPACE = re.compile(r"\s+")
 _WORD = re.compile(r"[^\W_]+")
 # A message names this many characters or words, then says how many more there are.
 _NAMED = 3
+# What draws nothing on a page, from Unicode's properties (``regex`` knows them; the standard
+# library does not): Default_Ignorable_Code_Point (format characters, variation selectors, the
+# Hangul fillers U+115F, U+1160, U+3164 and U+FFA0, which are letters by category), White_Space,
+# and combining marks, which with no letter to sit on show nothing of their own; and U+2800
+# BRAILLE PATTERN BLANK, a symbol whose glyph is empty, which no property names.
+_BLANK = regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{White_Space}\p{Mn}\p{Me}\u2800]")
+# Of those, the ones that pass for a letter or a symbol (so no other check catches them): the
+# Hangul fillers and the Braille blank. No name needs one; a name holding one shows a gap.
+_FILLERS = regex.compile(r"[[\p{Default_Ignorable_Code_Point}&&\p{L}]\u2800]", regex.V1)
 
 
 def moment_text(moment: datetime) -> str:
@@ -125,6 +135,37 @@ def unstorable_characters(text: str) -> list[str]:
     """NUL and lone surrogates, named: what no database column or UTF-8 file can hold."""
     found = dict.fromkeys(char for char in text if char == "\x00" or "\ud800" <= char <= "\udfff")
     return [character_name(char) for char in found]
+
+
+def shows_nothing(text: str) -> bool:
+    """True when ``text`` holds characters but every one of them renders blank (spaces,
+    format characters, Hangul fillers, the Braille blank, combining marks with no base).
+
+    >>> shows_nothing("\u3164 \u200d\u2800"), shows_nothing("Team\u3164"), shows_nothing("")
+    (True, False, False)
+    """
+    return bool(text) and all(_BLANK.match(char) for char in text)
+
+
+def blank_problems(text: str) -> list[str]:
+    """Why ``text``, a name or title someone else reads, would show less than it holds, as
+    phrases to follow its name ("the name " + problem): it shows nothing at all, or it holds
+    a blank character that passes for a letter (a Hangul filler, the Braille blank). Empty
+    when it shows what it holds (an empty ``text`` is its caller's to refuse).
+
+    >>> blank_problems("\u3164")
+    ['shows nothing: it is made of characters that render blank (U+3164 HANGUL FILLER)']
+    >>> blank_problems("Team \u2800")
+    ['has a character that renders blank: U+2800 BRAILLE PATTERN BLANK']
+    """
+    if shows_nothing(text):
+        named = _listed([character_name(char) for char in dict.fromkeys(text)])
+        return [f"shows nothing: it is made of characters that render blank ({named})"]
+    fillers = [character_name(char) for char in dict.fromkeys(_FILLERS.findall(text))]
+    if not fillers:
+        return []
+    what = "a character that renders blank" if len(fillers) == 1 else "characters that render blank"
+    return [f"has {what}: {_listed(fillers)}"]
 
 
 def invisible_characters(text: str) -> list[str]:
@@ -258,6 +299,9 @@ def text_problems(text: str, *, words: bool = True) -> list[str]:
 #
 # - it is stored NFKC-normalised, runs of whitespace as one space, trimmed
 #   (``name_normalize``): fullwidth "Ｔｅａｍ" is stored as "Team", a no-break space as a space;
+# - it shows something, and nothing blank that passes for a letter (``blank_problems``): a
+#   name of Hangul fillers (U+3164), Braille blanks (U+2800), spaces and joiners, which a page
+#   shows as nothing, is refused, and so is "Team" with a filler after it;
 # - it holds no invisible or direction-changing character and no word mixing scripts
 #   (``text_problems``, the rule for pair texts): "Strаwman" with a Cyrillic "а" is refused,
 #   an all-Cyrillic "Москва" is not;
@@ -285,9 +329,25 @@ def name_problems(name: str) -> str | None:
     >>> name_problems("Team\\u202eA")
     'The name has an invisible character: U+202E RIGHT-TO-LEFT OVERRIDE.'
     >>> name_problems("Москва")
+    >>> name_problems("\u3164 \u200d")
+    'The name shows nothing: it is made of characters that render blank (U+3164 HANGUL FILLER, U+0020 SPACE, U+200D ZERO WIDTH JOINER).'
     """
-    problems = text_problems(name)
+    problems = blank_problems(name)
+    if not shows_nothing(name):
+        problems += text_problems(name)
     return f"The name {'; it '.join(problems)}." if problems else None
+
+
+def blank_name_problem(name: str, *, what: str = "The name") -> str | None:
+    """Why ``name``, a shared task's title or a person's user name, would show less than it
+    holds (``blank_problems``), as a sentence; None when it shows what it holds. The part of
+    the name rule those names follow too (they are not compared for look-alikes).
+
+    >>> blank_name_problem("\u2800", what="The user name")
+    'The user name shows nothing: it is made of characters that render blank (U+2800 BRAILLE PATTERN BLANK).'
+    """
+    problems = blank_problems(name)
+    return f"{what} {'; it '.join(problems)}." if problems else None
 
 
 def name_lookalike(name: str, taken: Iterable[str]) -> str | None:

@@ -109,3 +109,20 @@ def test_a_bucket_adds_the_archives_storage(tmp_path):
     assert result.stdout.strip() == "bibi-archives"
     result = _settings_in_subprocess({"DEBUG": "1", "VAR_DIR": str(tmp_path)}, "sorted(s.STORAGES)")
     assert result.stdout.strip() == "['default', 'staticfiles']"
+
+
+def test_it_refuses_a_worker_credential_shorter_than_32_characters(tmp_path):
+    env = {"DEBUG": "1", "VAR_DIR": str(tmp_path), "WORKER_TOKEN": "w" * 31}
+    result = _settings_in_subprocess(env, "s.WORKER_TOKEN")
+    assert result.returncode != 0
+    assert "WORKER_TOKEN is 31 characters long: the worker credential must be at least 32" in (
+        result.stderr
+    )
+
+
+def test_a_worker_credential_of_32_characters_or_none_is_accepted(tmp_path):
+    for token in ("w" * 32, ""):
+        env = {"DEBUG": "1", "VAR_DIR": str(tmp_path), "WORKER_TOKEN": token}
+        result = _settings_in_subprocess(env, "len(s.WORKER_TOKEN)")
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == str(len(token))

@@ -33,7 +33,7 @@ OPERATOR_ENV = {
     "BIBI_PRIMARY_ADDRESS": "10.0.0.5",
     "BIBI_NFS_SERVER": "10.0.0.9",
     "BIBI_NFS_EXPORT": "/export/bibi",
-    "WORKER_TOKEN": "worker-secret-89ab",
+    "WORKER_TOKEN": "worker-secret-89ab-of-at-least-32-characters",
     "WORKER_PLATFORM_URL": "https://bibi.example.org",
 }
 

@@ -33,8 +33,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Sum
-from django.db.models.functions import Coalesce
+from django.db.models import Count
 from django.utils import timezone
 
 import scoring
@@ -346,12 +345,33 @@ def _counts(matrix: PairMatrix, run: ScoringRun) -> dict[str, int]:
         "systems": len(matrix.versions),
         "texts": len(matrix.texts),
         "cells": len(matrix.versions) * len(matrix.texts),
-        "cells_computed": CellChunk.objects.filter(run=run).aggregate(
-            total=Coalesce(Sum("computed"), 0)
-        )["total"],
+        "cells_computed": _cells_computed(matrix, run),
         "failures": sum(len(failed) for failed in matrix.failures.values()),
         **validation_counts(matrix),
     }
+
+
+def _cells_computed(matrix: PairMatrix, run: ScoringRun) -> int:
+    """The distinct cells of the matrix the run's pair chunks computed: each (version, text)
+    that a done chunk of the run was asked for and that has a cell now, once. Not the chunks'
+    ``computed`` summed: two chunks can both write one cell (two workers at once each found
+    it missing; the upsert kept one), and a sum counted it twice. Per version, never more
+    than its chunks wrote (a text validation computed meanwhile was skipped, not written)."""
+    asked: dict[int, set[str]] = {}
+    written: dict[int, int] = {}
+    chunks = CellChunk.objects.filter(
+        run=run, source=Prediction.Source.PAIRS, done_at__isnull=False, computed__gt=0
+    ).values_list("system_version_id", "items", "computed")
+    for version_id, items, computed in chunks:
+        asked.setdefault(version_id, set()).update(
+            matrix.kind.item_key((item,) if isinstance(item, str) else tuple(item))
+            for item in items
+        )
+        written[version_id] = written.get(version_id, 0) + computed
+    return sum(
+        min(len(digests & matrix.cells.get(version_id, {}).keys()), written[version_id])
+        for version_id, digests in asked.items()
+    )
 
 
 def _failures(matrix: PairMatrix) -> list[dict[str, Any]]:

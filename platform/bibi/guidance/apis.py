@@ -16,12 +16,12 @@ from rest_framework.permissions import IsAuthenticated, IsAuthenticatedOrReadOnl
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
-from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
 from bibi.api import paginated
 from bibi.guidance import jobs, ranking, suggest, visibility
 from bibi.sharedtasks.apis.common import shared_task_for
+from bibi.throttling import UserRateThrottle
 
 
 class GuidanceSystemOutput(serializers.Serializer):
@@ -185,7 +185,9 @@ class GuidanceSuggestInput(serializers.Serializer):
 
 
 class GuidanceSuggestThrottle(UserRateThrottle):
-    """Each request runs every hosted model: a rate of its own (``GUIDANCE_SUGGEST_THROTTLE``)."""
+    """Each request runs every hosted model: a rate of its own (``GUIDANCE_SUGGEST_THROTTLE``),
+    counted in the cache and let through, as every API throttle, while the cache is down
+    (``bibi.throttling``)."""
 
     scope = "guidance_suggest"
 
@@ -284,6 +286,12 @@ class GuidanceJobApi(APIView):
             outcome = suggest.suggest_job(shared_task=shared_task, user=request.user, job_id=job_id)
         except suggest.JobNotFound as missing:
             raise NotFound(str(missing)) from None
+        except suggest.JobStoreUnreachable as away:
+            return Response(
+                {"detail": str(away)},
+                status=status.HTTP_503_SERVICE_UNAVAILABLE,
+                headers={"Retry-After": "10"},
+            )
         return job_response(request, slug, outcome)
 
 

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import redis
 from celery.exceptions import TimeoutError as ResultTimeout
 from django.conf import settings
 from django.core.cache import cache
@@ -55,6 +56,16 @@ class JobOutcome:
 
 class JobNotFound(Exception):
     """No such job for this caller: unknown, expired, another user's or another task's."""
+
+
+class JobStoreUnreachable(Exception):
+    """Redis, which keeps the jobs' records and counts, cannot be reached just now."""
+
+
+UNREACHABLE = (
+    "The job store (Redis) is unreachable, so no job can be queued or followed; "
+    "try again in a moment."
+)
 
 
 def suggest_start(
@@ -101,8 +112,9 @@ def suggest_start(
         created=time.time(),
         variant_texts=variant,
     )
-    jobs.admit(record)
-    jobs.record_save(record)
+    refused = _admit(record)
+    if refused is not None:
+        return refused
     kind = shared_task.kind
     items = (
         guidance.model_input(kind, kind.item(example)),
@@ -115,6 +127,21 @@ def suggest_start(
     return _outcome(record, shared_task, sight, wait=settings.GUIDANCE_SUGGEST_WAIT)
 
 
+def _admit(record: jobs.JobRecord) -> JobOutcome | None:
+    """Count the job in flight and keep its record (``jobs.CapReached`` past a cap); the
+    failed outcome when Redis, which keeps both, cannot be reached: with it away no job could
+    be followed, so none is sent (the throttle before this let the request through)."""
+    try:
+        jobs.admit(record)
+        jobs.record_save(record)
+    except redis.RedisError as error:
+        logger.warning("guidance job store unreachable: %s: %s", error.__class__.__name__, error)
+        with contextlib.suppress(redis.RedisError):
+            jobs.release(record)
+        return JobOutcome(record, "failed", detail=UNREACHABLE)
+    return None
+
+
 def suggest_job(
     *,
     shared_task: SharedTask,
@@ -124,8 +151,13 @@ def suggest_job(
 ) -> JobOutcome:
     """Where ``user``'s job ``job_id`` on ``shared_task`` stands (``JobOutcome``). Raises
     ``JobNotFound`` for a job that is not theirs (or expired, after ``GUIDANCE_JOB_TTL``
-    seconds), ``PermissionDenied`` if the guidance was closed to them since."""
-    record = jobs.record_get(job_id) if job_id.isalnum() else None
+    seconds), ``PermissionDenied`` if the guidance was closed to them since,
+    ``JobStoreUnreachable`` while Redis is away."""
+    try:
+        record = jobs.record_get(job_id) if job_id.isalnum() else None
+    except redis.RedisError as error:
+        logger.warning("guidance job store unreachable: %s: %s", error.__class__.__name__, error)
+        raise JobStoreUnreachable(UNREACHABLE) from None
     if (
         record is None
         or record.user_id != getattr(user, "id", None)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
+import bibi.converters  # noqa: F401 (registers <token:...>)
 from bibi.sharedtasks.apis import datasets, phases, task_invitations, tasks, teams
 
 task = "shared-tasks/<slug:slug>/"
@@ -43,22 +44,22 @@ urlpatterns = [
     path(f"{task}organizers/", tasks.OrganizerListApi.as_view(), name="organizer-list"),
     path(f"{task}audit-log/", tasks.AuditLogApi.as_view(), name="audit-log"),
     path(
-        "invitations/<str:token>/accept/",
+        "invitations/<token:token>/accept/",
         teams.InvitationAcceptApi.as_view(),
         name="invitation-accept",
     ),
     path(
-        "invitations/<str:token>/revoke/",
+        "invitations/<token:token>/revoke/",
         teams.InvitationRevokeApi.as_view(),
         name="invitation-revoke",
     ),
     path(
-        "task-invitations/<str:token>/accept/",
+        "task-invitations/<token:token>/accept/",
         task_invitations.TaskInvitationAcceptApi.as_view(),
         name="task-invitation-accept",
     ),
     path(
-        "task-invitations/<str:token>/revoke/",
+        "task-invitations/<token:token>/revoke/",
         task_invitations.TaskInvitationRevokeApi.as_view(),
         name="task-invitation-revoke",
     ),

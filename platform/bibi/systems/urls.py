@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
+import bibi.converters  # noqa: F401 (registers <token:...>)
 from bibi.systems import apis, worker_apis
 
 system = "shared-tasks/<slug:slug>/systems/<int:system_id>/"
@@ -9,7 +10,7 @@ version = f"{system}versions/<int:number>/"
 
 urlpatterns = [
     path(
-        "worker/archives/<str:sha256>/",
+        "worker/archives/<token:sha256>/",
         worker_apis.worker_archive_download,
         name="worker-archive-download",
     ),

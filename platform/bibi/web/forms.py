@@ -28,6 +28,7 @@ from bibi.sharedtasks.admin import ExamplesImportForm as ExamplesImportForm
 from bibi.sharedtasks.models import Phase, SharedTask, Team, task_type_choices
 from bibi.systems.models import Prediction, System
 from bibi.tasktypes import TEXT_CLASSIFICATION, task_type, task_types
+from bibi.texts import blank_name_problem
 from bibi.web.validation_results import validation_words
 
 
@@ -90,6 +91,15 @@ class SignupForm(UserCreationForm):
     class Meta(UserCreationForm.Meta):
         model = get_user_model()
         fields = ("username", "email")
+
+    def clean_username(self) -> str:
+        """Django's user name check, and the name rule's: a user name shows what it holds
+        (no Hangul filler, which Django's check takes for a letter)."""
+        username = super().clean_username()
+        problem = blank_name_problem(username, what="The user name")
+        if problem:
+            raise ValidationError(problem)
+        return username
 
 
 # --- Shared tasks and phases ---------------------------------------------------------------

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
+import bibi.converters  # noqa: F401 (registers <token:...>)
 from bibi.web.views import (
     accounts,
     breakers,
@@ -78,9 +79,9 @@ urlpatterns = [
     path(f"{task}team/create/", teams.team_create, name="team-create"),
     path(f"{task}team/update/", teams.team_update, name="team-update"),
     path(f"{task}team/invitations/", teams.invitation_create, name="invitation-create"),
-    path("invitations/<str:token>/", teams.invitation_accept, name="invitation"),
-    path("invitations/<str:token>/revoke/", teams.invitation_revoke, name="invitation-revoke"),
-    path("task-invitations/<str:token>/", teams.task_invitation_accept, name="task-invitation"),
+    path("invitations/<token:token>/", teams.invitation_accept, name="invitation"),
+    path("invitations/<token:token>/revoke/", teams.invitation_revoke, name="invitation-revoke"),
+    path("task-invitations/<token:token>/", teams.task_invitation_accept, name="task-invitation"),
     # Builders
     path(f"{task}systems/", builders.systems, name="systems"),
     path(f"{task}systems/create/", builders.system_create, name="system-create"),

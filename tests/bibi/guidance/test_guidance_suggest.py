@@ -4,9 +4,11 @@ enough follows its job); every reported outcome reproduced by a separate forward
 
 from __future__ import annotations
 
+import html
 import time
 
 import pytest
+from django.test import Client
 
 from .guidance_conftest import an_interactive_worker, assert_claims_nothing, build_geometry_task
 
@@ -245,3 +247,60 @@ def test_a_model_that_cannot_be_loaded_answers_503_with_the_reason(db, tmp_path,
 
     assert response.status_code == 503
     assert "A system could not run" in response.json()["detail"]
+
+
+def dead_cache() -> dict:
+    """The suite's cache settings pointed at a port where no Redis answers."""
+    from django.conf import settings as live
+
+    return {
+        "default": {
+            **live.CACHES["default"],
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
+    }
+
+
+@pytest.mark.parametrize("broker_down", [False, True], ids=["cache-down", "all-redis-down"])
+def test_with_redis_down_a_suggestion_fails_open_past_the_throttle_and_answers_clearly(
+    db, tmp_path, settings, broker_down
+):
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("the embedded default keeps no counts or jobs in Redis")
+    task = build_geometry_task(tmp_path)
+    client = task.cast.client("breaker")
+    # The throttle's counts and the job records in a cache that is down; with ``broker_down``
+    # the in-flight counts too (Redis is broker, cache and job registry at once).
+    settings.CACHES = dead_cache()
+    if broker_down:
+        settings.REDIS_URL = "redis://127.0.0.1:1/0"
+
+    response = client.post(SUGGEST, {"original_id": "on"}, format="json")
+
+    assert response.status_code == 503, response.content
+    assert "unreachable" in response.json()["detail"]
+    assert response["Retry-After"]
+
+
+def test_with_redis_down_following_a_job_answers_503_on_the_api_and_the_editor(
+    db, tmp_path, settings
+):
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("the embedded default keeps its jobs in this process's memory")
+    task = build_geometry_task(tmp_path)
+    api = task.cast.client("breaker")
+    page = Client()
+    page.force_login(task.cast.breaker)
+    settings.CACHES = dead_cache()
+    job = "0" * 32
+
+    polled = api.get(f"/api/v1/shared-tasks/sst/guidance/jobs/{job}/")
+    followed = page.get(f"/tasks/sst/guidance/mild-pos/edit/?job={job}")
+
+    assert polled.status_code == 503, polled.content
+    assert "The job store (Redis) is unreachable" in polled.json()["detail"]
+    assert polled["Retry-After"]
+    assert followed.status_code == 503
+    assert "The job store (Redis) is unreachable" in html.unescape(followed.content.decode())

@@ -11,6 +11,7 @@ from django.db import models
 from django.utils import timezone
 
 from bibi.tasktypes import TaskType, task_type, task_types
+from bibi.texts import blank_name_problem
 
 DEFAULT_STRATEGY_TAGS = ["morphosyntax", "semantics", "pragmatics", "world_knowledge", "other"]
 
@@ -207,6 +208,9 @@ class SharedTask(models.Model):
         return self.name
 
     def clean(self) -> None:
+        blank = blank_name_problem(self.name)
+        if blank:
+            raise ValidationError({"name": blank})
         labels = self.labels
         if not isinstance(labels, list) or len(labels) < 2:
             raise ValidationError(
@@ -214,6 +218,11 @@ class SharedTask(models.Model):
             )
         if any(not isinstance(label, str) or not label.strip() for label in labels):
             raise ValidationError({"labels": "Every label must be a non-empty string."})
+        blank = [label for label in labels if blank_name_problem(label)]
+        if blank:
+            raise ValidationError(
+                {"labels": blank_name_problem(blank[0], what=f"The label {blank[0]!r}")}
+            )
         if len(set(labels)) != len(labels):
             raise ValidationError({"labels": "Labels must be distinct."})
         if not 0 < self.pair_min_shared_token_ratio <= 1:

@@ -38,6 +38,7 @@ from bibi.guidance.ranking import (
 from bibi.guidance.suggest import (
     JobNotFound,
     JobOutcome,
+    JobStoreUnreachable,
     SuggestRequest,
     suggest_job,
     suggest_start,
@@ -298,7 +299,11 @@ class _Editor:
 
     def follow(self, job_id: str) -> int:
         """The page of a job asked from this editor (``?job=``): its answer, or still waiting."""
-        outcome = _job_of(self.request, self.shared_task, self.viewer, self.example, job_id)
+        try:
+            outcome = _job_of(self.request, self.shared_task, self.viewer, self.example, job_id)
+        except JobStoreUnreachable as away:
+            self.context["try_error"] = str(away)
+            return 503
         record = outcome.record
         if record.variant is not None:
             # The draft the job checked, in the form again.
@@ -356,7 +361,7 @@ def _ask_systems(
     (``suggest_start``), into the context; the status the page answers with (202: a job the
     page follows, ``guidance_job.js``)."""
     if not sight.allowed:
-        form.add_error(None, "This task does not show the systems' predictions to breakers.")
+        _refuse(form, context, "This task does not show the systems' predictions to breakers.")
         return 403
     # The API's rate, counted together with the API's requests: each runs every hosted model.
     throttle = GuidanceSuggestThrottle()
@@ -371,15 +376,29 @@ def _ask_systems(
             shared_task=shared_task, user=request.user, viewer=viewer, request=ask
         )
     except ValidationError as error:
-        add_service_error(form, error)
-        return 400
+        if form.is_bound:
+            add_service_error(form, error)
+            return 400
+        # Suggestions for the original, asked with no form filled in (say, before any hosted
+        # system is ready): nothing of the caller's was wrong, the page says why there are none.
+        _refuse(form, context, " ".join(error.messages))
+        return 200
     except PermissionDenied as denied:
-        form.add_error(None, str(denied))
+        _refuse(form, context, str(denied))
         return 403
     except CapReached as cap:
         context["try_error"] = cap.message
         return 429
     return job_into_context(request, shared_task, outcome, context, page=page)
+
+
+def _refuse(form: forms.Form, context: dict[str, Any], message: str) -> None:
+    """Why the systems were not asked: on the form where the caller filled one in, else (an
+    unbound form has no errors to show) where the page shows the systems' answer."""
+    if form.is_bound:
+        form.add_error(None, message)
+    else:
+        context["try_error"] = message
 
 
 def span_suggestions_page(request: HttpRequest, slug: str, original_id: str) -> HttpResponse:
@@ -406,8 +425,13 @@ def span_suggestions_page(request: HttpRequest, slug: str, original_id: str) -> 
         ask = SuggestRequest(original_id=example.external_id)
         status = _ask_systems(request, shared_task, viewer, sight, form, context, ask, page=page)
     elif request.GET.get("job"):
-        outcome = _job_of(request, shared_task, viewer, example, request.GET["job"])
-        status = job_into_context(request, shared_task, outcome, context, page=page)
+        try:
+            outcome = _job_of(request, shared_task, viewer, example, request.GET["job"])
+        except JobStoreUnreachable as away:
+            context["try_error"] = str(away)
+            status = 503
+        else:
+            status = job_into_context(request, shared_task, outcome, context, page=page)
     context.update(
         {
             "shared_task": shared_task,
