@@ -106,7 +106,7 @@ class NeighbourTable:
                     NEIGHBOUR,
                     KEEPS_LABEL[NEIGHBOUR],
                     f"nearest neighbour of {word!r} in the input-embedding space of {where} (cosine "
-                    f"{float(cosine[index]):.2f}); meant to keep the label",
+                    f"{float(cosine[index]):.2f}): a probe of the model that claims no label",
                 )
             )
         return found

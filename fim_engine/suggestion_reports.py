@@ -56,7 +56,7 @@ class Suggestion:
     ``label_unverified``: a label-changing edit, whose new label nobody has checked (pairs made
     from it are stored so, and count only once validated). ``probe``: an embedding-neighbour
     edit, or an antonym whose words carry no opposite opinions, which claims no label at all (it
-    shows what moves the model, not a pair to submit).
+    shows what moves the model, not a pair to submit): its ``keeps_label`` is None.
 
     For a sentence pair, ``segment`` names the segment edited (``"premise"`` or
     ``"hypothesis"``), ``text`` is that segment edited (``edit`` points into it) and ``item``
@@ -67,7 +67,7 @@ class Suggestion:
     edit: Edit
     word: int
     source: str
-    keeps_label: bool
+    keeps_label: bool | None
     rationale: str
     projection: float
     predicted_kl: float

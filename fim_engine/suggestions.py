@@ -240,7 +240,8 @@ def _report(
                 edit=c.perturbation.edit,
                 word=c.word,
                 source=c.perturbation.source,
-                keeps_label=c.perturbation.keeps_label,
+                # A probe claims nothing: not that it keeps the label either.
+                keeps_label=None if c.perturbation.kind == PROBE else c.perturbation.keeps_label,
                 label_unverified=c.perturbation.kind == CHANGES,
                 probe=c.perturbation.kind == PROBE,
                 rationale=c.perturbation.rationale,

@@ -139,6 +139,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "bibi.middleware.refuse_unstorable_query",
+    "bibi.middleware.DatabaseBusyMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -198,8 +199,16 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     if DATABASES["default"]["NAME"] not in ("", ":memory:"):
         Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
-    # SQLite holds one writer at a time: wait for the lock instead of failing at once.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # SQLite holds one writer at a time. Every transaction takes the write lock as it begins
+    # (IMMEDIATE): one that read first and wrote later (a deferred one) would be refused at once
+    # when another writer came in between, whatever the timeout. A writer waits up to
+    # SQLITE_TIMEOUT seconds for the lock; past that the request answers 503 with Retry-After
+    # (bibi.middleware.DatabaseBusyMiddleware). WAL lets reads go on while one writes.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        transaction_mode="IMMEDIATE",
+        timeout=env_int("SQLITE_TIMEOUT", 20),
+        init_command="PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -380,6 +389,9 @@ SYSTEM_BATCH_SIZE = env_int("SYSTEM_BATCH_SIZE", 32)
 PAIR_PREDICTIONS_WINDOW_HOURS = env_int("PAIR_PREDICTIONS_WINDOW_HOURS", 48)
 # Minutes a pair handed to a validator stays theirs; past that it goes back to the queue.
 VALIDATION_ASSIGNMENT_MINUTES = env_int("VALIDATION_ASSIGNMENT_MINUTES", 120)
+# Pairs one validator may hand back unanswered in a task: skipping without a limit lets a
+# validator walk the queue to a pair they chose.
+VALIDATION_SKIPS_MAX = env_int("VALIDATION_SKIPS_MAX", 10)
 # Models a worker process keeps loaded (least recently used dropped first). 0: as many as fit
 # in SYSTEM_MODEL_MEMORY_PERCENT of the worker's memory (the GPU's when it runs on one).
 SYSTEM_MODEL_CACHE_SIZE = env_int("SYSTEM_MODEL_CACHE_SIZE", 0)

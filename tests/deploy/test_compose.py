@@ -296,3 +296,63 @@ def test_every_compose_variable_is_listed_in_env_example(deploy):
         used |= set(re.findall(r"(?<!\$)\$\{([A-Z_]+)", path.read_text()))
     # Only the test suite points compose at another settings file than deploy/.env.
     assert used - listed == {"BIBI_ENV_FILE"}
+
+
+def test_the_image_copies_every_package_the_project_installs():
+    import tomllib
+
+    found = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    patterns = [p.rstrip("*") for p in found["packages"]["find"]["include"]]
+    roots = [REPO_ROOT / where for where in found["packages"]["find"]["where"]]
+    packages = {
+        init.parent.name
+        for root in roots
+        for init in root.glob("*/__init__.py")
+        if any(init.parent.name.startswith(p) for p in patterns)
+    }
+    assert packages >= {"bibi", "scoring", "fim_engine", "edits"}
+    image = _image_files()
+    for package in sorted(packages):
+        inits = [place for place in image if place.parts[-2:] == (package, "__init__.py")]
+        assert inits, f"the image lacks the package {package}: add a COPY line to the Dockerfile"
+
+
+def test_web_runs_threaded_workers_from_the_config_the_image_copies(compose, deploy):
+    words = deploy.words(compose["services"]["web"]["command"])
+    config = _option(words, "--config", "-c")
+    assert config, "web's gunicorn takes its settings from deploy/gunicorn.conf.py"
+    cmd = re.findall(r"^CMD (\[.*\])$", DOCKERFILE.read_text(), re.M)[-1]
+    assert f'"--config", "{config}"' in cmd, "the image's command uses the same settings"
+    assert PurePosixPath(config) in _image_files(), f"{config} is not copied into the image"
+    assert compose["services"]["web"]["environment"]["WEB_THREADS"]
+
+
+def _gunicorn_settings(env: dict[str, str]) -> dict[str, object]:
+    import os
+    import subprocess
+    import sys
+
+    probe = (
+        "import runpy, sys; s = runpy.run_path(sys.argv[1]); "
+        "print(s['workers'], s['worker_class'], s['threads'], s['timeout'])"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe, str(REPO_ROOT / "deploy" / "gunicorn.conf.py")],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+    )
+    return {"returncode": result.returncode, "out": result.stdout.split(), "err": result.stderr}
+
+
+def test_the_gunicorn_config_reads_its_sizes_and_refuses_nonsense():
+    assert _gunicorn_settings({"WEB_CONCURRENCY": "", "WEB_THREADS": ""})["out"] == [
+        "3", "gthread", "8", "120"
+    ]  # fmt: skip
+    assert _gunicorn_settings({"WEB_CONCURRENCY": "2", "WEB_THREADS": "16"})["out"][:3] == [
+        "2", "gthread", "16"
+    ]  # fmt: skip
+    for bad, why in (("eight", "whole number"), ("0", "between 1 and 256")):
+        refused = _gunicorn_settings({"WEB_THREADS": bad})
+        assert refused["returncode"] != 0
+        assert "WEB_THREADS must be" in refused["err"] and why in refused["err"]

@@ -241,6 +241,10 @@ def test_suggest_writes_one_verified_report_per_text(tmp_path):
         assert all(kinds.count(kind) <= 2 for kind in (True, False, "probe"))
         assert all(s["label_unverified"] is (kind is False) for s, kind in
                    zip(record["suggestions"], kinds, strict=True))  # fmt: skip
+        for probe in (s for s in record["suggestions"] if s["probe"]):
+            # The output claims nothing for a probe: no kept label, no "meant to keep".
+            assert probe["keeps_label"] is None and not probe["label_unverified"]
+            assert "meant to" not in probe["rationale"], probe["rationale"]
         for suggestion in record["suggestions"]:
             for name, system in systems.items():
                 outcome = suggestion["outcomes"][name]

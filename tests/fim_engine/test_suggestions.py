@@ -99,7 +99,10 @@ def test_suggestions_are_grouped_by_kind_and_ranked_by_projection(systems, text)
     for s in report.suggestions:
         # Label-changing edits are unverified; embedding neighbours, and antonyms without
         # opposite opinions, are probes claiming nothing.
-        assert s.keeps_label is (s.source != "antonym")
+        # A probe claims nothing, not even that it keeps the label.
+        assert s.keeps_label is (None if s.probe else s.source != "antonym")
+        assert s.probe is (s.to_dict()["keeps_label"] is None)
+        assert not (s.probe and "meant to" in s.rationale)
         assert s.label_unverified is (s.source == "antonym" and not s.probe)
         assert not (s.probe and s.source == "synonym")
         assert s.probe is (s.source == "neighbour" or "claims no label" in s.rationale)

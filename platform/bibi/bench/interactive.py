@@ -68,7 +68,15 @@ class Figures:
 
 
 def bench_interactive(
-    *, breakers: int, visitors: int, seconds: int, pairs: int, web_workers: int, wait: int, out
+    *,
+    breakers: int,
+    visitors: int,
+    seconds: int,
+    pairs: int,
+    web_workers: int,
+    web_threads: int,
+    wait: int,
+    out,
 ) -> dict[str, Any]:
     if settings.CELERY_TASK_ALWAYS_EAGER:
         raise CommandError("this benchmark needs a broker and workers: set REDIS_URL")
@@ -79,13 +87,14 @@ def bench_interactive(
         texts = _task(shared_task, builder, suffix, scratch, pairs=pairs)
         tokens = _breakers(shared_task, breakers, suffix)
         worker = start_worker(scratch / "worker.log", queues="interactive,gpu")
-        web, base = _gunicorn(scratch / "web.log", web_workers, wait)
+        web, base = _gunicorn(scratch / "web.log", web_workers, web_threads, wait)
         run = services.scoring_run_request(shared_task=shared_task, trigger="command")
         services.scoring_run_advance(run_id=run.id)
         figures = _window(base, shared_task, tokens, texts, visitors=visitors, seconds=seconds)
         result = _summary(figures, shared_task, run, seconds=seconds)
-        result["wait"] = wait
-        _report(result, out, breakers=breakers, visitors=visitors, web_workers=web_workers)
+        result.update(wait=wait, web_workers=web_workers, web_threads=web_threads)
+        result["load"] = os.getloadavg()
+        _report(result, out, breakers=breakers, visitors=visitors)
         return result
     finally:
         if web is not None:
@@ -141,9 +150,10 @@ def _breakers(shared_task: SharedTask, count: int, suffix: str) -> list[str]:
     return tokens
 
 
-def _gunicorn(log: Path, workers: int, wait: int) -> tuple[subprocess.Popen, str]:
-    """gunicorn on a free loopback port with ``workers`` sync workers, answering /healthz (asked until it does);
-    a suggestion request waits ``wait`` seconds for its job (``GUIDANCE_SUGGEST_WAIT``)."""
+def _gunicorn(log: Path, workers: int, threads: int, wait: int) -> tuple[subprocess.Popen, str]:
+    """gunicorn on a free loopback port with the deployment's settings (``deploy/gunicorn.conf.py``)
+    and ``workers`` processes of ``threads`` threads, answering /healthz (asked until it does); a
+    suggestion request waits ``wait`` seconds for its job (``GUIDANCE_SUGGEST_WAIT``)."""
     import socket
 
     with socket.socket() as probe:
@@ -164,10 +174,12 @@ def _gunicorn(log: Path, workers: int, wait: int) -> tuple[subprocess.Popen, str
         GUIDANCE_SUGGEST_WAIT=str(wait),
         API_THROTTLE_ANON="100000/minute",
         API_THROTTLE_USER="100000/minute",
+        WEB_CONCURRENCY=str(workers),
+        WEB_THREADS=str(threads),
     )
     command = [
         sys.executable, "-m", "gunicorn", "bibi.wsgi", "--bind", f"127.0.0.1:{port}",
-        "--workers", str(workers), "--timeout", "120",
+        "--config", str(settings.BASE_DIR / "deploy" / "gunicorn.conf.py"),
     ]  # fmt: skip
     with log.open("w") as handle:
         process = subprocess.Popen(command, env=env, stdout=handle, stderr=subprocess.STDOUT)
@@ -287,9 +299,11 @@ def _summary(figures: Figures, shared_task: SharedTask, run: ScoringRun, *, seco
     }
 
 
-def _report(result: dict[str, Any], out, *, breakers: int, visitors: int, web_workers: int):
+def _report(result: dict[str, Any], out, *, breakers: int, visitors: int):
+    load = ", ".join(f"{value:.1f}" for value in result["load"])
     out.write(
-        f"{result['seconds']} s, gunicorn with {web_workers} sync workers "
+        f"{result['seconds']} s (load average at the end {load}), gunicorn with "
+        f"{result['web_workers']} workers x {result['web_threads']} threads "
         f"(GUIDANCE_SUGGEST_WAIT={result['wait']}), one worker "
         f"-Q interactive,gpu, a scoring run of {result['chunks']} chunks "
         f"({result['chunks_done']} done by the end; the run {result['run_status']}), "

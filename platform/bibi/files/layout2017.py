@@ -1,4 +1,5 @@
-"""The 2017 shared task's files, read one way wherever they are uploaded.
+"""The 2017 shared task's files, read one way wherever they are uploaded; and its builders'
+headerless prediction files (``iter_2017_predictions``).
 
 The 2017 organizers wrote their TSV files without quoting: every character between two
 tabs is text, so a sentence may begin with a quote (``"Terrific" says it all.``). Their
@@ -62,3 +63,42 @@ def csv_quoted_problem(fields: Mapping[str, str]) -> str | None:
     if any(_CSV_QUOTED.fullmatch(value) for value in fields.values()):
         return CSV_QUOTED_REASON
     return None
+
+
+# The 2017 builders' prediction files have no header and no conventional extension (a
+# builder's ``.non_neural``, ``.predictions``, ``.opinion`` files): a line per item.
+PREDICTIONS_2017 = "2017"
+
+
+def iter_2017_predictions(text: str) -> Iterator[Row]:
+    """The rows of a 2017 predictions file, which has no header: a line per item, either
+    ``label<TAB>sentence`` (``sentence<TAB>label`` is taken too: the label is the field
+    without a space), ``label sentence`` as the sst2 files write it, or the label alone.
+    A label alone names its item by its place: ``position`` (1 for the first line that is
+    not blank). Blank lines are skipped; a line is a record, quotes included."""
+    position = 0
+    for number, line in enumerate(io.StringIO(text, newline=""), start=1):
+        line = line.rstrip("\r\n")
+        if not line.strip():
+            continue
+        position += 1
+        if "\t" in line:
+            parts = [part.strip() for part in line.split("\t")]
+            if len(parts) != 2 or not all(parts):
+                yield Row(
+                    line=number,
+                    fields={},
+                    error=f"has {len([p for p in parts if p])} fields separated by tabs where a "
+                    "2017 predictions line has two: the label, a tab, the sentence",
+                )
+                continue
+            first, second = parts
+            if " " in first and " " not in second:
+                first, second = second, first
+            yield Row(line=number, fields={"label": first, "text": second})
+            continue
+        words = line.strip().split(None, 1)
+        if len(words) == 1:
+            yield Row(line=number, fields={"label": words[0], "position": str(position)})
+        else:
+            yield Row(line=number, fields={"label": words[0], "text": words[1]})

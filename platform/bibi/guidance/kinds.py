@@ -189,7 +189,9 @@ def _suggestion_answer(
         ]
         suggestions.append(
             {
-                **{key: suggestion[key] for key in ("text", "edit", "source", "keeps_label")},
+                **{key: suggestion[key] for key in ("text", "edit", "source")},
+                # A probe claims nothing, not even that it keeps the label.
+                "keeps_label": None if claim.probe else bool(suggestion["keeps_label"]),
                 **suggestion_variant(suggestion, fields),
                 **{key: suggestion[key] for key in ("rationale", "projection", "predicted_kl")},
                 "label_unverified": claim.label_unverified,
@@ -318,7 +320,7 @@ def suggestion_claim(
     original labelled ``original_label``: the one rule of ``edits.claims``."""
     kind = edit_kind(
         source=suggestion["source"],
-        keeps_label=suggestion["keeps_label"],
+        keeps_label=bool(suggestion["keeps_label"]),
         probe=bool(suggestion.get("probe")),
     )
     return edit_claim(kind, original_label=original_label, labels=labels)

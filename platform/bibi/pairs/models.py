@@ -254,6 +254,17 @@ class LabelValidation(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="label_validations"
     )
     role = models.CharField(max_length=20, choices=Role.choices)
+    team = models.ForeignKey(
+        Team,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text=(
+            "The breaker team the validator belongs to in the task; none for invited "
+            "validators and organizers, each their own one-person team."
+        ),
+    )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ASSIGNED)
     label = models.CharField(
         max_length=100, blank=True, help_text="The variant's label as the validator reads it."
@@ -271,6 +282,14 @@ class LabelValidation(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["pair", "validator"], name="one_validation_per_pair_per_validator"
+            ),
+            # One team decides no rival's pair alone: at most one vote (given or handed
+            # out) per team and pair. A validator in no team has a null team here, which
+            # never collides: the constraint above keeps them to one vote.
+            models.UniqueConstraint(
+                fields=["pair", "team"],
+                condition=Q(status__in=["assigned", "done"]),
+                name="one_validation_per_pair_per_team",
             ),
             models.CheckConstraint(
                 condition=Q(status__in=["assigned", "skipped"], submitted_at__isnull=True, label="")

@@ -43,7 +43,7 @@ from django.utils.text import slugify
 from bibi.pairs.entries import entry_pair_sets as entry_pair_sets
 from bibi.pairs.entries import entry_pairs as entry_pairs
 from bibi.pairs.entries import pair_set_entry as pair_set_entry
-from bibi.pairs.models import Contest, Pair, PairSet
+from bibi.pairs.models import Contest, LabelValidation, Pair, PairSet
 from bibi.pairs.validation.selectors import queue as validation_queue
 from bibi.pairs.validation.selectors import states as validation_states
 from bibi.sharedtasks import selectors as task_selectors
@@ -278,9 +278,15 @@ def pairs_held_for_validation(*, user: User, shared_task: SharedTask) -> set[int
     if validation_queue.validator_role(user=user, shared_task=shared_task) is None:
         return set()
     team = team_of(user=user, shared_task=shared_task)
-    return validation_queue.pending_pair_ids(
+    pending = validation_queue.pending_pair_ids(
         shared_task=shared_task, exclude_team_id=team.id if team else None
     )
+    # One vote per team and pair: once a member has voted on a pair, no member of the
+    # team is handed it again, so its label may be read.
+    voted = LabelValidation.objects.filter(
+        pair_id__in=pending, team=team, status=LabelValidation.Status.DONE
+    ).values_list("pair_id", flat=True)
+    return pending - set(voted)
 
 
 def contestable_pair_list(

@@ -53,6 +53,11 @@ urlpatterns = [
         name="validation-validators",
     ),
     path(
+        f"{task}validation/votes/",
+        validation_apis.ValidationVoteListApi.as_view(),
+        name="validation-votes",
+    ),
+    path(
         f"{task}validation/summary/",
         validation_apis.ValidationSummaryApi.as_view(),
         name="validation-summary",

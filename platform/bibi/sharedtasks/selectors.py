@@ -20,6 +20,7 @@ from bibi.sharedtasks.models import (
     SharedTask,
     TaskAccess,
     TaskInvitation,
+    TaskInvitationUse,
     Team,
 )
 
@@ -93,9 +94,17 @@ def roles_of(*, user: User) -> dict[int, str]:
 
 
 def task_invitation_list(*, shared_task: SharedTask) -> QuerySet[TaskInvitation]:
+    """The task's links, newest first, each with ``uses`` (people who took a use of it) and
+    ``uses_taken`` (who, oldest first) prefetched."""
     return (
         shared_task.task_invitations.select_related("created_by")
-        .annotate(uses=Count("accesses"))
+        .annotate(uses=Count("uses_taken"))
+        .prefetch_related(
+            Prefetch(
+                "uses_taken",
+                queryset=TaskInvitationUse.objects.select_related("user").order_by("used_at", "id"),
+            )
+        )
         .order_by("-created_at", "-id")
     )
 
@@ -201,14 +210,19 @@ def is_team_owner(*, user: User, team: Team) -> bool:
 # ``prefetch_related("phases")`` is placed on its timeline without a query per task.
 
 TASK_UPCOMING, TASK_OPEN, TASK_FINISHED = "upcoming", "open", "finished"
+# A task with no phase at all has no date to be upcoming for: it is not scheduled yet.
+TASK_UNSCHEDULED = "unscheduled"
 
 
 def shared_task_state(*, shared_task: SharedTask, now: datetime | None = None) -> str:
-    """``upcoming`` until its first phase starts (or while it has none), ``finished`` once
-    its results phase has started or every phase has ended, ``open`` in between."""
+    """``unscheduled`` while it has no phase, ``upcoming`` until its first phase starts,
+    ``finished`` once its results phase has started or every phase has ended, ``open`` in
+    between."""
     now = now or timezone.now()
     phases = list(shared_task.phases.all())
-    if not phases or all(phase.starts_at > now for phase in phases):
+    if not phases:
+        return TASK_UNSCHEDULED
+    if all(phase.starts_at > now for phase in phases):
         return TASK_UPCOMING
     results_started = any(
         phase.kind == Phase.Kind.RESULTS and phase.starts_at <= now for phase in phases
@@ -221,9 +235,15 @@ def shared_task_state(*, shared_task: SharedTask, now: datetime | None = None) -
 def shared_tasks_by_state(
     *, user: User, now: datetime | None = None
 ) -> dict[str, list[SharedTask]]:
-    """The tasks ``user`` may see, as ``{"open": [...], "upcoming": [...], "finished": [...]}``."""
+    """The tasks ``user`` may see, as ``{"open": [...], "upcoming": [...], "finished": [...],
+    "unscheduled": [...]}`` (``shared_task_state``)."""
     now = now or timezone.now()
-    grouped: dict[str, list[SharedTask]] = {TASK_OPEN: [], TASK_UPCOMING: [], TASK_FINISHED: []}
+    grouped: dict[str, list[SharedTask]] = {
+        TASK_OPEN: [],
+        TASK_UPCOMING: [],
+        TASK_FINISHED: [],
+        TASK_UNSCHEDULED: [],
+    }
     for shared_task in shared_task_list(user=user).prefetch_related("phases"):
         grouped[shared_task_state(shared_task=shared_task, now=now)].append(shared_task)
     return grouped

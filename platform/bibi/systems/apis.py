@@ -37,6 +37,7 @@ from bibi.sharedtasks.apis.common import shared_task_for
 from bibi.sharedtasks.models import Team
 from bibi.systems import predictions, selectors, services
 from bibi.systems.models import Prediction, System, SystemVersion
+from bibi.systems.reported import PREDICTION_FORMATS
 
 QUEUE_UNREACHABLE_NOTE = (
     "The queue is unreachable right now. Your upload is stored and counted; its validation "
@@ -120,10 +121,22 @@ class VersionUploadInput(serializers.Serializer):
 
 
 class PredictionsUploadInput(serializers.Serializer):
-    file = serializers.FileField(
-        help_text="CSV, TSV or JSONL: id,label for the blind dev set; text,label for pair texts."
+    file = serializers.ListField(
+        child=serializers.FileField(),
+        min_length=1,
+        help_text="One file, or several (repeat the part; one per breaker team) that together "
+        "predict every item. CSV or TSV with a header row, JSON Lines, or the 2017 layout "
+        "(no header: label<TAB>sentence per line): id,label for the blind dev set; text,label "
+        "for pair texts.",
     )
     source = serializers.ChoiceField(choices=[Prediction.Source.BLIND_DEV, Prediction.Source.PAIRS])
+    format = serializers.ChoiceField(
+        choices=PREDICTION_FORMATS,
+        required=False,
+        default="",
+        help_text="csv, tsv, jsonl or 2017 (label tasks); empty: judged by the content, "
+        "never by the file's name.",
+    )
     label_map = LabelMapField()
 
 
@@ -268,16 +281,18 @@ class PredictionsUploadApi(FileUploadApi):
         predictions.system_predictions_upload_require(system=system, actor=request.user)
         serializer = PredictionsUploadInput(data=request.data)
         serializer.is_valid(raise_exception=True)
-        upload = serializer.validated_data["file"]
+        uploads = serializer.validated_data["file"]
         version = predictions.system_predictions_upload(
             system=system,
             actor=request.user,
-            data=upload.read(),
-            filename=upload.name,
+            files=[(upload.name, upload.read()) for upload in uploads],
             source=serializer.validated_data["source"],
             label_map=serializer.validated_data.get("label_map"),
+            file_format=serializer.validated_data["format"],
         )
-        return Response(SystemVersionOutput(version).data, status=status.HTTP_201_CREATED)
+        body = {**SystemVersionOutput(version).data}
+        body["repeated_predictions"] = version.repeated_predictions
+        return Response(body, status=status.HTTP_201_CREATED)
 
 
 class PairTextsApi(APIView):

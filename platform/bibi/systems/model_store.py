@@ -18,8 +18,10 @@ the model on every machine. ``MODEL_STORE`` is a cache: at most
 ``SYSTEM_MODEL_STORE_MAX_BYTES`` on disk, the least recently used models removed first (a
 removed model is fetched again when next needed; the archive is the record, not the cache).
 
-Processes of one machine share its store: a file lock makes one of them fetch and evict
-while the others wait, and a model being loaded is never evicted under its reader.
+Processes of one machine share its store: a file lock makes one of them fetch, pin and
+evict while the others wait. A process pins the model it opens (``.pins/``) before it lets go
+of the lock, and eviction skips pinned models, so a model being loaded is never evicted under
+its reader; a pin left by a killed process is dropped at the next eviction.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -48,8 +50,13 @@ logger = logging.getLogger(__name__)
 
 # The storage alias of the bucket that holds archives by digest, when one is configured.
 ARCHIVE_STORAGE = "archives"
+# The folder of pins, one file per model in use by a process (``_Pin``).
+PINS = ".pins"
 # Fetches abandoned by a killed process are removed once they are this old.
 STALE_FETCH_SECONDS = 24 * 3600
+# Called with the version once ``model_files`` has let go of the store lock and before it
+# opens the model: a test holds a process there while another one changes the store.
+between_lock_steps: Callable[[SystemVersion], None] | None = None
 
 
 class ArchiveUnavailable(RuntimeError):
@@ -143,20 +150,56 @@ def archive_fetch(version: SystemVersion, destination: Path) -> str:
 
 
 @contextmanager
-def store_lock(*, exclusive: bool) -> Iterator[Path]:
-    """Hold this machine's model store: exclusively to change it, shared to read from it."""
+def store_lock() -> Iterator[Path]:
+    """Hold this machine's model store exclusively, to change it (fetch, pin, evict)."""
     store = Path(settings.MODEL_STORE)
     store.mkdir(parents=True, exist_ok=True)
     with (store / ".lock").open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield store
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+class _Pin:
+    """A model's entry in use by this process: ``PINS/<entry>.<token>``, locked for as long
+    as the pin holds. Eviction skips a pinned entry; a pin whose process died is unlocked,
+    and the next eviction removes it."""
+
+    def __init__(self, store: Path, name: str) -> None:
+        pins = store / PINS
+        pins.mkdir(exist_ok=True)
+        self.path = pins / f"{name}.{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.handle = self.path.open("w")
+        fcntl.flock(self.handle, fcntl.LOCK_EX)
+
+    def release(self) -> None:
+        self.path.unlink(missing_ok=True)
+        self.handle.close()
+
+
+def _pinned(store: Path) -> set[str]:
+    """The entries some live process holds a pin on; the caller holds the store lock."""
+    pinned: set[str] = set()
+    pins = store / PINS
+    if not pins.is_dir():
+        return pinned
+    for pin in pins.iterdir():
+        try:
+            with pin.open("r") as handle:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pinned.add(pin.name.split(".", 1)[0])
+        except FileNotFoundError:
+            continue  # released meanwhile
+        else:
+            pin.unlink(missing_ok=True)  # its process is gone
+    return pinned
+
+
 def _fetch_and_unpack(version: SystemVersion, store: Path) -> None:
-    """``MODEL_STORE/<uuid>`` from the archive; the caller holds the store exclusively."""
+    """``MODEL_STORE/<uuid>`` from the archive; the caller holds the store lock."""
     scratch = store / f".fetch-{version.uuid}-{uuid.uuid4().hex[:8]}"
     archive = scratch.with_suffix(".archive")
     try:
@@ -176,23 +219,44 @@ def _fetch_and_unpack(version: SystemVersion, store: Path) -> None:
 @contextmanager
 def model_files(version: SystemVersion) -> Iterator[Path]:
     """The directory of a ready version's model on this machine, fetched when missing, for
-    as long as the block runs (the model is not evicted meanwhile).
+    as long as the block runs (the model is pinned: no process evicts it meanwhile).
 
-    Raises ``ArchiveUnavailable`` when the model is missing and cannot be fetched.
+    The entry is pinned before the store lock is let go, so another process's eviction
+    cannot slip in between. An entry that vanished all the same (removed by hand) is fetched
+    once more. Raises ``ArchiveUnavailable`` when the model is missing and cannot be fetched,
+    or when the archive holds no model at ``model_dir``.
     """
-    with store_lock(exclusive=True) as store:
-        entry = store / str(version.uuid)
-        if not entry.is_dir():
-            _fetch_and_unpack(version, store)
-        os.utime(entry)
-        store_evict(store, keep={entry.name})
-    with store_lock(exclusive=False):
-        path = store / version.model_dir
-        if not path.is_dir():
-            raise ArchiveUnavailable(
-                f"The model of version {version.uuid} is not at '{version.model_dir}' in its archive."
-            )
-        yield path
+    for attempt in range(2):
+        with store_lock() as store:
+            entry = store / str(version.uuid)
+            if not entry.is_dir():
+                _fetch_and_unpack(version, store)
+            os.utime(entry)
+            store_evict(store, keep={entry.name})
+            pin = _Pin(store, entry.name)
+        try:
+            if between_lock_steps is not None:
+                between_lock_steps(version)
+            path = store / version.model_dir
+            if not path.is_dir() and entry.is_dir():
+                raise ArchiveUnavailable(
+                    f"The model of version {version.uuid} is not at '{version.model_dir}' "
+                    "in its archive."
+                )
+            if path.is_dir():
+                yield path
+                return
+        finally:
+            pin.release()
+        logger.warning(
+            "the model of version %s vanished from the model store while pinned (attempt %d)",
+            version.uuid,
+            attempt + 1,
+        )
+    raise ArchiveUnavailable(
+        f"The model of version {version.uuid} vanished from the model store twice while "
+        "pinned: something other than the store's eviction removes files there."
+    )
 
 
 def _size(directory: Path) -> int:
@@ -205,12 +269,14 @@ def _size(directory: Path) -> int:
 
 def store_evict(store: Path, *, keep: set[str]) -> list[str]:
     """Remove the least recently used models until the store holds at most
-    ``SYSTEM_MODEL_STORE_MAX_BYTES`` (never those named in ``keep``), and fetches abandoned
-    long ago; return the names removed. The caller holds the store exclusively."""
+    ``SYSTEM_MODEL_STORE_MAX_BYTES`` (never those named in ``keep`` nor those pinned: the
+    store may stay over its bound while they are in use), and fetches abandoned long ago;
+    return the names removed. The caller holds the store lock."""
     now = time.time()
     for stale in store.glob(".fetch-*"):
         if now - stale.stat().st_mtime > STALE_FETCH_SECONDS:
             shutil.rmtree(stale, ignore_errors=True) if stale.is_dir() else stale.unlink()
+    keep = keep | _pinned(store)
     entries = sorted(
         (entry for entry in store.iterdir() if entry.is_dir() and not entry.name.startswith(".")),
         key=lambda entry: entry.stat().st_mtime,

@@ -41,6 +41,10 @@ class System(models.Model):
 
 
 class SystemVersion(models.Model):
+    # Not a column: what a self-reported upload's answer says of the rows that repeated an
+    # item's prediction with the same answer (counted once; ``systems.label_predictions``).
+    repeated_predictions: int = 0
+
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"

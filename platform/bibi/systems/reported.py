@@ -9,7 +9,7 @@ hands a file to the reader of its task's answers (``label_predictions``, ``span_
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -17,8 +17,8 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from bibi.evaluation import triggers as evaluation_triggers
-from bibi.files import FileFormatError, Row, RowError, RowErrors, decode_upload, detect_format
-from bibi.files.layout2017 import read_2017_aware
+from bibi.files import FileFormatError, Row, RowError, RowErrors, decode_upload
+from bibi.files.layout2017 import PREDICTIONS_2017, iter_2017_predictions, read_2017_aware
 from bibi.pairs import selectors as pair_selectors
 from bibi.sharedtasks import services as sharedtask_services
 from bibi.sharedtasks.models import Phase, SharedTask
@@ -87,24 +87,10 @@ def system_predictions_upload_require(
     raise refusals[Prediction.Source.BLIND_DEV]
 
 
-def prediction_rows_read(
-    data: bytes, filename: str
-) -> tuple[Callable[[], Iterator[Row]], str, str]:
-    """The file's rows, as often as they are wanted (read anew each time, never kept); a
-    2017 TSV file is read as pair files are (``bibi.files.layout2017``)."""
-    try:
-        file_format = detect_format(filename)
-        decoded = decode_upload(data)
-        rows = read_2017_aware(decoded.text, file_format=file_format)
-    except FileFormatError as error:
-        raise PredictionsRejected.from_format_error(error, source=filename) from None
-    return rows, decoded.encoding, file_format
-
-
 @dataclass
 class PredictionsFile:
-    """An uploaded predictions file, read: its rows (read anew each time they are wanted) and
-    how to refuse it with every problem found."""
+    """An uploaded predictions file (or several read as one), read: its rows (read anew each
+    time they are wanted) and how to refuse it with every problem found."""
 
     rows: Callable[[], Iterator[Row]]
     filename: str
@@ -115,6 +101,161 @@ class PredictionsFile:
         return PredictionsRejected(
             errors, source=self.filename, encoding=self.encoding, file_format=self.file_format
         )
+
+
+# The formats a predictions file may be read in: "" judges by its content.
+PREDICTION_FORMATS = ("", "csv", "tsv", "jsonl", PREDICTIONS_2017)
+# The columns a predictions file's header may name, whatever the task's type: a first line
+# that names none of them is no header.
+PREDICTION_COLUMNS = frozenset(
+    {"id", "label", "text", "sentence", "sentence_id", "question", "answer", "start", "end"}
+    | {"premise", "hypothesis", "system", "sentiment_label"}
+)
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def _names_columns(line: str, delimiter: str) -> bool:
+    return any(
+        name.strip().strip('"').lower() in PREDICTION_COLUMNS for name in line.split(delimiter)
+    )
+
+
+def _no_header(line: str, header_hint: str) -> FileFormatError:
+    return FileFormatError(
+        f"no header row: the first line ({line[:80]!r}) names none of the columns a "
+        f"predictions file has. {header_hint}",
+        line=1,
+    )
+
+
+def prediction_format_of(
+    text: str, *, requested: str, header_hint: str, formats: Sequence[str] = PREDICTION_FORMATS
+) -> str:
+    """The format ``text`` is read in: ``requested``, or judged by its content when it is
+    "" (never by the file's name, which the 2017 files do not follow). A CSV or TSV file
+    must begin with a header row naming its columns; a file that begins with a JSON object
+    is JSON Lines; a file without a header, of lines with a tab or without a comma, is in
+    the 2017 layout (``bibi.files.layout2017.iter_2017_predictions``)."""
+    if requested and requested not in formats:
+        raise FileFormatError(
+            f"{requested!r} is not a predictions format of this task: use "
+            + ", ".join(each for each in formats if each)
+        )
+    first = _first_line(text)
+    if requested in ("csv", "tsv"):
+        if first and not _names_columns(first, "," if requested == "csv" else "\t"):
+            raise _no_header(first, header_hint)
+        return requested
+    delimiter = "\t" if "\t" in first else ","
+    header = _names_columns(first, delimiter)
+    if requested == PREDICTIONS_2017 and header:
+        raise FileFormatError(
+            f"the first line ({first[:80]!r}) is a header row, but a file in the 2017 layout "
+            "has none: choose CSV or TSV with a header row, or let the content decide",
+            line=1,
+        )
+    if requested:
+        return requested
+    if first.startswith("{"):
+        return "jsonl"
+    if header:
+        return "tsv" if delimiter == "\t" else "csv"
+    if PREDICTIONS_2017 in formats and ("\t" in first or "," not in first):
+        return PREDICTIONS_2017
+    raise _no_header(first, header_hint)
+
+
+@dataclass
+class FileRow(Row):
+    """A row of one of several files uploaded together: ``file`` names it."""
+
+    file: str = ""
+
+
+def row_file(row: Row) -> str:
+    """The file ``row`` is in when it is one of several uploaded together, else ""."""
+    return row.file if isinstance(row, FileRow) else ""
+
+
+def row_place(row: Row) -> str:
+    """Where ``row`` is, for a message, when it is one of several files ("in b.tsv, ")."""
+    return f"in {row_file(row)}, " if row_file(row) else ""
+
+
+def _file_rows(
+    text: str, *, file_format: str, filename: str, several: bool
+) -> Callable[[], Iterator[Row]]:
+    if file_format == PREDICTIONS_2017:
+        read: Callable[[], Iterator[Row]] = lambda: iter_2017_predictions(text)  # noqa: E731
+    else:
+        read = read_2017_aware(text, file_format=file_format)
+    if not several:
+        return read
+
+    def named() -> Iterator[Row]:
+        for row in read():
+            yield FileRow(row.line, row.fields, row.error, file=filename)
+
+    return named
+
+
+# The most files one predictions upload takes (a builder's files, one per breaker team).
+PREDICTION_FILES_MAX = 20
+
+
+def predictions_files_read(
+    files: Sequence[tuple[str, bytes]],
+    *,
+    file_format: str = "",
+    header_hint: str = "",
+    formats: Sequence[str] = PREDICTION_FORMATS,
+) -> PredictionsFile:
+    """Read one predictions file, or several that together predict every item (one per
+    breaker team, as the 2017 builders answered): their rows, read anew each time they are
+    wanted, in the order given; a row of one of several knows its file (``FileRow``). Each
+    file's format is ``file_format``, or judged by its content (``prediction_format_of``),
+    one of ``formats`` (those the task's type takes)."""
+    if not files:
+        raise PredictionsRejected.from_format_error(
+            FileFormatError("no file was uploaded"), source=""
+        )
+    if len(files) > PREDICTION_FILES_MAX:
+        raise PredictionsRejected.from_format_error(
+            FileFormatError(
+                f"{len(files)} files: one upload takes at most {PREDICTION_FILES_MAX} (one per "
+                "breaker team)"
+            ),
+            source=", ".join(filename for filename, _ in files[:3]) + ", …",
+        )
+    several = len(files) > 1
+    readers, encodings, read_in = [], [], []
+    for filename, data in files:
+        try:
+            decoded = decode_upload(data)
+            read_as = prediction_format_of(
+                decoded.text, requested=file_format, header_hint=header_hint, formats=formats
+            )
+            readers.append(
+                _file_rows(decoded.text, file_format=read_as, filename=filename, several=several)
+            )
+        except FileFormatError as error:
+            raise PredictionsRejected.from_format_error(error, source=filename) from None
+        encodings.append(decoded.encoding)
+        read_in.append(read_as)
+
+    def rows() -> Iterator[Row]:
+        for read in readers:
+            yield from read()
+
+    return PredictionsFile(
+        rows,
+        ", ".join(filename for filename, _ in files),
+        ", ".join(dict.fromkeys(encodings)),
+        ", ".join(dict.fromkeys(read_in)),
+    )
 
 
 def sentence_as_text(

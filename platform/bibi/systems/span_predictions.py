@@ -30,6 +30,8 @@ from bibi.systems.models import Prediction, System, SystemVersion
 from bibi.systems.reported import (
     PredictionsFile,
     predictions_recorded,
+    row_file,
+    row_place,
     sentence_as_text,
     version_to_write,
 )
@@ -81,42 +83,57 @@ def span_predicted_cells(
     key_of: Callable[[dict[str, str]], str | None],
     named: str,
     rejected: Callable[[RowErrors], PredictionsRejected],
-) -> list[SpanCell]:
-    """Every expected item answered exactly once, or ``rejected`` with every problem.
+) -> tuple[list[SpanCell], int]:
+    """Every expected item answered, and the number of repeats; or ``rejected`` with every
+    problem. An item answered again with the same span is a repeat, counted once; with another
+    span it is refused, both lines named.
 
     expected: row key → (example, sentence, question); ``key_of`` reads a row's key (None:
     the row does not say which item it answers); ``named`` says what a key is, in messages.
     """
     errors = RowErrors()
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[str, SpanAnswer]] = {}  # key -> (where first answered, the answer)
     cells: list[SpanCell] = []
+    repeats = 0
     for row in rows:
-        if row.error:
-            errors.add(row.line, row.error)
+        place = row_place(row)
+        key = None if row.error else key_of(row.fields)
+        if row.error or key is None or key not in expected:
+            errors.add(row.line, place + _unnamed(row, key, named))
             continue
-        key = key_of(row.fields)
-        if key is None:
-            errors.add(row.line, f"the row does not say which item it answers ({named})")
-            continue
-        if key not in expected:
-            errors.add(row.line, f"{key[:80]!r} is not one of the items to predict")
-            continue
-        if key in seen:
-            errors.add(row.line, f"{key[:80]!r} is predicted twice (first on line {seen[key]})")
-            continue
-        seen[key] = row.line
         example, sentence, question = expected[key]
         answer, problem = span_answer_read(row.fields, sentence)
         if answer is None:
-            errors.add(row.line, problem)
+            errors.add(row.line, place + problem)
             continue
+        if key in seen:
+            first, first_answer = seen[key]
+            if answer != first_answer:
+                errors.add(
+                    row.line,
+                    f"{place}{key[:80]!r} is answered {answer.text!r} here but "
+                    f"{first_answer.text!r} on {first}",
+                )
+            else:
+                repeats += 1
+            continue
+        seen[key] = (f"line {row.line}" + (f" of {row_file(row)}" if place else ""), answer)
         cells.append(SpanCell(example, sentence, question, answer))
     for key in expected:
         if key not in seen:
             errors.add(0, f"no prediction for {key[:80]!r}")
     if errors:
         raise rejected(errors)
-    return cells
+    return cells, repeats
+
+
+def _unnamed(row: Row, key: str | None, named: str) -> str:
+    """Why ``row`` (naming ``key``) answers no item to predict."""
+    if row.error:
+        return row.error
+    if key is None:
+        return f"the row does not say which item it answers ({named})"
+    return f"{key[:80]!r} is not one of the items to predict"
 
 
 def span_prediction_rows(
@@ -145,8 +162,11 @@ def span_prediction_rows(
     return list(rows.values())
 
 
-def _span_cells(file: PredictionsFile, *, shared_task: SharedTask, source: str) -> list[SpanCell]:
-    """Every item of ``source`` with its answer, or ``PredictionsRejected``."""
+def _span_cells(
+    file: PredictionsFile, *, shared_task: SharedTask, source: str
+) -> tuple[list[SpanCell], int]:
+    """Every item of ``source`` with its answer and the number of repeated rows, or
+    ``PredictionsRejected``."""
     if source == Prediction.Source.BLIND_DEV:
         examples = dataset_examples(shared_task, Dataset.Split.BLIND_DEV)
         return span_predicted_cells(
@@ -210,9 +230,9 @@ def span_predictions_upload(
 ) -> SystemVersion:
     """Check and store a span task's answers (``system_predictions_upload``): its dev scores
     are answer accuracy under the task's answer mode and mean token F1."""
-    cells = _span_cells(file, shared_task=system.shared_task, source=source)
+    cells, repeats = _span_cells(file, shared_task=system.shared_task, source=source)
     digest = upload_digest(data, source=source, label_map=None)
-    return _span_predictions_write(
+    version = _span_predictions_write(
         system=system,
         actor=actor,
         filename=file.filename,
@@ -220,3 +240,5 @@ def span_predictions_upload(
         cells=cells,
         digest=digest,
     )
+    version.repeated_predictions = repeats
+    return version

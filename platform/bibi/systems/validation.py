@@ -109,7 +109,7 @@ def _record(version: SystemVersion, outcome: _Outcome) -> None:
         version.dev_macro_f1, version.dev_token_f1 = run.macro_f1, run.token_f1
         version.truncated_count = sum(row.truncated for row in run.rows)
         version.save()
-    with store_lock(exclusive=True):
+    with store_lock():
         outcome.partial.rename(final)
         store_evict(store, keep={final.name})
     with transaction.atomic():

@@ -179,6 +179,28 @@ class TaskType:
         "optional rationale and tags), or the 2017 two-rows-a-pair layout."
     )
 
+    # -- self-reported predictions --------------------------------------------------------
+
+    # What the predictions upload form says of its files, and what "no header row" adds.
+    predictions_file_help: ClassVar[str] = (
+        "CSV or TSV with a header row, or JSON Lines: columns id,label for the blind dev set; "
+        "text,label (or sentence,label) for the pair texts. Or the 2017 layout, without a "
+        "header: a line per text, label<TAB>sentence (the blind dev set also as a label per "
+        "line, in the order of its texts). Several files (one per breaker team) may together "
+        "predict the pair texts; a text predicted again with the same label counts once."
+    )
+    predictions_header_hint: ClassVar[str] = (
+        "Add a header row naming the columns (id,label for the blind dev set; text,label for "
+        "the pair texts), or choose the 2017 layout (no header: label<TAB>sentence per line)."
+    )
+    # The formats the predictions upload form offers, beyond judging by the content.
+    prediction_formats: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("csv", "CSV with a header row"),
+        ("tsv", "TSV with a header row"),
+        ("jsonl", "JSON Lines"),
+        ("2017", "The 2017 layout: no header, label<TAB>sentence (or a label) per line"),
+    )
+
     def pair_input(self, row: int, fields: Mapping[str, Any]) -> PairInput:
         """A pair from one JSON object or form (in the type's first layout)."""
         return pair_input_from_fields(row, fields, self.pair_layouts[0])

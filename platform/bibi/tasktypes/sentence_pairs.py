@@ -81,5 +81,20 @@ class SentencePairs(LabelledTaskType):
         "rationale and tags)."
     )
 
+    predictions_file_help = (
+        "CSV or TSV with a header row, or JSON Lines: columns id,label for the blind dev set; "
+        "premise,hypothesis,label for the pair items. Several files may together predict the "
+        "pair items; an item predicted again with the same label counts once."
+    )
+    predictions_header_hint = (
+        "Add a header row naming the columns: id,label for the blind dev set; "
+        "premise,hypothesis,label for the pair items."
+    )
+    prediction_formats = (
+        ("csv", "CSV with a header row"),
+        ("tsv", "TSV with a header row"),
+        ("jsonl", "JSON Lines"),
+    )
+
     def model_options(self, shared_task: Any) -> dict[str, Any]:
         return {"editable": EDITABLE[shared_task.editable_text]}

@@ -167,13 +167,15 @@ class TaskInvitationForm(forms.Form):
         min_value=1,
         required=False,
         label="How many people may use it",
-        help_text="Empty: any number, until it expires or is revoked.",
+        help_text="Empty: any number for a plain link, 1 for a link for validators; until it "
+        "expires or is revoked.",
     )
     expires_at = utc_datetime_field("Expires", required=False, help_text="Empty: in 14 days.")
     grants_validator = forms.BooleanField(
         required=False,
         label="For validators",
-        help_text="Whoever accepts it labels pairs blind as a validator, in no team.",
+        help_text="Whoever accepts it gets the validator role in this task: they label other "
+        "teams' pairs blind, in no team.",
     )
 
 
@@ -220,11 +222,29 @@ class ArchiveUploadForm(forms.Form):
     )
 
 
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """One file or several chosen together: cleaned to a list."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(**kwargs)
+
+    def clean(self, data: Any, initial: Any = None) -> list[Any]:  # type: ignore[override]
+        each = data if isinstance(data, list | tuple) else [data]
+        return [super(MultipleFileField, self).clean(item, initial) for item in each]
+
+
 class PredictionsUploadForm(forms.Form):
-    file = forms.FileField(
-        help_text="CSV, TSV or JSON Lines: columns id,label for the blind dev set; "
-        "text,label for the pair texts."
-    )
+    """A self-reported system's predictions: one file, or several that together predict every
+    item (one per breaker team); the formats and the help text are the task type's
+    (``TaskType.prediction_formats``, ``predictions_file_help``), and a task without labels
+    has no label map."""
+
+    file = MultipleFileField(label="Predictions file(s)")
     source = forms.ChoiceField(
         choices=[
             (Prediction.Source.BLIND_DEV, "The blind dev set (during the build phase)"),
@@ -233,7 +253,23 @@ class PredictionsUploadForm(forms.Form):
         widget=forms.RadioSelect,
         label="Predictions for",
     )
+    format = forms.ChoiceField(
+        required=False,
+        help_text="By the content: a first row naming columns is a header (CSV or TSV, by "
+        "its separator); a line starting with { is JSON Lines; the file's name is not read.",
+    )
     label_map = LabelMapField(label="Label map")
+
+    def __init__(self, *args: Any, shared_task: SharedTask, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        kind = shared_task.kind
+        self.fields["file"].help_text = kind.predictions_file_help
+        format_field = self.fields["format"]
+        assert isinstance(format_field, forms.ChoiceField)
+        format_field.choices = [("", "Judge by the content"), *kind.prediction_formats]
+        if not kind.labelled:
+            # Answers are not labels: nothing to translate.
+            del self.fields["label_map"]
 
 
 # --- Breakers ------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from django.forms.models import fields_for_model
 
 from bibi.sharedtasks import services as task_services
 from bibi.sharedtasks.models import Phase, SharedTask
+from bibi.sharedtasks.models.tasks import SETTING_BOUNDS, bounded
 from bibi.web.forms import utc_datetime_field
 
 # Group heading → (field, what it does). The default is added from the model.
@@ -165,7 +166,17 @@ class TaskSettingsForm(forms.Form):
                 field = (
                     forms.CharField(max_length=2000) if name in LIST_FIELDS else model_fields[name]
                 )
-                field.help_text = f"{what} Default: {_default_text(name)}."
+                bounds = ""
+                if name in SETTING_BOUNDS:
+                    # The model's bounds (``SETTING_BOUNDS``), said and enforced here too: the
+                    # database's range is no setting's bound.
+                    low, high = SETTING_BOUNDS[name]
+                    field = forms.IntegerField(
+                        validators=bounded(name),
+                        widget=forms.NumberInput(attrs={"min": low, "max": high}),
+                    )
+                    bounds = f" From {low:,} to {high:,}."
+                field.help_text = f"{what}{bounds} Default: {_default_text(name)}."
                 field.label = LABELS.get(name, field.label)
                 self.fields[name] = field
 

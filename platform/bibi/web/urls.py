@@ -180,6 +180,11 @@ urlpatterns = [
     path(f"{organize}systems/", organizers.systems, name="organize-systems"),
     path(f"{organize}contests/", organizers.contests, name="organize-contests"),
     path(f"{organize}validation/", validation.overview, name="organize-validation"),
+    path(
+        f"{organize}validation/votes.csv",
+        validation.votes_csv,
+        name="organize-validation-votes",
+    ),
     path(f"{organize}scoring/", scoring.scoring, name="organize-scoring"),
     path(f"{organize}scoring/run/", scoring.scoring_run_create, name="scoring-run-create"),
     path(

@@ -11,8 +11,18 @@ from django import forms
 from bibi.sharedtasks.models import SharedTask
 
 
+class LabelChoiceField(forms.ChoiceField):
+    """A label chosen from the task's, ignoring case as the service does ("Positive" is
+    ``positive``)."""
+
+    def to_python(self, value: Any) -> str:
+        text = super().to_python(value).strip()
+        known = {str(key).casefold(): str(key) for key, _ in self.choices}
+        return known.get(text.casefold(), text)
+
+
 class ValidationVoteForm(forms.Form):
-    label = forms.ChoiceField(
+    label = LabelChoiceField(
         widget=forms.RadioSelect,
         label="The variant's label",
         help_text="As you read the variant yourself; none if you mark it unclear.",

@@ -35,7 +35,10 @@ def ready_task(scored_task):
 def validators(task, *names: str) -> list:
     """The organizer, then people let in by a link that grants the validator role."""
     link = task_services.task_invitation_create(
-        shared_task=task.shared_task, actor=task.cast.organizer, grants_validator=True
+        shared_task=task.shared_task,
+        actor=task.cast.organizer,
+        grants_validator=True,
+        max_uses=len(names),
     )
     people = [task.cast.organizer]
     for name in names:

@@ -127,3 +127,14 @@ def an_interactive_worker(tmp_path: Path, redis_url: str) -> Iterator[Any]:
             yield stack.start("interactive", queue)
     finally:
         stack.close()
+
+
+def assert_claims_nothing(suggestion: dict[str, Any]) -> None:
+    """A probe, as any surface shows it: no label kept or changed, none meant, no break."""
+    assert suggestion["probe"] is True
+    assert suggestion["keeps_label"] is None, suggestion
+    assert suggestion.get("variant_label") is None and not suggestion.get("label_unverified")
+    assert (
+        "meant to" not in suggestion["rationale"] and "claims no label" in suggestion["rationale"]
+    )
+    assert suggestion.get("breaks") is None

@@ -7,7 +7,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from .guidance_conftest import build_geometry_task
+from .guidance_conftest import assert_claims_nothing, build_geometry_task
 
 pytestmark = pytest.mark.embedded
 
@@ -39,6 +39,7 @@ def test_the_top_originals_get_verified_suggestions_in_rank_order(db, tmp_path):
                 # A probe (an embedding neighbour) claims no label, so no break (edits.claims).
                 if suggestion["probe"]:
                     assert suggestion["variant_label"] is None and outcome["breaks"] is None
+                    assert_claims_nothing(suggestion)
                 else:
                     assert outcome["breaks"] in (True, False)
     assert {s["probe"] for line in lines for s in line["report"]["suggestions"]} == {True, False}

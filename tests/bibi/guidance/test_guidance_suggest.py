@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from .guidance_conftest import an_interactive_worker, build_geometry_task
+from .guidance_conftest import an_interactive_worker, assert_claims_nothing, build_geometry_task
 
 SUGGEST = "/api/v1/shared-tasks/sst/guidance/suggest/"
 
@@ -42,7 +42,8 @@ def assert_suggestions_are_reproduced(task):
     assert max(body["leverage"], key=lambda pair: pair[1])[0] == "good"
     suggestions = body["suggestions"]
     assert suggestions, body
-    assert {s["keeps_label"] for s in suggestions} == {True, False}
+    # Label-changing edits and probes (which claim nothing: keeps_label None) on this text.
+    assert {False, None} <= {s["keeps_label"] for s in suggestions} <= {True, False, None}
     # "bad" for "good": the antonym of the decisive word flips both systems, which breaks
     # neither (both follow the flip to the label the breaker means).
     antonym = next(s for s in suggestions if s["text"] == "the film is bad")
@@ -50,9 +51,11 @@ def assert_suggestions_are_reproduced(task):
     assert antonym["changed"] == 2 and antonym["breaks"] == 0
     # Label-changing suggestions are unverified; embedding neighbours are probes with no label.
     for suggestion in suggestions:
-        assert suggestion["label_unverified"] is (not suggestion["keeps_label"])
         if suggestion["probe"]:
             assert suggestion["variant_label"] is None and suggestion["breaks"] is None
+            assert_claims_nothing(suggestion)
+        else:
+            assert suggestion["label_unverified"] is (not suggestion["keeps_label"])
     guide_confidence = max(body["predictions"][0]["probabilities"].values())
     assert body["uncertainty"] == pytest.approx(1 - guide_confidence)
     assert "16%" in body["notes"]["transfer"] and "1 − confidence" in body["notes"]["lambda_max"]

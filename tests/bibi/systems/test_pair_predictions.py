@@ -125,7 +125,7 @@ def test_pair_predictions_with_gaps_are_refused_with_every_problem(after_break):
     reasons = [error["reason"] for error in response.json()["errors"]]
     # Problems of the file as a whole (line 0) come first, then the rows in order.
     assert sum("no prediction for text" in reason for reason in reasons) == 2
-    assert reasons[2].startswith("text ") and "predicted twice" in reasons[2]
+    assert reasons[2] == f"text {TEXTS[0]!r} is predicted 'negative' here but 'positive' on line 1"
     assert "the label '0' is not one of this task's labels" in reasons[3]
     assert not Prediction.objects.filter(source="pairs").exists()
 
@@ -279,3 +279,67 @@ def test_a_2017_predictions_tsv_is_read_as_written_like_a_2017_pair_file(self_re
     )  # fmt: skip
     assert response.status_code == 201, response.json()
     assert sorted(Prediction.objects.filter(source="pairs").values_list("text", flat=True)) == texts
+
+
+# --- A 2017 builder's files: one per breaker team, repeating the shared originals ---------
+
+ORIGINALS = ["I love this movie!", "Russell is terrific as coach Herb Brooks."]
+
+
+def post_files(cast, system, files: dict[str, str], **fields):
+    return cast.client("builder").post(
+        f"/api/v1/shared-tasks/sst/systems/{system.id}/predictions/",
+        {
+            "file": [SimpleUploadedFile(name, data.encode()) for name, data in files.items()],
+            "source": "pairs",
+            **fields,
+        },
+        format="multipart",
+    )
+
+
+def test_one_file_per_breaker_team_together_predict_the_pair_texts(predicting):
+    cast, system = predicting
+    originals = "".join(f"+1\t{text}\n" for text in ORIGINALS)
+    files = {
+        # The 2017 files' names and layout: label<TAB>sentence, no header; each breaker
+        # team's file repeats the originals (the same labels), quotes read as written.
+        "utrecht.non_neural": f"{originals}-1\tI'm mad for this movie!\n",
+        "osu.non_neural": f'{originals}-1\tRussell is "terrific" as coach Herb Brooks.\n',
+    }
+    response = post_files(cast, system, files, label_map="1=positive,-1=negative")
+    assert response.status_code == 201, response.json()
+    assert response.json()["repeated_predictions"] == 2
+    stored = dict(Prediction.objects.filter(source="pairs").values_list("text", "label"))
+    assert stored == {
+        "I love this movie!": "positive",
+        "Russell is terrific as coach Herb Brooks.": "positive",
+        "I'm mad for this movie!": "negative",
+        'Russell is "terrific" as coach Herb Brooks.': "negative",
+    }
+    assert system.versions.count() == 1
+
+
+def test_files_that_disagree_on_a_shared_original_are_refused_naming_both(predicting):
+    cast, system = predicting
+    files = {
+        "a.tsv": "label\ttext\n" + "".join(f"positive\t{text}\n" for text in TEXTS),
+        "b.tsv": f"label\ttext\npositive\t{TEXTS[1]}\nnegative\t{ORIGINALS[0]}\n",
+    }
+    response = post_files(cast, system, files)
+    assert response.status_code == 400
+    assert response.json()["errors"] == [
+        {
+            "line": 3,
+            "reason": f"in b.tsv, text {ORIGINALS[0]!r} is predicted 'negative' here but "
+            "'positive' on line 2 of a.tsv",
+        }
+    ]
+    assert not Prediction.objects.filter(source="pairs").exists()
+
+
+def test_a_label_alone_cannot_name_a_pair_text(predicting):
+    cast, system = predicting
+    response = post_predictions(cast, system, b"positive\nnegative\n", "team.opinion")
+    assert response.status_code == 400
+    assert "a label alone answers the blind dev set only" in json.dumps(response.json())

@@ -21,12 +21,12 @@ def tsv(rows: list[tuple[str, str]]) -> bytes:
     return ("id\tlabel\n" + "".join(f"{i}\t{label}\n" for i, label in rows)).encode()
 
 
-def upload(cast, system, data: bytes, name: str = "dev.tsv", source: str = "blind_dev"):
+def upload(cast, system, data: bytes, name: str = "dev.tsv", source: str = "blind_dev", **fields):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     return cast.client("builder").post(
         URL.format(system.id),
-        {"file": SimpleUploadedFile(name, data), "source": source},
+        {"file": SimpleUploadedFile(name, data), "source": source, **fields},
         format="multipart",
     )
 
@@ -62,7 +62,7 @@ def test_every_problem_is_listed_and_nothing_is_stored(self_reported):
     errors = response.json()["errors"]
     assert errors == [
         {"line": 0, "reason": "no prediction for id 'd3'"},
-        {"line": 3, "reason": "id 'd1' is predicted twice (first on line 2)"},
+        {"line": 3, "reason": "id 'd1' is predicted 'negative' here but 'positive' on line 2"},
         {
             "line": 4,
             "reason": "the label '7' is not one of this task's labels (negative, "
@@ -151,3 +151,113 @@ def test_missing_predictions_are_summarised_as_one_count(self_reported):
         2,
         "",
     )
+
+
+# --- Formats: chosen, or judged by the content (never by the name, which 2017 files ignore) --
+
+DEV_2017 = "".join(f"{label}\t{text}\n" for _, text, label in BLIND_DEV)
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "fmt"),
+    [
+        # A 2017 builder's files, named as they were: label<TAB>sentence, no header.
+        ("team.non_neural", DEV_2017, ""),
+        ("team.predictions", DEV_2017, "2017"),
+        # A label per line, the blind dev texts in order.
+        ("team.opinion", "positive\nnegative\npositive\n", ""),
+        ("team.opinion", "positive\nnegative\npositive\n", "2017"),
+        # Files with a header, whatever their name.
+        ("predictions.out", "id,label\nd1,positive\nd2,negative\nd3,positive\n", ""),
+        ("predictions.out", "id\tlabel\nd1\tpositive\nd2\tnegative\nd3\tpositive\n", "tsv"),
+        (
+            "p.txt",
+            '{"id": "d1", "label": "positive"}\n{"id": "d2", "label": "negative"}\n'
+            '{"id": "d3", "label": "positive"}\n',
+            "",
+        ),
+    ],
+)
+def test_a_file_is_read_by_its_content_or_its_chosen_format_not_its_name(
+    self_reported, name, data, fmt
+):
+    cast, system = self_reported
+    fields = {"format": fmt} if fmt else {}
+    response = upload(cast, system, data.encode(), name=name, **fields)
+    assert response.status_code == 201, response.json()
+    assert response.json()["dev_accuracy"] == 1.0
+
+
+def test_a_file_without_a_header_row_is_refused_as_such(self_reported):
+    cast, system = self_reported
+    headerless = b"d1,positive\nd2,negative\nd3,positive\n"
+    for data, fields in [
+        (headerless, {}),
+        (headerless, {"format": "csv"}),
+        (DEV_2017.encode(), {"format": "tsv"}),
+    ]:
+        response = upload(cast, system, data, name="dev.csv", **fields)
+        assert response.status_code == 400, response.json()
+        (error,) = response.json()["errors"]
+        assert error["reason"].startswith("no header row: the first line ("), error
+        assert "choose the 2017 layout" in error["reason"]
+        assert "without an" not in json.dumps(response.json())
+    assert not system.versions.exists()
+
+
+def test_the_2017_layout_refuses_a_file_with_a_header(self_reported):
+    cast, system = self_reported
+    response = upload(cast, system, tsv([("d1", "positive")]), format="2017")
+    assert response.status_code == 400
+    assert "is a header row, but a file in the 2017 layout has none" in json.dumps(response.json())
+
+
+def test_an_identical_repeat_counts_once_and_a_conflicting_one_is_refused(self_reported):
+    cast, system = self_reported
+    rows = [("d1", "positive"), ("d2", "negative"), ("d1", "Positive"), ("d3", "positive")]
+    response = upload(cast, system, tsv(rows))
+    assert response.status_code == 201, response.json()
+    assert response.json()["repeated_predictions"] == 1
+    assert response.json()["dev_count"] == 3
+    conflicting = upload(cast, system, tsv([*rows[:3], ("d3", "positive"), ("d2", "positive")]))
+    assert conflicting.status_code == 400
+    assert conflicting.json()["errors"] == [
+        {"line": 6, "reason": "id 'd2' is predicted 'positive' here but 'negative' on line 3"}
+    ]
+
+
+def test_a_span_task_counts_an_identical_repeat_once_and_refuses_another_answer(db):
+    from bibi.systems import services as system_services
+    from bibi.systems.errors import PredictionsRejected
+
+    from ..spancast import build_span_cast
+
+    cast = build_span_cast(current_phase="build")
+    system = system_services.system_create(
+        team=cast.builder_team, actor=cast.builder, name="by hand", kind="self_reported"
+    )
+
+    def send(rows: str):
+        return predictions.system_predictions_upload(
+            system=system,
+            actor=cast.builder,
+            data=rows.encode(),
+            filename="dev.csv",
+            source="blind_dev",
+        )
+
+    with pytest.raises(PredictionsRejected) as refused:
+        send("id,answer\nd1,St Vincents\nd2,He\nd1,UCD\n")
+    assert [error.reason for error in refused.value.errors] == [
+        "'d1' is answered 'UCD' here but 'St Vincents' on line 2"
+    ]
+    version = send("id,answer\nd1,St Vincents\nd2,He\nd1,St Vincents\n")
+    assert (version.repeated_predictions, version.dev_count) == (1, 2)
+
+
+@pytest.mark.parametrize("place", ["x", "0", "-1", "4", "²"])
+def test_a_position_column_that_names_no_text_is_refused_not_a_crash(self_reported, place):
+    cast, system = self_reported
+    response = upload(cast, system, f"position,label\n{place},positive\n".encode(), name="p.csv")
+    assert response.status_code == 400, response.content
+    assert not system.versions.exists()

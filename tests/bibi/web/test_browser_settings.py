@@ -72,3 +72,36 @@ def test_an_organizer_applies_the_2017_preset_and_schedules_the_phases(transacti
     page.get_by_role("button", name="Close the build phase now").click()
     assert page.get_by_text("The build phase is closed and the break phase has begun.").is_visible()
     assert task.phase_at().kind == "break"
+
+
+def in_view(page, selector: str) -> bool:
+    return page.evaluate(
+        """(selector) => {
+            const box = document.querySelector(selector).getBoundingClientRect();
+            return box.top >= 0 && box.top < window.innerHeight && box.height > 0;
+        }""",
+        selector,
+    )
+
+
+def test_a_refused_save_shows_its_summary_in_view_and_links_to_the_field(transactional_db, screen):
+    build_cast()
+    page = screen.page
+    screen.log_in("otto", "pw-otto-123")
+    screen.goto("/tasks/other/organize/settings/")
+    page.get_by_label("Votes per pair").fill("1000")
+    page.get_by_role("button", name="Save the settings").click()
+    summary = page.locator("#error-summary")
+    summary.wait_for()
+    assert "At most 15: give a number from 1 to 15." in summary.inner_text()
+    # The page opens on the summary (focused, so scrolled to), not 3,000 px above the error.
+    page.wait_for_function(
+        "document.activeElement && document.activeElement.id === 'error-summary'"
+    )
+    assert in_view(page, "#error-summary")
+    screen.shot("settings-refused")
+    assert screen.axe_violations() == []
+    summary.get_by_role("link", name="Votes per pair").click()
+    page.wait_for_function("location.hash === '#id_validations_per_pair'")
+    assert in_view(page, "#id_validations_per_pair")
+    assert SharedTask.objects.get(slug="other").validations_per_pair == 3

@@ -48,6 +48,8 @@ def test_a_validator_works_through_the_queue_and_the_organizer_reads_the_agreeme
         page.get_by_label(label, exact=True).check()
         if number == 1:
             page.get_by_label("Not fluent, or ungrammatical").check()
+        # The word diff: what the variant adds, marked, beside the plain texts.
+        expect(page.locator("#validation-diff .diff-variant ins").first).to_be_visible()
         if number == 0:
             screen.shot("a-pair")
             assert screen.axe_violations() == []

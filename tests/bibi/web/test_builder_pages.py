@@ -220,3 +220,57 @@ def test_the_upload_message_says_what_became_of_the_version(building):
         # As the embedded backend or a quick worker leaves it before the page is answered.
         SystemVersion.objects.filter(id=version.id).update(status=status)
         assert _uploaded_message(version) == message
+
+
+def test_the_predictions_form_offers_a_format_and_takes_2017_files_by_their_content(building):
+    cast, client, _, reported = building
+    form = client.get(f"{TASK}systems/{reported.id}/").content.decode()
+    assert '<select name="format"' in form
+    assert '<option value="2017">The 2017 layout' in form
+    assert 'name="file" multiple' in form
+    # A 2017 file under its own name: label<TAB>sentence, no header, judged by its content.
+    rows = (
+        "positive\ta gripping , beautifully acted film .\n"
+        "negative\tone long string of cliches .\n"
+        "positive\tthe plot is thin but the jokes land .\n"
+        "positive\ta gripping , beautifully acted film .\n"
+    )
+    response = client.post(
+        f"{TASK}systems/{reported.id}/predictions/",
+        {"file": SimpleUploadedFile("team.non_neural", rows.encode()), "source": "blind_dev"},
+        follow=True,
+    )
+    page = response.content.decode()
+    assert "The predictions are stored in version 1." in page, page
+    assert "1 row repeats a prediction with the same answer" in page
+    reported.refresh_from_db()
+    assert reported.active_version.dev_accuracy == 1.0
+
+
+def test_a_headerless_csv_is_refused_for_its_missing_header(building):
+    cast, client, _, reported = building
+    response = post_dev_predictions(client, reported, "d1,positive\nd2,negative\nd3,positive\n")
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "no header row: the first line (&#x27;d1,positive&#x27;)" in html
+    assert "without an" not in html
+    assert not reported.versions.exists()
+
+
+def test_several_files_chosen_in_the_form_make_one_upload(building):
+    cast, client, _, reported = building
+    response = client.post(
+        f"{TASK}systems/{reported.id}/predictions/",
+        {
+            "file": [
+                SimpleUploadedFile("a.csv", b"id,label\nd1,positive\nd2,negative\n"),
+                SimpleUploadedFile("b.csv", b"id,label\nd2,negative\nd3,positive\n"),
+            ],
+            "source": "blind_dev",
+        },
+        follow=True,
+    )
+    assert "The predictions are stored in version 1." in response.content.decode()
+    reported.refresh_from_db()
+    assert reported.active_version.dev_count == 3
+    assert reported.active_version.archive_name == "a.csv, b.csv"

@@ -11,7 +11,14 @@ from django.core.exceptions import ValidationError
 from bibi.pairs import services as pair_services
 from bibi.pairs.models import Pair
 
-from .validation_scene import ValidationScene, build_validation_scene, label_all, signed_in
+from .validation_scene import (
+    QUEUE,
+    ValidationScene,
+    build_validation_scene,
+    handed,
+    label_all,
+    signed_in,
+)
 
 PAGE = "/tasks/sst/contests/pairs/"
 API = "/api/v1/shared-tasks/sst/contestable-pairs/"
@@ -74,3 +81,17 @@ def test_a_team_that_validates_nothing_reads_the_pairs_as_before(scene):
     listed = signed_in(scene.dora).get(API).json()
     assert listed["held_for_validation"] == 0
     assert {row["id"] for row in listed["results"]} == {p.id for p in utrecht_pairs(scene)}
+
+
+def test_a_pair_the_team_has_voted_on_is_no_longer_held(scene):
+    """One vote per team and pair: once Dora has labelled a pair, no member of Delft is
+    handed it again, so its label may be read (and contested)."""
+    dora = signed_in(scene.dora)
+    assert dora.post(f"{QUEUE}next/").status_code == 302
+    item = handed(scene.dora)
+    assert item is not None and item.pair.pair_set_id == scene.utrecht_entry.id
+    assert dora.post(f"{QUEUE}{item.id}/", {"label": "negative"}).status_code == 302
+    listed = dora.get(API).json()
+    assert [row["id"] for row in listed["results"]] == [item.pair_id]
+    assert listed["held_for_validation"] == len(utrecht_pairs(scene)) - 1
+    assert dora.get(f"{PAGE}{item.pair_id}/").status_code == 200

@@ -217,6 +217,29 @@ def test_the_editor_suggests_verified_edits_each_ready_to_try(geometry, settings
     assert "This field is required" not in text
 
 
+def test_a_probe_on_the_page_claims_no_label_and_its_try_asks_for_one(geometry, settings):
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("runs the models in-process; the browser test uses a real worker")
+    client = page_client(geometry.cast, BREAKER)
+
+    text = html.unescape(client.post(EDITOR, {"action": "suggest"}).content.decode())
+
+    rows = re.findall(r"<tr>\s*<td>.*?</tr>", text, re.S)
+    probes = [row for row in rows if "a probe of the model (claims no label)" in row]
+    assert probes, "the guide's nearest words are shown as probes"
+    for row in probes:
+        assert "keeps the label" not in row and "label unverified" not in row
+        # No label travels with the probe: "Try" asks the breaker for one.
+        assert 'type="hidden" name="variant_label"' not in row
+        assert '<select name="variant_label"' in row and "required" in row
+        assert row.count('<td class="num">') == 2 and '<td class="num">—</td>' in row
+    # Tried without a label, the editor asks for one instead of assuming the original's.
+    variant = re.search(r'name="variant_text" value="([^"]*)"', probes[0]).group(1)
+    response = post(geometry, "try", variant, label="")
+    assert response.status_code == 400
+    assert "This field is required" in response.content.decode()
+
+
 def test_asking_the_systems_too_often_is_refused_with_the_wait(geometry, monkeypatch):
     from bibi.guidance.apis import GuidanceSuggestThrottle
 

@@ -38,11 +38,26 @@ def test_the_home_page_lists_tasks_as_open_upcoming_and_finished(cast):
     html = page_client(cast, "anonymous").get("/").content.decode()
 
     open_part, _, rest = html.partition('id="upcoming-heading"')
-    upcoming_part, _, finished_part = rest.partition('id="finished-heading"')
+    upcoming_part, _, rest = rest.partition('id="finished-heading"')
+    finished_part, _, unscheduled_part = rest.partition('id="unscheduled-heading"')
     assert "SST sentiment" in open_part
-    # A task with no phase yet ("Other task") is upcoming.
-    assert "Next year" in upcoming_part and "Other task" in upcoming_part
-    assert "Done 2017" in finished_part
+    assert "Next year" in upcoming_part and "Done 2017" in finished_part
+    # A task with no phase yet ("Other task") has no date to be upcoming for.
+    assert "Other task" not in upcoming_part
+    assert "Not scheduled yet" in unscheduled_part and "Other task" in unscheduled_part
+
+
+def test_a_description_written_with_backticks_shows_code_not_backticks(cast):
+    cast.shared_task.description = (
+        "Built by `make demo` from <b>SST</b>; run `python -m fim_engine train` to follow."
+    )
+    cast.shared_task.save()
+    client = page_client(cast, "anonymous")
+    for html in (client.get("/").content.decode(), client.get(TASK).content.decode()):
+        assert "<code>make demo</code>" in html
+        assert "<code>python -m fim_engine train</code>" in html
+        assert "&lt;b&gt;SST&lt;/b&gt;" in html  # still escaped
+        assert "`" not in html.partition("<main")[2].partition("</main>")[0]
 
 
 def test_a_private_task_is_neither_listed_nor_shown_to_outsiders(cast):

@@ -3,6 +3,7 @@ before closing a phase early."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -211,3 +212,52 @@ def test_closing_a_phase_now_asks_for_confirmation(cast):
     )
     assert "The break phase is closed" in confirmed.content.decode()
     assert cast.shared_task.phase_at().kind == "contest"
+
+
+def test_a_refusal_is_summed_up_at_the_top_of_the_form_linking_to_each_field(cast):
+    client = page_client(cast, "organizer")
+    response = client.post(
+        SETTINGS, form_data(cast.shared_task, validations_per_pair="1000", max_pairs_per_set="0")
+    )
+    assert response.status_code == 400
+    page = response.content.decode()
+    form = page[page.index('<form method="post"') :]
+    summary = form[form.index('id="error-summary"') :]
+    # The summary comes before the first field, is focused as the page opens, and links to
+    # each field in error (which still shows its own message beside it).
+    assert form.index('id="error-summary"') < form.index("<fieldset>")
+    assert "autofocus" in form[: form.index('id="error-summary"') + 200]
+    summary = summary[: summary.index("</div>")]
+    assert "The settings were not saved: 2 problems" in summary
+    assert '<a href="#id_validations_per_pair">Votes per pair</a>' in summary
+    assert "At most 15: give a number from 1 to 15." in summary
+    assert '<a href="#id_max_pairs_per_set">' in summary
+    assert 'id="id_validations_per_pair_error"' in page
+    assert stored(cast.shared_task).validations_per_pair == 3
+
+
+def test_every_integer_setting_has_a_real_bound_on_the_page_and_in_the_api(cast):
+    from bibi.sharedtasks.models.tasks import SETTING_BOUNDS
+
+    page = page_client(cast, "organizer").get(SETTINGS).content.decode()
+    assert "9223372036854775807" not in page and "2147483647" not in page
+    assert 'name="validations_per_pair" value="3" min="1" max="15"' in page
+    api = cast.client("organizer")
+    for name, (low, high) in SETTING_BOUNDS.items():
+        assert re.search(rf'name="{name}" value="\d+" min="{low}" max="{high}"', page), name
+        for value in (low - 1, high + 1):
+            refused = api.patch("/api/v1/shared-tasks/sst/", {name: value}, format="json")
+            assert refused.status_code == 400, (name, value)
+            assert name in refused.json(), refused.json()
+            assert "9223372036854775807" not in refused.content.decode()
+        page_refused = page_client(cast, "organizer").post(
+            SETTINGS, form_data(cast.shared_task, **{name: str(high + 1)})
+        )
+        assert page_refused.status_code == 400, name
+    assert (
+        api.patch(
+            "/api/v1/shared-tasks/sst/", {"validations_per_pair": 15}, format="json"
+        ).status_code
+        == 200
+    )
+    assert stored(cast.shared_task).validations_per_pair == 15

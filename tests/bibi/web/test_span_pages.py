@@ -436,3 +436,21 @@ def test_trying_a_span_variant_is_refused_where_the_guidance_or_the_variant_says
     )
     assert closed.status_code == 403
     assert 'value="try"' not in closed.content.decode()
+
+
+def test_the_span_predictions_form_speaks_of_answers_and_has_no_label_map(db):
+    from bibi.systems import services as system_services
+
+    cast = build_span_cast(current_phase="build")
+    system = system_services.system_create(
+        team=cast.builder_team, actor=cast.builder, name="by hand", kind="self_reported"
+    )
+    page = page_client(cast, "builder").get(f"/tasks/qasrl/systems/{system.id}/")
+    text = strip_tags(page.content.decode())
+    assert "id,answer or id,start,end" in text
+    assert "text,question,answer" in text
+    assert "id,label" not in text and "text,label" not in text
+    assert 'name="label_map"' not in page.content.decode()
+    assert "Label map" not in text
+    # The 2017 layout is a label file's: a span task does not offer it.
+    assert 'value="2017"' not in page.content.decode()

@@ -22,8 +22,10 @@ This module re-exports the reads. The writes and the API are imported by their m
 """
 
 from bibi.pairs.validation.selectors.overview import (
+    VOTE_COLUMNS,
     validation_pair_rows,
     validation_summary,
+    validation_vote_rows,
     validator_agreement_list,
 )
 from bibi.pairs.validation.selectors.queue import (
@@ -51,6 +53,7 @@ __all__ = [
     "COUNT_KEYS",
     "EFFECTIVE_PAIR_KEYS",
     "STATES",
+    "VOTE_COLUMNS",
     "PairValidation",
     "ScoredPairs",
     "in_sample",
@@ -64,6 +67,7 @@ __all__ = [
     "validation_queue_state",
     "validation_settings",
     "validation_summary",
+    "validation_vote_rows",
     "validator_agreement_list",
     "validator_history",
     "validator_role",

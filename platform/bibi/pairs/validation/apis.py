@@ -160,6 +160,22 @@ class ValidationValidatorListApi(_OrganizerReadApi):
 
 @extend_schema_view(
     get=extend_schema(
+        description="Organizers: every submitted vote, by pair: the pair and its team, the "
+        "validator, their role and team, the label, flags, note and times (the organizers' "
+        "CSV on the validation page has the same columns).",
+        responses=inline_serializer("ValidationVoteRows", {"rows": serializers.ListField()}),
+    )
+)
+class ValidationVoteListApi(_OrganizerReadApi):
+    def rows(self, request: Request, shared_task: SharedTask) -> Any:
+        return {
+            "columns": list(overview.VOTE_COLUMNS),
+            "rows": overview.validation_vote_rows(shared_task=shared_task),
+        }
+
+
+@extend_schema_view(
+    get=extend_schema(
         description="Organizers: the settings, counts by state (in all and per team) and "
         "Krippendorff's alpha per task and per team.",
         responses=inline_serializer("ValidationSummary", {"alpha": serializers.FloatField()}),

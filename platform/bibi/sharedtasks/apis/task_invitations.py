@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -29,7 +31,10 @@ class TaskInvitationInput(serializers.Serializer):
         required=False, help_text="When the link stops working; default: in 14 days."
     )
     max_uses = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, help_text="Default: no limit."
+        required=False,
+        allow_null=True,
+        min_value=1,
+        help_text="Default: no limit; 1 for a link for validators (which always has a limit).",
     )
     note = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     grants_validator = serializers.BooleanField(
@@ -43,6 +48,10 @@ class TaskInvitationOutput(serializers.ModelSerializer):
     shared_task = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
     uses = serializers.SerializerMethodField()
+    used_by = serializers.SerializerMethodField(
+        help_text="Who took a use of the link (joined by it, or became a validator by it), "
+        "oldest first."
+    )
 
     class Meta:
         model = TaskInvitation
@@ -56,13 +65,20 @@ class TaskInvitationOutput(serializers.ModelSerializer):
             "max_uses",
             "grants_validator",
             "uses",
+            "used_by",
             "revoked_at",
         ]
 
     def get_uses(self, invitation: TaskInvitation) -> int:
         # Lists annotate the count (selectors.task_invitation_list); one invitation counts here.
         counted = getattr(invitation, "uses", None)
-        return invitation.accesses.count() if counted is None else counted
+        return invitation.uses_taken.count() if counted is None else counted
+
+    def get_used_by(self, invitation: TaskInvitation) -> list[dict[str, Any]]:
+        return [
+            {"username": use.user.get_username(), "used_at": use.used_at}
+            for use in invitation.uses_taken.all()
+        ]
 
 
 class TaskAccessOutput(serializers.ModelSerializer):

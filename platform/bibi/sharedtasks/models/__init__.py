@@ -22,6 +22,7 @@ from bibi.sharedtasks.models.teams import (
     Membership,
     TaskAccess,
     TaskInvitation,
+    TaskInvitationUse,
     Team,
     new_invitation_token,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "SharedTask",
     "TaskAccess",
     "TaskInvitation",
+    "TaskInvitationUse",
     "Team",
     "default_labels",
     "default_strategy_tags",

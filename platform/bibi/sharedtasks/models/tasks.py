@@ -6,12 +6,42 @@ from datetime import datetime
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 
 from bibi.tasktypes import TaskType, task_type, task_types
 
 DEFAULT_STRATEGY_TAGS = ["morphosyntax", "semantics", "pragmatics", "world_knowledge", "other"]
+
+
+# Every integer setting's bounds, checked wherever it is saved (settings page, API, admin):
+# none is left to the database's range, which no organizer means.
+SETTING_BOUNDS: dict[str, tuple[int, int]] = {
+    # 1000: no edit size imposed (the 2017 replay preset).
+    "pair_max_edit_distance": (0, 1000),
+    "pair_max_text_chars": (1, 20_000),
+    "validations_per_pair": (1, 15),
+    # 0: no limit.
+    "validation_quota_per_validator": (0, 100_000),
+    "max_systems_per_team": (1, 100),
+    "max_uploads_per_system": (1, 1000),
+    "max_pair_sets_per_team": (1, 1000),
+    "max_pairs_per_set": (1, 100_000),
+}
+
+
+def bounded(name: str) -> list[MinValueValidator | MaxValueValidator]:
+    """The validators of the integer setting ``name`` (``SETTING_BOUNDS``)."""
+    low, high = SETTING_BOUNDS[name]
+    return [
+        MinValueValidator(
+            low, message=f"At least {low:,}: give a number from {low:,} to {high:,}."
+        ),
+        MaxValueValidator(
+            high, message=f"At most {high:,}: give a number from {low:,} to {high:,}."
+        ),
+    ]
 
 
 def default_labels() -> list[str]:
@@ -93,7 +123,9 @@ class SharedTask(models.Model):
     # Minimal-pair rules, checked on submission (defaults let every BACKGROUND.md example pass).
     pair_min_shared_token_ratio = models.FloatField(default=0.5)
     pair_max_edit_distance = models.PositiveIntegerField(
-        default=4, help_text="Token edit distance allowed at least, whatever the original's length."
+        validators=bounded("pair_max_edit_distance"),
+        default=4,
+        help_text="Token edit distance allowed at least, whatever the original's length.",
     )
     pair_max_edit_ratio = models.FloatField(
         default=0.35, help_text="Token edit distance allowed as a share of the original's tokens."
@@ -110,7 +142,9 @@ class SharedTask(models.Model):
         help_text="Task types whose items have two texts a breaker may edit (sentence pairs): "
         "which of them a pair may change.",
     )
-    pair_max_text_chars = models.PositiveIntegerField(default=1000)
+    pair_max_text_chars = models.PositiveIntegerField(
+        validators=bounded("pair_max_text_chars"), default=1000
+    )
     strategy_tags = models.JSONField(default=default_strategy_tags)
 
     # Label validation (pairs app, ``bibi.pairs.validation``): which pairs are labelled again
@@ -126,7 +160,9 @@ class SharedTask(models.Model):
         default=0.2, help_text="Mode 'sampled': the share of entry pairs validated, in (0, 1]."
     )
     validations_per_pair = models.PositiveIntegerField(
-        default=3, help_text="Votes a pair needs before its outcome is decided (k)."
+        validators=bounded("validations_per_pair"),
+        default=3,
+        help_text="Votes a pair needs before its outcome is decided (k).",
     )
     validation_agreement = models.CharField(
         max_length=20,
@@ -135,7 +171,9 @@ class SharedTask(models.Model):
         help_text="When the votes on a pair agree on a label.",
     )
     validation_quota_per_validator = models.PositiveIntegerField(
-        default=0, help_text="Most pairs one validator labels in this task; 0 for no limit."
+        validators=bounded("validation_quota_per_validator"),
+        default=0,
+        help_text="Most pairs one validator labels in this task; 0 for no limit.",
     )
     validation_pending = models.CharField(
         max_length=20,
@@ -154,10 +192,18 @@ class SharedTask(models.Model):
         "and λmax on the starter originals (and on draft variants); otherwise only the ranking. "
         "Organizers always do.",
     )
-    max_systems_per_team = models.PositiveIntegerField(default=3)
-    max_uploads_per_system = models.PositiveIntegerField(default=10)
-    max_pair_sets_per_team = models.PositiveIntegerField(default=10)
-    max_pairs_per_set = models.PositiveIntegerField(default=10_000)
+    max_systems_per_team = models.PositiveIntegerField(
+        validators=bounded("max_systems_per_team"), default=3
+    )
+    max_uploads_per_system = models.PositiveIntegerField(
+        validators=bounded("max_uploads_per_system"), default=10
+    )
+    max_pair_sets_per_team = models.PositiveIntegerField(
+        validators=bounded("max_pair_sets_per_team"), default=10
+    )
+    max_pairs_per_set = models.PositiveIntegerField(
+        validators=bounded("max_pairs_per_set"), default=10_000
+    )
     allow_anonymous_teams = models.BooleanField(default=True)
 
     organizers = models.ManyToManyField(

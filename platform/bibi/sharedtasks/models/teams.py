@@ -119,7 +119,10 @@ class TaskInvitation(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
     max_uses = models.PositiveIntegerField(
-        null=True, blank=True, help_text="How many people may accept it; empty for no limit."
+        null=True,
+        blank=True,
+        help_text="How many people may accept it; empty for no limit (a link for validators "
+        "always has one: 1 unless the organizers give more).",
     )
     grants_validator = models.BooleanField(
         default=False,
@@ -132,6 +135,29 @@ class TaskInvitation(models.Model):
 
     def __str__(self) -> str:
         return f"invitation to {self.shared_task}"
+
+
+class TaskInvitationUse(models.Model):
+    """Who took a use of a task invitation, and when: everyone a link let in, and everyone
+    already in whom a link for validators made a validator. A link's uses are counted here,
+    and organizers read who joined by which link."""
+
+    invitation = models.ForeignKey(
+        TaskInvitation, on_delete=models.CASCADE, related_name="uses_taken"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="task_invitation_uses"
+    )
+    used_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["used_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["invitation", "user"], name="one_use_per_user_per_link")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} used {self.invitation}"
 
 
 class TaskAccess(models.Model):

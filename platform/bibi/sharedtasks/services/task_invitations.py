@@ -14,11 +14,17 @@ from bibi.sharedtasks.models import (
     SharedTask,
     TaskAccess,
     TaskInvitation,
+    TaskInvitationUse,
 )
 from bibi.sharedtasks.services.access import organizer_require
 from bibi.sharedtasks.services.audit import audit_record
 from bibi.sharedtasks.services.invitations import INVITATION_LIFETIME
 from bibi.texts import moment_text
+
+# A link for validators is tied to nobody: whoever has it becomes a validator, so it lets in
+# one person unless the organizers say more (a team member's second account is a validator
+# too, otherwise).
+VALIDATOR_LINK_USES = 1
 
 
 @transaction.atomic
@@ -32,8 +38,9 @@ def task_invitation_create(
     grants_validator: bool = False,
 ) -> TaskInvitation:
     """An organizer's link into the task: valid until ``expires_at`` (default: in 14 days),
-    for ``max_uses`` people (None: any number), until revoked. ``grants_validator``: whoever
-    accepts it becomes a validator of the task's pair labels (``bibi.pairs.validation``)."""
+    for ``max_uses`` people (None: any number; for a link for validators,
+    ``VALIDATOR_LINK_USES``), until revoked. ``grants_validator``: whoever accepts it becomes
+    a validator of the task's pair labels (``bibi.pairs.validation``)."""
     organizer_require(user=actor, shared_task=shared_task, doing="that")
     now = timezone.now()
     expires_at = expires_at or now + INVITATION_LIFETIME
@@ -43,6 +50,8 @@ def task_invitation_create(
         )
     if max_uses is not None and max_uses < 1:
         raise ValidationError({"max_uses": "Give at least 1, or nothing for no limit."})
+    if grants_validator and max_uses is None:
+        max_uses = VALIDATOR_LINK_USES
     invitation = TaskInvitation.objects.create(
         shared_task=shared_task,
         created_by=actor,
@@ -112,7 +121,7 @@ def task_invitation_accept(*, token: str, user: AbstractBaseUser) -> tuple[TaskA
         raise ValidationError(
             {"token": "This invitation has expired. Ask the organizers for a new link."}
         )
-    if invitation.max_uses is not None and invitation.accesses.count() >= invitation.max_uses:
+    if invitation.max_uses is not None and invitation.uses_taken.count() >= invitation.max_uses:
         raise ValidationError(
             {"token": "This invitation has been used as often as it may be. Ask the organizers."}
         )
@@ -129,6 +138,7 @@ def task_invitation_accept(*, token: str, user: AbstractBaseUser) -> tuple[TaskA
     except IntegrityError:
         # Let in a moment ago through another link.
         return TaskAccess.objects.get(shared_task=shared_task, user=user), False
+    TaskInvitationUse.objects.create(invitation=invitation, user=user)
     audit_record(
         shared_task=shared_task,
         actor=user,
@@ -146,6 +156,7 @@ def _validator_grant(access: TaskAccess, invitation: TaskInvitation) -> TaskAcce
     """Someone already let in accepts a validator's link: they become a validator."""
     access.is_validator = True
     access.save(update_fields=["is_validator"])
+    TaskInvitationUse.objects.get_or_create(invitation=invitation, user=access.user)
     audit_record(
         shared_task=invitation.shared_task,
         actor=access.user,

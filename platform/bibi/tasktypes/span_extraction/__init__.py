@@ -48,6 +48,23 @@ class SpanExtraction(TaskType):
         "original's answers found again; optional question, rationale and tags)."
     )
 
+    predictions_file_help = (
+        "CSV or TSV with a header row, or JSON Lines: an answer per item, as its text or its "
+        "character offsets in the sentence (end exclusive). The blind dev set: id,answer or "
+        "id,start,end; the pair items: text,question,answer (or text,question,start,end). "
+        "Several files may together answer the pair items; an item answered again with the "
+        "same answer counts once."
+    )
+    predictions_header_hint = (
+        "Add a header row naming the columns: id,answer (or id,start,end) for the blind dev "
+        "set; text,question,answer (or start,end) for the pair items."
+    )
+    prediction_formats = (
+        ("csv", "CSV with a header row"),
+        ("tsv", "TSV with a header row"),
+        ("jsonl", "JSON Lines"),
+    )
+
     def pair_layout_problem(self, layout: str) -> str:
         if not layout or layout == SPAN_PAIRS.name:
             return ""

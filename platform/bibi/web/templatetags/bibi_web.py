@@ -4,6 +4,7 @@ task type's fragments, words and texts (``bibi.web.kinds``)."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -27,6 +28,20 @@ from bibi.web.kinds import fragment_names, page_word
 from bibi.web.validation_results import validation_words
 
 register = template.Library()
+
+
+# `code` in an organizer's text: a pair of backticks on one line.
+_INLINE_CODE = re.compile(r"`([^`\n]+)`")
+
+
+@register.filter
+def inline_code(value: Any) -> SafeString:
+    """Text written with Markdown's inline code (`make demo`), escaped, its backtick pairs
+    shown as ``<code>`` and a backtick left alone (a pair cut by ``truncatewords``) dropped:
+    no page shows literal backticks. Safe after ``linebreaks`` (whose output is escaped)."""
+    text = str(conditional_escape(value))
+    text = _INLINE_CODE.sub(r"<code>\1</code>", text)
+    return mark_safe(text.replace("`", ""))  # noqa: S308 - escaped above
 
 
 @register.filter

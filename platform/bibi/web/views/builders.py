@@ -125,7 +125,8 @@ def _system_page(
         "upload_max_bytes": settings.SYSTEM_UPLOAD_MAX_BYTES,
         "pair_window": pair_selectors.pair_predictions_window(shared_task=shared_task),
         "archive_form": forms.get("archive_form") or ArchiveUploadForm(),
-        "predictions_form": forms.get("predictions_form") or PredictionsUploadForm(),
+        "predictions_form": forms.get("predictions_form")
+        or PredictionsUploadForm(shared_task=shared_task),
         "rejected": forms.get("rejected"),
     }
     return render(request, "web/builders/system.html", context, status=status)
@@ -180,18 +181,17 @@ def version_upload(request: HttpRequest, slug: str, system_id: int) -> HttpRespo
 @file_upload(limit_setting="PREDICTIONS_UPLOAD_MAX_BYTES", what=PREDICTIONS_FILE, back="web:system")
 def predictions_upload(request: HttpRequest, slug: str, system_id: int) -> HttpResponse:
     shared_task, viewer, system = _system_for(request, slug, system_id)
-    form = PredictionsUploadForm(request.POST, request.FILES)
+    form = PredictionsUploadForm(request.POST, request.FILES, shared_task=shared_task)
     rejected = None
     if form.is_valid():
-        upload = form.cleaned_data["file"]
         try:
             version = system_predictions.system_predictions_upload(
                 system=system,
                 actor=request.user,
-                data=upload.read(),
-                filename=upload.name,
+                files=[(upload.name, upload.read()) for upload in form.cleaned_data["file"]],
                 source=form.cleaned_data["source"],
-                label_map=form.cleaned_data["label_map"],
+                label_map=form.cleaned_data.get("label_map"),
+                file_format=form.cleaned_data["format"],
             )
         except ValidationError as error:
             rejected = add_upload_error(form, error)
@@ -204,6 +204,13 @@ def predictions_upload(request: HttpRequest, slug: str, system_id: int) -> HttpR
                     f" {outside} of them name a label outside this task's ({', '.join(shared_task.labels)}):"
                     " they are kept as given and counted wrong."
                     if outside
+                    else ""
+                )
+                + (
+                    f" {version.repeated_predictions} "
+                    + ("row repeats" if version.repeated_predictions == 1 else "rows repeat")
+                    + " a prediction with the same answer: each item is counted once."
+                    if version.repeated_predictions
                     else ""
                 ),
             )

@@ -19,17 +19,20 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from bibi.evaluation import exports
 from bibi.pairs import validation
 from bibi.pairs.models import Contest, LabelValidation, Pair
 from bibi.pairs.validation import services as validation_services
 from bibi.sharedtasks import selectors as task_selectors
-from bibi.sharedtasks.models import SharedTask
+from bibi.sharedtasks.models import SharedTask, Team
 from bibi.sharedtasks.selectors import Viewer
 from bibi.web.access import task_and_viewer, validator_role_of
+from bibi.web.diff import text_diffs
 from bibi.web.forms import add_service_error
 from bibi.web.validation_forms import ValidationVoteForm
 from bibi.web.views.organize_pages import organize_render, organizer_page
@@ -64,13 +67,19 @@ def _queue_state(
     """What the queue page says (``pairs.validation.validation_queue_state``'s answers, with
     the pair handed out and the history): the validator's own votes in one query, and the
     queue's candidates only when the page offers the next pair."""
-    mine = list(
+    # The viewer's rows, and (one query still) those of their breaker team's other members
+    # that keep a pair from them: one vote per team and pair.
+    team = viewer.team if viewer.team and viewer.team.kind == Team.Kind.BREAKER else None
+    held = Q(team=team, status__in=[LabelValidation.Status.ASSIGNED, LabelValidation.Status.DONE])
+    rows = list(
         LabelValidation.objects.filter(
-            validator=request.user, pair__pair_set__shared_task=shared_task
+            Q(validator=request.user) | held if team else Q(validator=request.user),
+            pair__pair_set__shared_task=shared_task,
         )
         .select_related("pair")
         .order_by("-submitted_at", "-id")
     )
+    mine = [item for item in rows if item.validator_id == request.user.pk]
     done = [item for item in mine if item.status == LabelValidation.Status.DONE]
     assigned = next((i for i in mine if i.status == LabelValidation.Status.ASSIGNED), None)
     quota = shared_task.validation_quota_per_validator
@@ -84,8 +93,11 @@ def _queue_state(
         "assigned": assigned,
         "available": 0,
     }
+    skipped = sum(item.status == LabelValidation.Status.SKIPPED for item in mine)
+    state["skipped"] = skipped
+    state["skips_left"] = max(settings.VALIDATION_SKIPS_MAX - skipped, 0)
     if state["closed_reason"] is None and assigned is None and not state["quota_reached"]:
-        seen = {item.pair_id for item in mine}
+        seen = {item.pair_id for item in rows}
         candidates = validation.validation_candidates(
             shared_task=shared_task, exclude_team_id=viewer.team.id if viewer.team else None
         )
@@ -105,10 +117,22 @@ def _queue_page(
     state = _queue_state(request, shared_task, viewer, role)
     assigned = state["assigned"]
     lifetime = timedelta(minutes=settings.VALIDATION_ASSIGNMENT_MINUTES)
+    kind = shared_task.kind
+    # What changed, word by word: the pair's texts only (never its label, team or set).
+    diffs = (
+        text_diffs(
+            kind,
+            *kind.pair_items(assigned.pair),
+            [segment.field for segment in kind.segments if segment.editable is not False],
+        )
+        if assigned
+        else []
+    )
     context = {
         "shared_task": shared_task,
         "viewer": viewer,
         "tab": "validate",
+        "diffs": diffs,
         "state": state,
         "assigned": assigned,
         "expires_at": assigned.assigned_at + lifetime if assigned else None,
@@ -194,7 +218,11 @@ def skip(request: HttpRequest, slug: str, validation_id: int) -> HttpResponse:
     if not _handed_to_viewer(request, shared_task, validation_id):
         messages.error(request, NOT_HANDED.format(minutes=settings.VALIDATION_ASSIGNMENT_MINUTES))
         return redirect("web:validate", slug=slug)
-    validation_services.validation_skip(validation_id=validation_id, user=request.user)
+    try:
+        validation_services.validation_skip(validation_id=validation_id, user=request.user)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+        return redirect("web:validate", slug=slug)
     messages.info(request, "The pair is skipped: it goes to other validators, never back to you.")
     _hand_next(request, shared_task)
     return redirect("web:validate", slug=slug)
@@ -270,6 +298,7 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
         validators=validators,
         careless_below=CARELESS_BELOW,
         careless_min=CARELESS_MIN_COMPARED,
+        skips_max=settings.VALIDATION_SKIPS_MAX,
         page=page,
         state=state,
         state_query=f"state={state}" if state else "",
@@ -278,3 +307,16 @@ def overview(request: HttpRequest, slug: str) -> HttpResponse:
         # A disputed pair is one whose contest waits for the organizers' decision.
         open_disputes=summary["counts"]["disputed"],
     )
+
+
+@login_required
+def votes_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    """Organizers: every vote of the task as CSV (``validation.VOTE_COLUMNS``), formula-like
+    cells neutralised (a note or label that begins with ``=`` is shown, never run)."""
+    shared_task, _viewer = organizer_page(request, slug)
+    rows = validation.validation_vote_rows(shared_task=shared_task)
+    columns = validation.VOTE_COLUMNS
+    body = exports.csv_text(columns, ([row[column] for column in columns] for row in rows))
+    response = HttpResponse(body, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{shared_task.slug}-votes.csv"'
+    return response

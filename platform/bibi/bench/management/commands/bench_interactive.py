@@ -26,7 +26,13 @@ class Command(BaseCommand):
             "--pairs", type=int, default=4000, help="pairs whose cells the run computes"
         )
         parser.add_argument("--chunk-size", type=int, default=64, help="cells per gpu task")
-        parser.add_argument("--web-workers", type=int, default=3, help="gunicorn sync workers")
+        parser.add_argument("--web-workers", type=int, default=3, help="gunicorn processes")
+        parser.add_argument(
+            "--web-threads",
+            type=int,
+            default=8,
+            help="threads per gunicorn process (deploy/gunicorn.conf.py; 1 behaves as sync workers)",
+        )
         parser.add_argument(
             "--wait", type=int, default=2, help="GUIDANCE_SUGGEST_WAIT for the web workers"
         )
@@ -39,6 +45,7 @@ class Command(BaseCommand):
                 seconds=options["seconds"],
                 pairs=options["pairs"],
                 web_workers=options["web_workers"],
+                web_threads=options["web_threads"],
                 wait=options["wait"],
                 out=self.stdout,
             )

@@ -171,9 +171,12 @@ def _line(
     gold = original.example.label
     predictions = {names[key]: value for key, value in report["predictions"].items()}
     for suggestion in report["suggestions"]:
-        # A probe claims no label, so no break either (edits.claims).
-        intended = suggestion_claim(suggestion, gold, shared_task.labels).label
+        # A probe claims no label (nor that it keeps one), so no break either (edits.claims).
+        claim = suggestion_claim(suggestion, gold, shared_task.labels)
+        intended = claim.label
         suggestion["variant_label"] = intended
+        if claim.probe:
+            suggestion["keeps_label"] = None
         outcomes = {names[key]: value for key, value in suggestion["outcomes"].items()}
         for system_id, outcome in outcomes.items():
             outcome["breaks"] = (

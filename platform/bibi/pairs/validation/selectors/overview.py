@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from django.db.models import Count
+
 from bibi.pairs.entries import entry_pairs
 from bibi.pairs.models import LabelValidation
 from bibi.pairs.validation.selectors.states import (
@@ -25,8 +27,9 @@ from scoring import agreement
 
 def validator_agreement_list(*, shared_task: SharedTask) -> list[dict[str, Any]]:
     """Per validator: submitted votes, how many fell on pairs with a majority label
-    (``compared``), how many gave it (``agreed``), and ``agreement`` = agreed / compared
-    (None when nothing compares), most careless first. Organizers read it."""
+    (``compared``), how many gave it (``agreed``), ``agreement`` = agreed / compared
+    (None when nothing compares) and the pairs they handed back (``skipped``, of at most
+    ``VALIDATION_SKIPS_MAX``), most careless first. Organizers read it."""
     votes = votes_by_pair(None, shared_task=shared_task)
     majority = {
         pair_id: agreement.majority_label(pair_votes) for pair_id, pair_votes in votes.items()
@@ -54,7 +57,28 @@ def validator_agreement_list(*, shared_task: SharedTask) -> list[dict[str, Any]]
         if majority.get(pair_id) and label:
             row["compared"] += 1
             row["agreed"] += label == majority[pair_id]
+    skipped = (
+        LabelValidation.objects.filter(
+            pair__pair_set__shared_task=shared_task, status=LabelValidation.Status.SKIPPED
+        )
+        .values("validator_id", "validator__username", "role")
+        .annotate(skips=Count("id"))
+    )
+    for each in skipped:
+        row = rows.setdefault(
+            each["validator_id"],
+            {
+                "user_id": each["validator_id"],
+                "username": each["validator__username"],
+                "role": each["role"],
+                "validations": 0,
+                "compared": 0,
+                "agreed": 0,
+            },
+        )
+        row["skipped"] = each["skips"]
     for row in rows.values():
+        row.setdefault("skipped", 0)
         row["agreement"] = row["agreed"] / row["compared"] if row["compared"] else None
     return sorted(
         rows.values(),
@@ -123,3 +147,54 @@ def validation_pair_rows(*, shared_task: SharedTask) -> list[dict[str, Any]]:
         {**state.as_row(), **{field: texts[pair_id][field] for field in fields}}
         for pair_id, state in states.items()
     ]
+
+
+VOTE_COLUMNS = (
+    "validation_id",
+    "pair_id",
+    "pair_team",
+    "validator",
+    "validator_role",
+    "validator_team",
+    "label",
+    "unclear",
+    "not_minimal",
+    "not_fluent",
+    "original_mislabelled",
+    "note",
+    "assigned_at",
+    "submitted_at",
+)
+
+
+def validation_vote_rows(*, shared_task: SharedTask) -> list[dict[str, Any]]:
+    """Organizers: every submitted vote of the task (``VOTE_COLUMNS``), by pair then vote:
+    the pair and its team, the validator, their role and team (empty for invited validators
+    and organizers), the answer and its flags, and when it was handed out and answered."""
+    rows = []
+    for vote in (
+        LabelValidation.objects.filter(
+            pair__pair_set__shared_task=shared_task, status=LabelValidation.Status.DONE
+        )
+        .select_related("validator", "team", "pair__pair_set__team")
+        .order_by("pair_id", "submitted_at", "id")
+    ):
+        rows.append(
+            {
+                "validation_id": vote.id,
+                "pair_id": vote.pair_id,
+                "pair_team": vote.pair.pair_set.team.name,
+                "validator": vote.validator.get_username(),
+                "validator_role": vote.role,
+                "validator_team": vote.team.name if vote.team else "",
+                "label": vote.label,
+                "unclear": vote.unclear,
+                "not_minimal": vote.not_minimal,
+                "not_fluent": vote.not_fluent,
+                "original_mislabelled": vote.original_mislabelled,
+                "note": vote.note,
+                "assigned_at": vote.assigned_at.isoformat(),
+                "submitted_at": vote.submitted_at.isoformat() if vote.submitted_at else "",
+            }
+        )
+    return rows

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from bibi.pairs.models import LabelValidation
@@ -113,6 +113,32 @@ def pending_pair_ids(*, shared_task: SharedTask, exclude_team_id: int | None = N
     }
 
 
+def pairs_seen(*, shared_task: SharedTask, user: User, team_id: int | None) -> set[int]:
+    """Pairs the queue never hands ``user``: those they hold, voted on or handed back, and
+    those another member of their breaker team (``team_id``; None: in no team) holds or voted
+    on: one vote per team and pair."""
+    mine = Q(validator=user)
+    if team_id is not None:
+        mine |= Q(
+            team_id=team_id,
+            status__in=[LabelValidation.Status.ASSIGNED, LabelValidation.Status.DONE],
+        )
+    return set(
+        LabelValidation.objects.filter(mine, pair__pair_set__shared_task=shared_task).values_list(
+            "pair_id", flat=True
+        )
+    )
+
+
+def breaker_team_id(*, user: User, shared_task: SharedTask) -> int | None:
+    """The breaker team ``user`` votes for in the task; None for invited validators and
+    organizers (each their own one-person team)."""
+    membership = task_selectors.membership_get(user=user, shared_task=shared_task)
+    if membership is None or membership.team.kind != Team.Kind.BREAKER:
+        return None
+    return membership.team_id
+
+
 def pending_count(*, shared_task: SharedTask) -> int:
     """Pairs in scope, not adjudicated, still short of their votes."""
     return len(pending_pair_ids(shared_task=shared_task))
@@ -140,7 +166,11 @@ def validation_queue_state(*, shared_task: SharedTask, user: User) -> dict[str, 
         mine.filter(status=LabelValidation.Status.ASSIGNED).values_list("id", flat=True).first()
     )
     membership = task_selectors.membership_get(user=user, shared_task=shared_task)
-    seen = set(mine.values_list("pair_id", flat=True))
+    seen = pairs_seen(
+        shared_task=shared_task,
+        user=user,
+        team_id=breaker_team_id(user=user, shared_task=shared_task),
+    )
     state["available"] = sum(
         pair_id not in seen
         for pair_id, _ in validation_candidates(
