@@ -63,8 +63,11 @@ STATES = (
     ADJUDICATED,
     EXCLUDED,
 )
-# The states whose pair is scored with the label its team claimed.
+# The states whose pair is scored with the label its team claimed (a pending pair only
+# while ``pending_scored``).
 SCORED_AS_CLAIMED = (NOT_VALIDATED, PENDING, VALIDATED)
+# Of those, the states whose claimed label nobody has checked.
+CLAIMED_UNCHECKED = (NOT_VALIDATED, PENDING)
 
 MAJORITY = "majority"
 UNANIMOUS = "unanimous"
@@ -152,6 +155,7 @@ def pair_state(
     adjudicated: bool = False,
     excluded: bool = False,
     effective_label: str | None = None,
+    pending_scored: bool = True,
 ) -> PairState:
     """The state of a pair whose team claimed the label ``claimed``, from plain values.
 
@@ -160,7 +164,9 @@ def pair_state(
     the label is a machine-made change nobody has checked, so only votes (or the organizers)
     let the pair into the scores; ``adjudicated``: an organizers' decision holds, which
     overrides the votes, ``excluded`` when it left the pair out; ``effective_label``: the
-    label after the organizers' decisions (None: the claimed one).
+    label after the organizers' decisions (None: the claimed one); ``pending_scored``: a
+    pair still waiting for votes is scored with its claimed label (the task's
+    ``validation_pending`` 'claimed'), else left out until its votes are in.
 
     >>> pair_state([Vote("negative")] * 2, claimed="positive", needed=3, rule="majority",
     ...            unverified=True).state
@@ -183,6 +189,8 @@ def pair_state(
         scored: str | None = effective
     elif state == RELABELLED:
         scored = outcome.label
+    elif state == PENDING and not pending_scored:
+        scored = None
     else:
         scored = claimed if state in SCORED_AS_CLAIMED else None
     # Validation off: an organizer's decision still holds, and an unverified label still

@@ -21,14 +21,12 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from bibi.celery import app as celery_app
+from bibi.queue import BEAT_TICK_KEY, beat_late_after, beat_tick_age
 
 Check = dict[str, Any]
 
 PING_TIMEOUT_SECONDS = 1.0
 CACHE_PROBE_KEY = "bibi:healthz:probe"
-BEAT_TICK_KEY = "bibi:beat:last-tick"
-# Beat is late when this many housekeeping intervals have passed without a tick.
-BEAT_LATE_AFTER_INTERVALS = 3
 
 
 def _redis() -> redis.Redis:
@@ -109,22 +107,17 @@ def beat_check(*, broker_ok: bool) -> Check:
         return {"ok": True, "detail": "embedded: no beat, housekeeping does not run"}
     if not broker_ok:
         return {"ok": False, "detail": "no broker, so beat cannot be heard"}
-    client = _redis()
     try:
-        raw = client.get(BEAT_TICK_KEY)
+        age = beat_tick_age()
     except redis.RedisError as exc:
         return {"ok": False, "detail": f"beat's last tick unreadable: {exc}"}
-    finally:
-        client.close()
-    if raw is None:
+    if age is None:
         return {
             "ok": False,
             "detail": "no tick of beat recorded (it ticks when it starts, then every "
             f"{settings.HOUSEKEEPING_INTERVAL} s): run `celery -A bibi beat`, housekeeping needs it",
         }
-    age = max(0.0, time.time() - float(raw))
-    late = BEAT_LATE_AFTER_INTERVALS * settings.HOUSEKEEPING_INTERVAL
-    if age > late:
+    if age > beat_late_after():
         return {
             "ok": False,
             "detail": f"beat last ticked {age:.0f} s ago (every {settings.HOUSEKEEPING_INTERVAL} s "

@@ -10,17 +10,61 @@ long. A request that records work therefore never fails because the broker is aw
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any
 
+import redis
 from amqp.exceptions import ChannelError
 from celery import Task
+from django.conf import settings
 from django.db import transaction
 from kombu.exceptions import OperationalError
 
 from bibi.celery import app
 
 logger = logging.getLogger(__name__)
+
+# Beat's housekeeping task records each tick here (``bibi.health.beat_tick_record``).
+BEAT_TICK_KEY = "bibi:beat:last-tick"
+# Beat is late when this many housekeeping intervals have passed without a tick.
+BEAT_LATE_AFTER_INTERVALS = 3
+BEAT_READ_TIMEOUT_SECONDS = 1.0
+
+
+def beat_tick_age() -> float | None:
+    """Seconds since beat's last tick, None when none is recorded; raises
+    ``redis.RedisError`` when the broker cannot be read. Not on the embedded default."""
+    client = redis.Redis.from_url(
+        settings.CELERY_BROKER_URL,
+        socket_connect_timeout=BEAT_READ_TIMEOUT_SECONDS,
+        socket_timeout=BEAT_READ_TIMEOUT_SECONDS,
+    )
+    try:
+        raw = client.get(BEAT_TICK_KEY)
+    finally:
+        client.close()
+    return None if raw is None else max(0.0, time.time() - float(raw))
+
+
+def beat_late_after() -> float:
+    """Seconds without a tick after which beat counts as stopped."""
+    return float(BEAT_LATE_AFTER_INTERVALS * settings.HOUSEKEEPING_INTERVAL)
+
+
+def periodic_tasks_run() -> bool:
+    """Whether beat's periodic tasks run for this deployment: the one rule that the pages
+    promising something of them (a scoring run when the break phase closes) ask, and that
+    ``/healthz`` reports. Never on the embedded default (no beat); elsewhere, when beat
+    has ticked lately."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return False
+    try:
+        age = beat_tick_age()
+    except redis.RedisError:
+        return False
+    return age is not None and age <= beat_late_after()
+
 
 # Publishing to a broker that is down: try briefly, then leave it to housekeeping.
 _RETRY_POLICY = {"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5}

@@ -220,7 +220,7 @@ def bench_rescore(*, systems: int, pairs: int, out) -> dict[str, Any]:
                 f"the re-score did not finish without cells to compute: {run.status} {run.failure_reason}"
             )
         snapshot = run.snapshot
-        services.snapshot_publish(snapshot=snapshot, actor=organizer)
+        services.snapshot_publish(snapshot=snapshot, actor=organizer, confirm=True)
         out.write(
             f"Re-score of {systems} systems x {pairs} pairs ({snapshot.counts['texts']} texts, "
             f"{snapshot.counts['cells']} cells, all known; no gpu task):\n"

@@ -355,7 +355,10 @@ def results_publish(*, shared_task: SharedTask, organizer: Any, say: Say) -> Sna
     run = compute.scoring_run_complete(run_id=run.id)
     if run.status != ScoringRun.Status.DONE:
         raise DemoError(f"Scoring run {run.id} ended {run.status}: {run.failure_reason}")
-    snapshot = evaluation_services.snapshot_publish(snapshot=run.snapshot, actor=organizer)
+    # The demo publishes what it scored; its leaderboards count any pair on a claimed label.
+    snapshot = evaluation_services.snapshot_publish(
+        snapshot=run.snapshot, actor=organizer, confirm=True
+    )
     counts = snapshot.counts
     computed = counts["cells_computed"]
     kept = counts["cells"] - computed

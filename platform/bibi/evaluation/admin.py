@@ -59,6 +59,18 @@ class SnapshotAdmin(ReadOnlyAdmin):
 
     @admin.action(description="Publish (make it the task's leaderboard)")
     def publish(self, request: HttpRequest, queryset: QuerySet[Snapshot]) -> None:
+        published = 0
         for snapshot in queryset:
-            services.snapshot_publish(snapshot=snapshot, actor=request.user)
-        self.message_user(request, f"Published {queryset.count()} snapshot(s).", messages.SUCCESS)
+            try:
+                services.snapshot_publish(snapshot=snapshot, actor=request.user)
+            except services.PublishUnconfirmed as refusal:
+                # The admin has no confirmation: the scoring page has one.
+                self.message_user(
+                    request,
+                    f"Snapshot {snapshot.id} is not published: {' '.join(refusal.messages)} "
+                    "Publish it from the task's scoring page, which asks to confirm.",
+                    messages.ERROR,
+                )
+            else:
+                published += 1
+        self.message_user(request, f"Published {published} snapshot(s).", messages.SUCCESS)

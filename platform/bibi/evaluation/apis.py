@@ -226,11 +226,26 @@ class SnapshotDetailApi(_SnapshotView):
         return Response(self.summary(*self.snapshot_for(request, slug, snapshot_id)))
 
 
+CONFIRM_HELP = (
+    "Publish a snapshot scored while pairs were still waiting for validators' votes (scored "
+    "with their claimed labels, or left out): without it such a snapshot is refused with a "
+    "400 that gives the counts, by team."
+)
+
+
 class SnapshotPublishApi(_SnapshotView):
-    @extend_schema(request=None, responses=SnapshotOutput)
+    @extend_schema(
+        request=None,
+        responses=SnapshotOutput,
+        parameters=[OpenApiParameter("confirm", bool, description=CONFIRM_HELP)],
+    )
     def post(self, request: Request, slug: str, snapshot_id: int) -> Response:
         snapshot, _, _ = self.snapshot_for(request, slug, snapshot_id)
-        snapshot = services.snapshot_publish(snapshot=snapshot, actor=request.user)
+        body = request.data if isinstance(request.data, dict) else {}
+        confirm = serializers.BooleanField().to_internal_value(
+            request.query_params.get("confirm", body.get("confirm", False))
+        )
+        snapshot = services.snapshot_publish(snapshot=snapshot, actor=request.user, confirm=confirm)
         return Response(self.summary(*self.snapshot_for(request, slug, snapshot.id)))
 
 

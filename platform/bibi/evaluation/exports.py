@@ -133,8 +133,10 @@ TABLES = {
             "rank; team; pairs; score (100 × the mean over systems of weight × break rate); "
             "unvalidated_score (the score with label validation left out: empty when "
             "validation is off); validated, relabelled (by the validators' majority), left_out "
-            "(invalid, disputed, label unverified, or excluded by the organizers) and pending "
-            "(waiting for votes): counts of the team's entry pairs; broken_pct of each system.",
+            "(invalid, disputed, label unverified, or excluded by the organizers), pending "
+            "(waiting for votes) and claimed_unchecked (scored on the label the team claimed, "
+            "which no validator checked: empty in snapshots from before it was counted): "
+            "counts of the team's entry pairs; broken_pct of each system.",
             breakers_grid,
             breakers_json,
             columns_by_answers={

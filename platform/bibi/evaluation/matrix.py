@@ -12,6 +12,10 @@ variants), one cell:
 - a **self-reported** version brings its own cells: its uploaded pair predictions. Without
   a prediction for every pair text it is left out of the run, with the reason.
 
+A system without a ready active version (its version still being validated, or failed, or
+none uploaded) is not scored either, and is listed with the reason too
+(``systems_left_out``): the leaderboard never drops a system silently.
+
 Texts are those of the pairs scored (``bibi.pairs.validation.pairs_scored``: with validated
 labels, and as if validation were off, for comparison), as stored on the pairs. The
 database is the only record of what is missing, so any process can ask again at any time.
@@ -174,6 +178,7 @@ def pair_matrix(*, shared_task: SharedTask, with_cells: bool = True) -> PairMatr
         unvalidated=scored.unvalidated,
         validation=scored,
     )
+    matrix.excluded.extend(systems_left_out(shared_task=shared_task, scored=candidates))
     if not candidates:
         return matrix
     hosted = [version.version_id for version in candidates if version.hosted]
@@ -247,6 +252,48 @@ def _failures_read(hosted: list[int], texts: dict[str, Item]) -> dict[int, dict[
         if digest in texts:
             failures[version_id].setdefault(digest, reason)
     return failures
+
+
+def systems_left_out(
+    *, shared_task: SharedTask, scored: list[ScoredVersion]
+) -> list[dict[str, Any]]:
+    """The task's systems without a ready active version, each with why (its latest
+    version still being validated, or failed; or no version at all): the leaderboard lists
+    them as left out, never silently. Two queries."""
+    systems = list(
+        System.objects.filter(shared_task=shared_task)
+        .exclude(id__in=[version.system_id for version in scored])
+        .order_by("id")
+        .values_list("id", "name", "team_id")
+    )
+    latest: dict[int, SystemVersion] = {}
+    for version in SystemVersion.objects.filter(
+        system_id__in=[system_id for system_id, _, _ in systems]
+    ).order_by("system_id", "-number"):
+        latest.setdefault(version.system_id, version)
+    return [
+        {
+            "system_id": system_id,
+            "name": name,
+            "team_id": team_id,
+            "reason": _left_out_reason(latest.get(system_id)),
+        }
+        for system_id, name, team_id in systems
+    ]
+
+
+def _left_out_reason(version: SystemVersion | None) -> str:
+    if version is None:
+        return "no version uploaded yet"
+    if version.status in (SystemVersion.Status.QUEUED, SystemVersion.Status.RUNNING):
+        return (
+            f"version {version.number} is still being validated "
+            f"({version.get_status_display().lower()}): it is scored once it is ready"
+        )
+    if version.status == SystemVersion.Status.FAILED:
+        why = version.get_failure_reason_display() if version.failure_reason else "no reason"
+        return f"version {version.number} failed validation ({why})"
+    return f"version {version.number} is not the active version"
 
 
 def _excluded(version: ScoredVersion, known: int, needed: int) -> dict[str, Any]:

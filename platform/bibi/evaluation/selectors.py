@@ -275,3 +275,39 @@ def lambda_evidence(*, snapshot: Snapshot, system_id: int) -> LambdaEvidence:
         auc=rows("lambda_auc"),
         delta=rows("lambda_delta"),
     )
+
+
+def publish_warning(*, snapshot: Snapshot) -> str | None:
+    """What publishing ``snapshot`` must warn of, None when nothing: entry pairs that were
+    still waiting for validators' votes when it was scored. Scored with the label their
+    team claimed (the task's ``validation_pending`` 'claimed') or left out ('left_out'),
+    either way the leaderboard would not rest on the validated labels it promises. The
+    scoring page asks for a confirmation, the API for ``confirm``, ``manage.py score
+    --publish`` for ``--force`` (``services.snapshot_publish`` refuses without one)."""
+    counts = snapshot.counts or {}
+    pending = int(counts.get("pairs_pending") or 0)
+    if not pending:
+        return None
+    by_team = {
+        row["team_id"]: int(row.get("pending") or 0)
+        for row in snapshot.tables.get("breakers", [])
+        if row.get("pending")
+    }
+    names = dict(Team.objects.filter(id__in=by_team).values_list("id", "name"))
+    teams = ", ".join(
+        f"{names.get(team_id, f'team {team_id}')} {count}" for team_id, count in by_team.items()
+    )
+    used = (snapshot.settings_used or {}).get("validation") or {}
+    if used.get("pending") == "left_out":
+        what, treated = "entry pair", "left out of the scores"
+    else:
+        what = f"of the {counts.get('pairs', 0)} pairs scored"
+        treated = "scored with the labels their teams claimed, which no validator has checked"
+    were = "were" if pending != 1 else "was"
+    return (
+        f"{pending} {what if what.startswith('of') else what + 's' * (pending != 1)} "
+        f"{were} still waiting for validators' votes when snapshot {snapshot.id} was scored "
+        f"({teams}), and {'are' if pending != 1 else 'is'} {treated}. Publishing it makes "
+        "that the leaderboard everyone reads: wait for the votes and score again, or confirm "
+        "that you mean it."
+    )

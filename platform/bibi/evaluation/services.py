@@ -32,11 +32,13 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Count
 from django.utils import timezone
 
 import scoring
+from bibi.evaluation import selectors
 from bibi.evaluation.chunks import chunks_create, message_send, shared_task_lock
 from bibi.evaluation.matrix import PairMatrix, pair_matrix
 from bibi.evaluation.models import CellChunk, ScoringRun, Snapshot, SnapshotItem
@@ -389,14 +391,27 @@ def _failures(matrix: PairMatrix) -> list[dict[str, Any]]:
 # --- Publication ----------------------------------------------------------------------------
 
 
-def snapshot_publish(*, snapshot: Snapshot, actor: AbstractBaseUser | None) -> Snapshot:
+class PublishUnconfirmed(ValidationError):
+    """Publishing would put pairs that wait for votes on the leaderboard, unconfirmed."""
+
+
+def snapshot_publish(
+    *, snapshot: Snapshot, actor: AbstractBaseUser | None, confirm: bool = False
+) -> Snapshot:
     """Make a snapshot the task's leaderboard (the latest published one is).
 
     ``actor`` must organize the task; None is the operator (``manage.py score --publish``).
+    A snapshot scored while pairs were still waiting for validators' votes
+    (``selectors.publish_warning``) is published only with ``confirm``; otherwise
+    ``PublishUnconfirmed`` says how many, by team. Publishing it anyway is audited with
+    the warning.
     """
     shared_task = snapshot.shared_task
     if actor is not None:
         organizer_require(user=actor, shared_task=shared_task, doing="that: publish results")
+    warning = selectors.publish_warning(snapshot=snapshot)
+    if warning is not None and not confirm and snapshot.published_at is None:
+        raise PublishUnconfirmed(warning, code="confirm")
     with transaction.atomic():
         snapshot = Snapshot.objects.select_for_update().get(id=snapshot.id)
         if snapshot.published_at is None:
@@ -408,6 +423,10 @@ def snapshot_publish(*, snapshot: Snapshot, actor: AbstractBaseUser | None) -> S
                 actor=actor,
                 action="snapshot.publish",
                 target=f"snapshot:{snapshot.id}",
-                details={"run": snapshot.run_id, "code_version": snapshot.code_version},
+                details={
+                    "run": snapshot.run_id,
+                    "code_version": snapshot.code_version,
+                    "confirmed_warning": warning,
+                },
             )
     return snapshot

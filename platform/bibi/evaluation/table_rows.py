@@ -84,7 +84,7 @@ def breakers_json(snapshot: Snapshot, names: Names) -> list[dict[str, Any]]:
 
 
 BREAKER_VALIDATION_COLUMNS = [
-    "unvalidated_score", "validated", "relabelled", "left_out", "pending",
+    "unvalidated_score", "validated", "relabelled", "left_out", "pending", "claimed_unchecked",
 ]  # fmt: skip
 
 

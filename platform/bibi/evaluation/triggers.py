@@ -1,5 +1,7 @@
 """The one entry other apps call to ask evaluation for work: cells for new examples, a run
-after a decision or a newly ready version.
+after a decision or a newly ready version; and what ending label validation would do to the
+scores (``validation_end_warning``), which the phase moves ask before the results phase
+starts.
 
 Apps below evaluation (sharedtasks, systems, pairs) import this module and nothing else of
 evaluation; the work starts inside the caller's transaction and its tasks are sent once that
@@ -18,10 +20,42 @@ from bibi.evaluation.chunks import chunks_create, shared_task_lock
 from bibi.evaluation.matrix import dataset_missing
 from bibi.evaluation.models import ScoringRun
 from bibi.evaluation.services import scoring_run_request
+from bibi.pairs.validation import pending_pairs, validation_closed_reason
 from bibi.sharedtasks.models import Dataset, Example, Phase, SharedTask
 from bibi.systems.models import System, SystemVersion
 
 Trigger = ScoringRun.Trigger
+
+
+def validation_end_warning(*, shared_task: SharedTask, doing: str) -> str | None:
+    """What starting the results phase now would do, None when nothing: it ends label
+    validation for good, and the pairs still waiting for votes are then scored with the
+    labels their teams claimed (the task's ``validation_pending`` 'claimed') or left out
+    ('left_out'). ``doing``: what the organizer is about to do, for the message.
+
+    ``sharedtasks.services.phase_close_now`` refuses, without ``confirm``, with this
+    message; the phases page asks for that confirmation.
+    """
+    if validation_closed_reason(shared_task=shared_task) is not None:
+        return None
+    by_team: dict[int, int] = {}
+    for team_id in pending_pairs(shared_task=shared_task).values():
+        by_team[team_id] = by_team.get(team_id, 0) + 1
+    pending = sum(by_team.values())
+    if not pending:
+        return None
+    names = dict(shared_task.teams.filter(id__in=by_team).values_list("id", "name"))
+    teams = ", ".join(f"{names.get(team, team)} {count}" for team, count in by_team.items())
+    treated = (
+        "left out of the scores"
+        if shared_task.validation_pending == SharedTask.ValidationPending.LEFT_OUT
+        else "scored with the labels their teams claimed, which no validator has checked"
+    )
+    return (
+        f"{doing.capitalize()} starts the results phase, which ends label validation for "
+        f"good: {pending} pair{'s' * (pending != 1)} {'are' if pending != 1 else 'is'} still "
+        f"waiting for votes ({teams}) and would be {treated}. Confirm to do it anyway."
+    )
 
 
 def _break_phase_over(shared_task: SharedTask, now: datetime | None = None) -> bool:

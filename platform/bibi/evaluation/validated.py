@@ -9,13 +9,15 @@ so neither score asks the ``gpu`` queue for anything a text did not already need
 The snapshot then carries:
 
 - ``settings_used["validation"]``: the task's validation settings;
-- in ``counts``: ``pairs_validated``, ``pairs_relabelled``, ``pairs_left_out`` and
-  ``pairs_pending`` over every entry pair;
+- in ``counts``: ``pairs_validated``, ``pairs_relabelled``, ``pairs_left_out``,
+  ``pairs_pending`` and ``pairs_claimed_unchecked`` (scored on the label their team
+  claimed, which no validator checked: waiting for votes under the task's
+  ``validation_pending`` 'claimed', or outside the validated sample) over every entry pair;
 - ``tables["validation_summary"]``: ``bibi.pairs.validation.validation_summary`` less its
   settings (counts by state in all and per team, Krippendorff's alpha per task and per
   team); ``snapshot.json`` and the snapshot API carry it as ``validation``, teams named;
 - in ``tables["breakers"]``, per team: ``validated``, ``relabelled``, ``left_out``,
-  ``pending`` (pair counts) and ``unvalidated_score``; in ``tables["builders"]``, per
+  ``pending``, ``claimed_unchecked`` (pair counts) and ``unvalidated_score``; in ``tables["builders"]``, per
   system: ``unvalidated_broken_pct`` (None when validation is off);
 - ``tables["validation"]``: every entry pair's validation row (scored or left out);
 - on each item, ``validation_state`` and ``validation`` (the pair's row).
@@ -33,7 +35,7 @@ from bibi.evaluation.reports import score_inputs, scoring_inputs
 from bibi.pairs.validation import validation_settings, validation_summary
 from bibi.sharedtasks.models import SharedTask
 
-TEAM_COUNTS = ("validated", "relabelled", "left_out", "pending")
+TEAM_COUNTS = ("validated", "relabelled", "left_out", "pending", "claimed_unchecked")
 
 
 @dataclass(frozen=True)

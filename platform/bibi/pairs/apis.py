@@ -339,7 +339,9 @@ class ContestablePairListApi(APIView):
     @extend_schema(
         description="During the contest phase: the entry pairs of the other teams, which "
         "members of any team may contest. Builder teams see them once builders' pair "
-        "predictions are final (the pair-prediction window has closed).",
+        "predictions are final (the pair-prediction window has closed). While label "
+        "validation is open, a validator's team never sees a pair still waiting for votes "
+        "(it may be asked to label it blind): `held_for_validation` counts them.",
         parameters=[PAGE_PARAMETER],
         responses=ContestablePairOutput(many=True),
     )
@@ -354,9 +356,17 @@ class ContestablePairListApi(APIView):
                 "Builder teams see the variants' labels once their pair predictions are "
                 f"final, at {moment_text(withheld)} (server time)."
             )
-        queryset = selectors.contestable_pair_list(user=request.user, shared_task=shared_task)
+        held = selectors.pairs_held_for_validation(user=request.user, shared_task=shared_task)
+        queryset = selectors.contestable_pair_list(
+            user=request.user, shared_task=shared_task, held=held
+        )
         contested = _contested_ids(request, shared_task)
-        return paginated(self, request, queryset, ContestablePairOutput, contested_ids=contested)
+        response = paginated(
+            self, request, queryset, ContestablePairOutput, contested_ids=contested
+        )
+        # Pairs left out because the caller's team may still be asked to validate them.
+        response.data["held_for_validation"] = len(held)
+        return response
 
 
 class PairContestListApi(APIView):

@@ -10,6 +10,9 @@ Visibility:
   Contesting a label means reading it; this is the least that allows it. A builder team
   sees them only once builders' pair predictions are final (the pair-prediction window
   has closed): a self-reported system must not predict pairs whose labels its team has read.
+  Never a pair its viewer may still be asked to validate (``pairs_held_for_validation``):
+  while validation is open, a validator's team reads no claimed label of a pair still
+  waiting for votes, so contest and validation stay apart.
 - A contest: the contesting team, the author team and the organizers.
 
 Also the one place that says when self-reported systems predict the pair texts (the
@@ -42,7 +45,8 @@ from bibi.files.refused import HEADER_RULE
 from bibi.pairs.entries import entry_pair_sets as entry_pair_sets
 from bibi.pairs.entries import entry_pairs as entry_pairs
 from bibi.pairs.entries import pair_set_entry as pair_set_entry
-from bibi.pairs.models import Contest, Pair, PairSet
+from bibi.pairs.models import Contest, LabelValidation, Pair, PairSet
+from bibi.pairs.validation.selectors import queue as validation_queue
 from bibi.pairs.validation.selectors import states as validation_states
 from bibi.sharedtasks import selectors as task_selectors
 from bibi.sharedtasks.models import Phase, SharedTask, Team
@@ -271,19 +275,53 @@ def labels_withheld_until(*, team: Team, now: datetime | None = None) -> datetim
     return window.closes_at
 
 
-def contestable_pair_list(*, user: User, shared_task: SharedTask) -> QuerySet[Pair]:
+def pairs_held_for_validation(*, user: User, shared_task: SharedTask) -> set[int]:
+    """The other teams' entry pairs whose claimed label ``user`` may not read yet.
+
+    While validation is open, a validator (a breaker team's member) may be handed any pair
+    still waiting for votes (``validation_queue.pending_pair_ids``), and a vote must be
+    blind: so none of those pairs is shown to them with its label, anywhere (contestable
+    pairs, page and API, a pair's detail, the contest form), nor contested by them. The
+    rule holds for every member of the team, voted or not, so that one member's reading is
+    no other's answer. A pair comes back once its votes are in (or an organizer decides
+    it), and all of them when validation closes (the results phase).
+    """
+    if validation_queue.validation_closed_reason(shared_task=shared_task) is not None:
+        return set()
+    if validation_queue.validator_role(user=user, shared_task=shared_task) is None:
+        return set()
+    team = team_of(user=user, shared_task=shared_task)
+    pending = validation_queue.pending_pair_ids(
+        shared_task=shared_task, exclude_team_id=team.id if team else None
+    )
+    # One vote per team and pair: once a member has voted on a pair, no member of the
+    # team is handed it again, so its label may be read.
+    voted = LabelValidation.objects.filter(
+        pair_id__in=pending, team=team, status=LabelValidation.Status.DONE
+    ).values_list("pair_id", flat=True)
+    return pending - set(voted)
+
+
+def contestable_pair_list(
+    *, user: User, shared_task: SharedTask, held: set[int] | None = None
+) -> QuerySet[Pair]:
     """During the contest phase: the entry pairs ``user``'s team may contest (not its own).
 
-    None for a builder team whose labels are still withheld (``labels_withheld_until``).
+    None for a builder team whose labels are still withheld (``labels_withheld_until``);
+    never a pair held for validation (``pairs_held_for_validation``; ``held``: that set,
+    when the caller has read it already).
     """
     team = team_of(user=user, shared_task=shared_task)
     if team is None or not contest_phase_is_open(shared_task=shared_task):
         return Pair.objects.none()
     if labels_withheld_until(team=team) is not None:
         return Pair.objects.none()
+    if held is None:
+        held = pairs_held_for_validation(user=user, shared_task=shared_task)
     return (
         entry_pairs(shared_task=shared_task)
         .exclude(pair_set__team=team)
+        .exclude(id__in=held)
         .select_related("original")
         .order_by("pair_set_id", "row")
     )

@@ -87,6 +87,12 @@ SETTING_GROUPS: dict[str, list[tuple[str, str]]] = {
             "validation_quota_per_validator",
             "The most pairs one validator labels (0: no limit).",
         ),
+        (
+            "validation_pending",
+            "What the scores do with a pair still waiting for votes: score it with the label "
+            "its team claimed (the leaderboards count such pairs per team, and publishing "
+            "warns), or leave it out until its votes are in.",
+        ),
     ],
     "Answers (span tasks)": [
         (
@@ -125,6 +131,7 @@ LABELS = {
     "validations_per_pair": "Votes per pair",
     "validation_agreement": "Agreement rule",
     "validation_quota_per_validator": "Quota per validator",
+    "validation_pending": "Pairs waiting for votes",
 }
 
 
@@ -286,4 +293,14 @@ class SnapshotPublishOlderForm(forms.Form):
         label="Yes, publish this older snapshot",
         help_text="It becomes the leaderboard everyone reads, in place of the newer scores; "
         "a newer snapshot can be published afterwards.",
+    )
+
+
+class SnapshotPublishPendingForm(forms.Form):
+    """Publishing a snapshot scored while pairs waited for votes (``publish_warning``)."""
+
+    confirm_pending = forms.BooleanField(
+        label="Yes, publish it with the pairs still waiting for votes",
+        help_text="The leaderboards then say how many pairs of each team are scored on the "
+        "label the team claimed (or left out), and never that every label was validated.",
     )

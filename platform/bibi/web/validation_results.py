@@ -38,7 +38,8 @@ def leaderboard_validation(snapshot: Snapshot, names: Names) -> dict[str, Any] |
     """What the leaderboards show of label validation, None when the snapshot was scored
     without it: the settings, the task's alpha and votes, and one row per breaker team, in
     the leaderboard's order, with its score, its unvalidated score, its pairs validated,
-    relabelled, left out and pending, and the agreement on its pairs."""
+    relabelled, left out, pending and scored on the claimed label unchecked, and the
+    agreement on its pairs; and the totals the words above the table need to stay true."""
     used = snapshot.settings_used.get("validation") or {}
     summary = exports.snapshot_summary(snapshot, names)["validation"]
     if summary is None or used.get("mode", "off") == "off":
@@ -53,14 +54,23 @@ def leaderboard_validation(snapshot: Snapshot, names: Names) -> dict[str, Any] |
             "relabelled": row.get("relabelled", 0),
             "left_out": row.get("left_out", 0),
             "pending": row.get("pending", 0),
+            # Older snapshots did not count them: their pending pairs were scored as claimed.
+            "claimed_unchecked": row.get("claimed_unchecked", row.get("pending", 0)),
             "alpha": alphas.get(row["team_id"]),
         }
         for row in exports.TABLES["breakers"].as_json(snapshot, names)
     ]
+    counts = summary["counts"]
     return {
         "settings": used,
         "alpha": summary["alpha"],
         "votes": summary["votes"],
-        "counts": summary["counts"],
+        "counts": counts,
         "teams": teams,
+        # Pairs scored on the label their team claimed, which no validator checked: the
+        # words above the table must not say "validated" of them.
+        "claimed_unchecked": sum(team["claimed_unchecked"] for team in teams),
+        "pending": counts.get("pending", 0),
+        "not_validated": counts.get("not_validated", 0),
+        "pending_left_out": used.get("pending") == "left_out",
     }

@@ -89,6 +89,7 @@ def test_the_snapshot_says_what_was_scored_with_what(ready_task):
             "validations_per_pair": 3,
             "agreement": "majority",
             "quota_per_validator": 0,
+            "pending": "claimed",
         },
         # Every hosted cell (2 versions x every distinct text) in the default precision.
         "precisions": {"fp32": 2 * snapshot.counts["texts"]},
@@ -113,6 +114,8 @@ def test_the_snapshot_says_what_was_scored_with_what(ready_task):
         "pairs_relabelled": 0,
         "pairs_left_out": 0,
         "pairs_pending": 0,
+        # Validation off: every pair is scored on the label its team claimed, unchecked.
+        "pairs_claimed_unchecked": 7,
     }
 
 

@@ -161,7 +161,10 @@ def test_exports_carry_each_pairs_status_votes_and_agreement(ready_task):
     items = TABLES["items"].as_csv(snapshot, names)
     assert "validation_state,claimed_label,votes,vote_labels,agreement" in items.splitlines()[0]
     breakers = TABLES["breakers"].as_csv(snapshot, names).splitlines()[0]
-    assert "score,unvalidated_score,validated,relabelled,left_out,pending" in breakers
+    assert (
+        "score,unvalidated_score,validated,relabelled,left_out,pending,claimed_unchecked"
+        in breakers
+    )
     summary = snapshot_summary(snapshot, names)
     assert summary["validation"]["counts"]["relabelled"] == 1
     assert {team["team"] for team in summary["validation"]["teams"]} == {"Utrecht", "OSU"}

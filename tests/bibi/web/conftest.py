@@ -375,10 +375,11 @@ def build_crowd(
     score_crowd(cast)
 
 
-def score_crowd(cast: Cast) -> None:
+def score_crowd(cast: Cast, *, publish: bool = True):
     """Every cell of the task's pairs for every ready system, made up in bulk (labels, λmax
     and probabilities that vary from text to text), then a scoring run taken to its end in
-    this process and its snapshot published: the results pages have data to show."""
+    this process and its snapshot published (unless not ``publish``): the results pages
+    have data to show. Returns the snapshot."""
     from bibi.evaluation import services as evaluation_services
     from bibi.evaluation.matrix import active_versions, pair_items_by_digest
     from bibi.pairs.selectors import pairs_effective
@@ -410,4 +411,6 @@ def score_crowd(cast: Cast) -> None:
     evaluation_services.scoring_run_advance(run_id=run.id, send=False)
     run = evaluation_services.scoring_run_score(run_id=run.id, send=False)
     assert run.status == "done", run.failure_reason
-    evaluation_services.snapshot_publish(snapshot=run.snapshot, actor=cast.organizer)
+    if publish:
+        evaluation_services.snapshot_publish(snapshot=run.snapshot, actor=cast.organizer)
+    return run.snapshot

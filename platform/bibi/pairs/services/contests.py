@@ -70,6 +70,11 @@ def contest_create(*, pair: Pair, user: AbstractBaseUser, reason: str) -> Contes
             "Builder teams see and contest the variants' labels once their pair predictions "
             f"are final, at {moment_text(withheld)} (server time)."
         )
+    if pair.id in selectors.pairs_held_for_validation(user=user, shared_task=shared_task):
+        raise ValidationError(
+            "This pair waits for validators' votes, and your team may be asked to label it "
+            "blind: it can be contested once its votes are in, or label validation closes."
+        )
     entry = selectors.pair_set_entry(team=pair_set.team)
     if entry is None or entry.id != pair_set.id:
         raise ValidationError(

@@ -29,6 +29,7 @@ from bibi.pairs.validation.selectors.overview import (
     validator_agreement_list,
 )
 from bibi.pairs.validation.selectors.queue import (
+    pending_pairs,
     validation_candidates,
     validation_closed_reason,
     validation_queue_state,
@@ -59,6 +60,7 @@ __all__ = [
     "pair_validation",
     "pair_validations",
     "pairs_scored",
+    "pending_pairs",
     "validation_candidates",
     "validation_closed_reason",
     "validation_pair_rows",

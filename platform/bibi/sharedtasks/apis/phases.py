@@ -112,10 +112,18 @@ class PhaseCloseNowApi(APIView):
         request=None,
         responses=PhaseOutput(many=True),
         description="End the running phase now and start the next one at the same moment; "
-        "answers every phase of the task.",
+        "answers every phase of the task. Starting the results phase ends label validation: "
+        "while pairs still wait for votes that is refused (400, with the counts by team) "
+        "unless `confirm` is true (query or JSON body).",
     )
     def post(self, request: Request, slug: str, kind: str) -> Response:
         shared_task = shared_task_for(request, slug)
         require_organizer(request, shared_task)
-        services.phase_close_now(phase=phase_for(shared_task, kind), actor=request.user)
+        body = request.data if isinstance(request.data, dict) else {}
+        confirm = serializers.BooleanField().to_internal_value(
+            request.query_params.get("confirm", body.get("confirm", False))
+        )
+        services.phase_close_now(
+            phase=phase_for(shared_task, kind), actor=request.user, confirm=confirm
+        )
         return Response(PhaseOutput(shared_task.phases.order_by("starts_at"), many=True).data)

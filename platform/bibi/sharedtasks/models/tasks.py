@@ -83,6 +83,10 @@ class SharedTask(models.Model):
         MAJORITY = "majority", "Majority: more than half of the votes give one label"
         UNANIMOUS = "unanimous", "Unanimous: every vote gives the same label"
 
+    class ValidationPending(models.TextChoices):
+        CLAIMED = "claimed", "Scored with the label the team claimed, counted on the leaderboards"
+        LEFT_OUT = "left_out", "Left out of the scores until their votes are in"
+
     class GuidanceVisibility(models.TextChoices):
         ORGANIZERS = "organizers", "Organizers only"
         BREAKERS = "breakers", "Organizers and breaker teams"
@@ -171,6 +175,13 @@ class SharedTask(models.Model):
         validators=bounded("validation_quota_per_validator"),
         default=0,
         help_text="Most pairs one validator labels in this task; 0 for no limit.",
+    )
+    validation_pending = models.CharField(
+        max_length=20,
+        choices=ValidationPending.choices,
+        default=ValidationPending.CLAIMED,
+        help_text="What scoring does with a pair in scope still waiting for votes: score it "
+        "with its claimed label (the leaderboards say how many per team) or leave it out.",
     )
 
     guidance_visibility = models.CharField(

@@ -231,13 +231,19 @@ def phase_update(
 
 
 @transaction.atomic
-def phase_close_now(*, phase: Phase, actor: AbstractBaseUser) -> Phase | None:
+def phase_close_now(
+    *, phase: Phase, actor: AbstractBaseUser, confirm: bool = False
+) -> Phase | None:
     """End the running ``phase`` now and start the next phase at the same moment.
 
     What an organizer does when every team is done early. The next phase (in the order
     build, break, contest, results) keeps its end; one that has not started starts now.
     Returns the next phase, or None when ``phase`` is the last. Raises ValidationError
     unless ``phase`` is running. Both moves are audited as ``phase.close_now``.
+
+    Starting the results phase ends label validation for good: while pairs still wait for
+    votes (``evaluation.triggers.validation_end_warning``), that is refused, with the
+    counts by team, unless ``confirm``; the audit keeps the warning confirmed.
     """
     shared_task = phase.shared_task
     organizer_require(user=actor, shared_task=shared_task, doing="that")
@@ -251,9 +257,21 @@ def phase_close_now(*, phase: Phase, actor: AbstractBaseUser) -> Phase | None:
     following = later[0] if later else None
     before = {"ends_at": phase.ends_at.isoformat()}
     phase_require_movable(phase=phase, starts_at=phase.starts_at, ends_at=now, now=now)
+    warning = None
+    if following is not None and following.kind == Phase.Kind.RESULTS:
+        # Imported here: evaluation imports these services (the one door upwards).
+        from bibi.evaluation import triggers as evaluation_triggers
+
+        warning = evaluation_triggers.validation_end_warning(
+            shared_task=shared_task, doing=f"closing the {phase.kind} phase now"
+        )
+        if warning is not None and not confirm:
+            raise ValidationError(warning, code="confirm")
     phase.ends_at = now
     phase.save(update_fields=["ends_at"])
     details: dict[str, Any] = {"from": before, "to": {"ends_at": now.isoformat()}}
+    if warning is not None:
+        details["validation_ended"] = warning
     if following is not None:
         phase_require_movable(phase=following, starts_at=now, ends_at=following.ends_at, now=now)
         details["opened"] = {"kind": following.kind, "from": following.starts_at.isoformat()}

@@ -45,6 +45,7 @@ SHARED_TASK_EDITABLE_FIELDS = (
     "validations_per_pair",
     "validation_agreement",
     "validation_quota_per_validator",
+    "validation_pending",
 )
 
 

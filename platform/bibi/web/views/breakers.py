@@ -332,7 +332,10 @@ def contestable_pairs(request: HttpRequest, slug: str) -> HttpResponse:
     shared_task, viewer = task_and_viewer(request, slug)
     if viewer.team is None:
         require_team(viewer, Team.Kind.BREAKER)
-    queryset = pair_selectors.contestable_pair_list(user=request.user, shared_task=shared_task)
+    held = pair_selectors.pairs_held_for_validation(user=request.user, shared_task=shared_task)
+    queryset = pair_selectors.contestable_pair_list(
+        user=request.user, shared_task=shared_task, held=held
+    )
     page = Paginator(queryset, PAIRS_PER_PAGE).get_page(request.GET.get("page"))
     contested = pair_selectors.contested_pair_ids(team=viewer.team) if viewer.team else set()
     context = {
@@ -343,6 +346,7 @@ def contestable_pairs(request: HttpRequest, slug: str) -> HttpResponse:
         "contested": contested,
         "labels_withheld_until": viewer.team
         and pair_selectors.labels_withheld_until(team=viewer.team),
+        "held_for_validation": len(held),
         "contest_phase_open": pair_selectors.contest_phase_is_open(shared_task=shared_task),
     }
     return render(request, "web/breakers/contestable_pairs.html", context)

@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from bibi.evaluation import selectors as results_selectors
+from bibi.evaluation import triggers as evaluation_triggers
 from bibi.pairs import selectors as pair_selectors
 from bibi.pairs import services as pair_services
 from bibi.pairs.models import Contest
@@ -88,6 +89,18 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
 # --- Phases --------------------------------------------------------------------------------
 
 
+def _close_warning(shared_task: SharedTask, phases: list[Phase], index: int) -> str | None:
+    """What closing the running ``phases[index]`` now would end: label validation, with
+    pairs still waiting for votes, when the phase after it is the results phase."""
+    phase = phases[index]
+    following = phases[index + 1] if index + 1 < len(phases) else None
+    if not phase.is_open() or following is None or following.kind != Phase.Kind.RESULTS:
+        return None
+    return evaluation_triggers.validation_end_warning(
+        shared_task=shared_task, doing=f"closing the {phase.kind} phase now"
+    )
+
+
 def _phases_page(
     request: HttpRequest,
     shared_task: SharedTask,
@@ -104,6 +117,7 @@ def _phases_page(
     rows = [
         {
             "phase": phase,
+            "close_warning": _close_warning(shared_task, phases, index),
             "update_form": bound.get((phase.kind, "update"))
             or PhaseUpdateForm(
                 prefix=phase.kind,
@@ -112,7 +126,7 @@ def _phases_page(
             "extend_form": bound.get((phase.kind, "extend"))
             or PhaseExtendForm(prefix=f"{phase.kind}-extend", initial={"ends_at": phase.ends_at}),
         }
-        for phase in phases
+        for index, phase in enumerate(phases)
     ]
     missing = [kind for kind in Phase.Kind.values if kind not in {p.kind for p in phases}]
     create_form = bound.get(("", "create")) or PhaseCreateForm(prefix="new")
@@ -192,9 +206,11 @@ def phase_close_now(request: HttpRequest, slug: str, kind: str) -> HttpResponse:
         )
         return redirect("web:organize-phases", slug=slug)
     try:
-        following = task_services.phase_close_now(phase=phase, actor=request.user)
+        following = task_services.phase_close_now(
+            phase=phase, actor=request.user, confirm=request.POST.get("confirm_validation") == "1"
+        )
     except ValidationError as error:
-        messages.error(request, " ".join(error.messages))
+        messages.error(request, "Nothing was closed: " + " ".join(error.messages))
     else:
         opened = f" and the {following.kind} phase has begun" if following else ""
         messages.success(request, f"The {kind} phase is closed{opened}.")

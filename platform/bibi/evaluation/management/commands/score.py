@@ -1,8 +1,10 @@
-"""``manage.py score TASK_SLUG [--publish]``: score a task here and now, with a progress bar.
+"""``manage.py score TASK_SLUG [--publish [--force]]``: score a task here and now, with a
+progress bar.
 
 Runs in this process, whatever the settings say about workers: the missing cells are
 computed here (the models load here), then the scores; ``--publish`` makes the snapshot the
-task's leaderboard.
+task's leaderboard, unless pairs were still waiting for validators' votes: then it says how
+many and publishes nothing, unless ``--force``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from bibi.evaluation import services
+from bibi.evaluation import selectors, services
 from bibi.evaluation.models import CellChunk, ScoringRun
 from bibi.sharedtasks.models import SharedTask
 
@@ -25,8 +27,16 @@ class Command(BaseCommand):
         parser.add_argument(
             "--publish", action="store_true", help="Publish the snapshot as the leaderboard."
         )
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="With --publish: publish even though pairs are still waiting for validators' "
+            "votes (scored with their claimed labels, or left out).",
+        )
 
-    def handle(self, *args: Any, task_slug: str, publish: bool, **options: Any) -> None:
+    def handle(
+        self, *args: Any, task_slug: str, publish: bool, force: bool = False, **options: Any
+    ) -> None:
         # Imported here: computing cells loads models, and with them torch.
         from bibi.evaluation import compute
 
@@ -58,5 +68,13 @@ class Command(BaseCommand):
         for entry in snapshot.excluded_systems:
             self.stdout.write(f"Not scored: system {entry['name']}: {entry['reason']}.")
         if publish:
-            services.snapshot_publish(snapshot=snapshot, actor=None)
+            try:
+                services.snapshot_publish(snapshot=snapshot, actor=None, confirm=force)
+            except services.PublishUnconfirmed as refusal:
+                raise CommandError(
+                    f"Not published: {' '.join(refusal.messages)} (--force publishes it.)"
+                ) from None
+            warning = selectors.publish_warning(snapshot=snapshot)
+            if warning is not None:
+                self.stderr.write(f"Published anyway (--force): {warning}")
             self.stdout.write(f"Published snapshot {snapshot.id} as the leaderboard.")

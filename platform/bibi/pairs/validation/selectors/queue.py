@@ -93,6 +93,26 @@ def validation_candidates(
     return sorted(open_pairs, key=lambda item: (item[1], pair_hash(item[0]), item[0]))
 
 
+def pending_pairs(*, shared_task: SharedTask) -> dict[int, int]:
+    """Pair id → team id of the pairs in scope, not adjudicated, still short of their votes:
+    the pairs a validator may still be asked about, and those that ending validation now
+    would leave unvalidated."""
+    return {
+        state.pair_id: state.team_id
+        for state in pair_validations(shared_task=shared_task).values()
+        if state.in_scope and not state.adjudicated and state.outcome.status == agreement.PENDING
+    }
+
+
+def pending_pair_ids(*, shared_task: SharedTask, exclude_team_id: int | None = None) -> set[int]:
+    """The pending pairs (``pending_pairs``), less those of ``exclude_team_id``."""
+    return {
+        pair_id
+        for pair_id, team_id in pending_pairs(shared_task=shared_task).items()
+        if team_id != exclude_team_id
+    }
+
+
 def pairs_seen(*, shared_task: SharedTask, user: User, team_id: int | None) -> set[int]:
     """Pairs the queue never hands ``user``: those they hold, voted on or handed back, and
     those another member of their breaker team (``team_id``; None: in no team) holds or voted
@@ -121,10 +141,7 @@ def breaker_team_id(*, user: User, shared_task: SharedTask) -> int | None:
 
 def pending_count(*, shared_task: SharedTask) -> int:
     """Pairs in scope, not adjudicated, still short of their votes."""
-    return sum(
-        state.in_scope and not state.adjudicated and state.outcome.status == agreement.PENDING
-        for state in pair_validations(shared_task=shared_task).values()
-    )
+    return len(pending_pair_ids(shared_task=shared_task))
 
 
 def validation_queue_state(*, shared_task: SharedTask, user: User) -> dict[str, Any]:

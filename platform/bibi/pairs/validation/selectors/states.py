@@ -18,7 +18,7 @@ is absolute: it overrides any outcome. This module reads those values and asks i
 |---|---|---|
 | adjudicated | the organizers' | adjudicated |
 | out of scope, or validation off | the submitted one | not validated |
-| pending | the submitted one | pending |
+| pending | the submitted one (``validation_pending`` claimed), else left out | pending |
 | validated | the submitted one | validated |
 | relabelled | the majority's | relabelled |
 | disputed (a contest is open) | left out until adjudicated | left out |
@@ -77,6 +77,7 @@ COUNT_KEYS = (
     "disputed",
     "unverified",
     "excluded",
+    "claimed_unchecked",
 )
 
 _HASH = 2654435761  # Knuth's multiplicative hash: spreads consecutive ids over [0, 2^32)
@@ -212,6 +213,7 @@ def _pair_validation(
             adjudicated=row.decision_id is not None,
             excluded=row.excluded,
             effective_label=row.effective,
+            pending_scored=shared_task.validation_pending != SharedTask.ValidationPending.LEFT_OUT,
         ),
     )
 
@@ -300,6 +302,8 @@ def count_by_team(states: dict[int, PairValidation]) -> dict[int, dict[str, int]
             team["left_out"] += 1
         else:
             team["scored"] += 1
+            # Scored on the label its team claimed, which no validator has checked.
+            team["claimed_unchecked"] += state.state in agreement.CLAIMED_UNCHECKED
     return counts
 
 
@@ -356,4 +360,5 @@ def validation_settings(shared_task: SharedTask) -> dict[str, Any]:
         "validations_per_pair": shared_task.validations_per_pair,
         "agreement": shared_task.validation_agreement,
         "quota_per_validator": shared_task.validation_quota_per_validator,
+        "pending": shared_task.validation_pending,
     }
