@@ -171,10 +171,10 @@ def _suggestion_answer(
     labels: Sequence[str],
     fields: Sequence[str],
 ) -> dict[str, Any]:
+    # A probe (an embedding neighbour) claims nothing, not even that it keeps the label.
     predictions = report["predictions"]
     suggestions = []
     for suggestion in report["suggestions"]:
-        # A probe (an embedding neighbour) claims no label: it shows what moves the guide.
         claim = suggestion_claim(suggestion, original["label"], labels)
         variant_label = claim.label
         outcomes = [
@@ -190,7 +190,6 @@ def _suggestion_answer(
         suggestions.append(
             {
                 **{key: suggestion[key] for key in ("text", "edit", "source")},
-                # A probe claims nothing, not even that it keeps the label.
                 "keeps_label": None if claim.probe else bool(suggestion["keeps_label"]),
                 **suggestion_variant(suggestion, fields),
                 **{key: suggestion[key] for key in ("rationale", "projection", "predicted_kl")},
@@ -198,9 +197,7 @@ def _suggestion_answer(
                 "probe": claim.probe,
                 "variant_label": variant_label,
                 "changed": sum(outcome["changed"] for outcome in outcomes),
-                "breaks": None
-                if variant_label is None
-                else sum(bool(outcome["breaks"]) for outcome in outcomes),
+                "breaks": _breaks(variant_label, outcomes),
                 "outcomes": outcomes if sight.per_system else [],
             }
         )
@@ -224,6 +221,11 @@ def _suggestion_answer(
         else [],
         "suggestions": suggestions,
     }
+
+
+def _breaks(variant_label: str | None, outcomes: list[dict[str, Any]]) -> int | None:
+    """How many systems a suggestion breaks; None when it claims no label (a probe)."""
+    return None if variant_label is None else sum(bool(o["breaks"]) for o in outcomes)
 
 
 def _leverage(report: dict[str, Any], fields: Sequence[str]) -> list[list[Any]]:

@@ -38,7 +38,7 @@ def validators(task, *names: str) -> list:
         shared_task=task.shared_task,
         actor=task.cast.organizer,
         grants_validator=True,
-        max_uses=len(names),
+        max_uses=max(1, len(names)),
     )
     people = [task.cast.organizer]
     for name in names:

@@ -36,7 +36,7 @@ ACTIONS = {
     "scoring-run-create", "snapshot-publish", "validate-next", "validate-vote", "validate-skip",
 }  # fmt: skip
 # Linked only while label validation is on (the crowd has it off): test_validation_queries.py.
-VALIDATION_ON_ONLY = {"validate"}
+VALIDATION_ON_ONLY = {"validate", "organize-validation-votes"}
 # Linked only from the page of a set uploaded partially, which the crowd has none of
 # (tested in tests/bibi/web/test_upload_pages.py).
 PARTIAL_UPLOADS_ONLY = {"pair-set-refused"}

@@ -28,13 +28,8 @@ from bibi.web.access import (
     task_and_viewer,
     wants_json,
 )
-from bibi.web.forms import (
-    ArchiveUploadForm,
-    PredictionsUploadForm,
-    SystemCreateForm,
-    add_service_error,
-    add_upload_error,
-)
+from bibi.web.forms import add_service_error, add_upload_error
+from bibi.web.system_forms import ArchiveUploadForm, PredictionsUploadForm, SystemCreateForm
 
 PENDING = (SystemVersion.Status.QUEUED, SystemVersion.Status.RUNNING)
 
