@@ -56,6 +56,7 @@ from edits.fluency import (
     inflected_replacement,
     is_proper_name,
     reading_in_context,
+    readings,
 )
 from edits.opinion import (
     OPINION_MIN,
@@ -303,23 +304,21 @@ def name_swaps(
 ) -> list[Perturbation]:
     """Swap each person's name in ``text`` for up to ``per_name`` names of ``names``.
 
-    A word is a name when it is one of ``names``, when WordNet knows it only as particular
-    people, places, ... and one of them a person (*russell*, *moore*), or when it is
-    capitalised inside the text and some WordNet sense is a particular person (*Hope*).
+    Only a capitalised word can be a name (:func:`name_positions`: a lowercase text, as
+    SST-2's, gets no name swaps), and only where its context makes it one: the last word of a
+    run of capitalised words (*Steven Spielberg*, *Herb Brooks*: the surname is swapped), that
+    WordNet knows as a particular person or that stands after a person's first name or a title
+    (*Rabbi*, *Queen*); never a word that can be a verb, an adjective, an adverb or a function
+    word (*Tell*, *More*, *What*), nor a common word at the start of a sentence (*Mark
+    composed*), nor a run after *the* or before *film*, *studio*, ... (a company or a film:
+    *the Disney Channel*, *Disney pictures*), nor one beside a capitalised common word (a
+    title: *Walt Disney Pictures*, *King of the Gypsies*).
     """
     wordnet = wordnet or load_wordnet()
     pool = [name.lower() for name in names]
     perturbations = []
-    for position, (word, start, end) in enumerate(_alphabetic_words(text)):
+    for (word, start, end), why in name_positions(text, wordnet, pool):
         lowered = word.lower()
-        if lowered in pool:
-            why = f"{word!r} is one of the replacement names"
-        elif (person := wordnet.person(word)) is not None:
-            why = f"{word!r} names only particular people or places in WordNet ({person.note})"
-        elif position > 0 and word[:1].isupper() and wordnet.is_person(word):
-            why = f"{word!r} is capitalised inside the text and names a person in WordNet"
-        else:
-            continue
         for name in [name for name in pool if name != lowered][:per_name]:
             replacement = Replacement(
                 match_case(word, name),
@@ -329,6 +328,98 @@ def name_swaps(
             )
             perturbations.append(substitution(text, start, end, replacement))
     return perturbations
+
+
+# Titles before a name: "Rabbi Tzvi Hirsh Braude", "Queen Sophia".
+_HONORIFICS = _word_set(
+    "mr mrs ms dr miss sir lady lord queen king prince princess president senator general "
+    "captain saint st father sister brother professor rabbi judge governor bishop pope emperor "
+    "duke duchess count countess uncle aunt coach director actor actress"
+)
+# Nouns after a name that make it a company's, a film's or a thing's: "Disney pictures".
+_NOT_A_PERSON_AFTER = _word_set(
+    "film films movie movies studio studios company pictures production productions "
+    "animation channel records entertainment corporation inc brand network franchise series "
+    "show"
+)
+# Where a sentence starts again: its first word is capitalised whatever it is.
+_OPENERS = frozenset(".!?:;\"`'(")
+
+
+def name_positions(
+    text: str, wordnet: WordNet, pool: Sequence[str] = NAMES
+) -> list[tuple[tuple[str, int, int], str]]:
+    """The words of ``text`` that are people's names in context (:func:`name_swaps`), each
+    with the reason, in text order."""
+    words = split_words(text, lowercase=False)
+    found = []
+    index = 0
+    while index < len(words):
+        if not _capitalised(words[index][0]):
+            index += 1
+            continue
+        stop = index
+        while stop < len(words) and _capitalised(words[stop][0]):
+            stop += 1
+        run = list(range(index, stop))
+        index = stop
+        opener = run[0] == 0 or words[run[0] - 1][0] in _OPENERS
+        if opener and not _name_word(words[run[0]][0], wordnet):
+            run = run[1:]  # "Tell", "What", "Mark composed": a sentence's first word
+        if not run:
+            continue
+        before = words[run[0] - 1][0].lower() if run[0] > 0 else ""
+        after = words[run[-1] + 1][0].lower() if run[-1] + 1 < len(words) else ""
+        if before == "the" or after in _NOT_A_PERSON_AFTER:
+            continue
+        owner = words[run[-1] + 2][0].lower() if run[-1] + 2 < len(words) else ""
+        if after in ("'s", "'") and owner in _NOT_A_PERSON_AFTER:
+            continue
+        titled = before in _HONORIFICS
+        tokens = [words[i][0] for i in run]
+        if titled is False and tokens[0].lower() in _HONORIFICS:
+            titled, tokens, run = True, tokens[1:], run[1:]
+            if not run:
+                continue
+        last = tokens[-1]
+        if last.lower() in pool and _name_word(last, wordnet):
+            why = f"{last!r} is one of the replacement names"
+        elif _name_word(last, wordnet) and any(wordnet.is_person(t) for t in tokens):
+            why = f"{' '.join(tokens)!r} is a capitalised name, and WordNet knows a person of it"
+        elif _name_word(last, wordnet) and titled:
+            why = f"{last!r} is a capitalised name after the title {before!r}"
+        elif len(tokens) > 1 and _surname_word(last, wordnet):
+            why = (
+                f"{' '.join(tokens)!r} is a capitalised name whose last word WordNet knows as a "
+                "person"
+            )
+        else:
+            continue
+        found.append((words[run[-1]], why))
+    return found
+
+
+def _capitalised(word: str) -> bool:
+    """A word written with a capital and then lowercase letters (*Spielberg*; not *USA*)."""
+    return word.isalpha() and word[:1].isupper() and (len(word) == 1 or not word[1:].isupper())
+
+
+def _name_word(word: str, wordnet: WordNet) -> bool:
+    """A word that can be nothing but a name: no reading as a common word in ``lemminflect``'s
+    tables, no function word, and no WordNet sense that is not a particular thing."""
+    lowered = word.lower()
+    if lowered in FUNCTION_WORDS or len(word) < 2 or readings(lowered):
+        return False
+    return not wordnet.has_common_sense(lowered)
+
+
+def _surname_word(word: str, wordnet: WordNet) -> bool:
+    """A common word that is also a person's surname in WordNet (*King*, *Brooks*), after a
+    first name: never one that can be an adjective or an adverb, nor a function word."""
+    lowered = word.lower()
+    if lowered in FUNCTION_WORDS or not wordnet.is_person(lowered):
+        return False
+    return not any(r.pos in ("ADJ", "ADV") for r in readings(lowered))
 
 
 def keyboard_typos(text: str, *, per_word: int = 2, seed: int = 0) -> list[Perturbation]:

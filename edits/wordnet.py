@@ -257,6 +257,12 @@ class WordNet:
             people = [s for s in synsets if s.lexname() == "noun.person"]
             return Lexical(word, _note(people[0])) if people else None
 
+    def has_common_sense(self, word: str) -> bool:
+        """Whether some WordNet sense of the word, in any part of speech, is not a particular
+        person, place, ... (*titanic* is an adjective too; *spielberg* is only a person)."""
+        with self._lock:
+            return any(not s.instance_hypernyms() for s in self._reader.synsets(word.lower()))
+
     def is_person(self, word: str) -> bool:
         """Whether some WordNet sense of the word is a particular person (*Hope*, *Bush*)."""
         with self._lock:
