@@ -597,7 +597,7 @@ def _negation_insertion(
         return None
     if not _subject_word(lowered[head - 1]):
         return None  # an inverted clause: "So concerned is not the film with ..."
-    edit = Edit(words[head][2], words[head][2], "", " not")
+    edit = Edit(words[head][2], words[head][2], "", " " + match_case(words[head][0], "not"))
     kind = "copula" if lowered[head] in BE else "auxiliary"
     opinions = list(dict.fromkeys(opinion_words(lowered[head + 1 :])))
     rationale = (
@@ -608,7 +608,8 @@ def _negation_insertion(
             f", whose predicate holds the opinion word{'s' if len(opinions) > 1 else ''} "
             f"{', '.join(map(repr, opinions))} (|rating| >= {OPINION_MIN:g} in the VADER lexicon)"
         )
-    return edit, rationale, negation_refusal(lowered, head, head + 1)
+    refusal = negation_refusal(lowered, head, head + 1) or _comparative_refusal(lowered[head + 1 :])
+    return edit, rationale, refusal
 
 
 def _negation_removal_edit(
@@ -625,9 +626,11 @@ def _negation_removal_edit(
         needs.append("at all")
     if any(rest[i : i + 2] == ["in", "years"] for i in range(len(rest))):
         needs.append("in years")
-    if needs or "much" in rest[:2]:
+    if needs or "much" in rest:
         return None  # "I did find it spellbinding at all", "is very funny or original"
     verb_at = aux if lowered[index] != "never" else index
+    if {"that", "which", "who"} & set(lowered[1:verb_at]):
+        return None  # a negation in a relative clause: "in a manner that never overwhelms"
     if verb_at == 0 and lowered[0] not in {"do", "never"}:
         return None  # no subject: "does go far enough", "is hardly ..."
     tokens = [w for w, _, _ in words]
@@ -641,10 +644,18 @@ def _negation_removal_edit(
     refusal = negation_refusal(lowered, verb_at, index + 1, removal=True)
     if refusal is None and following in _NEGATED_IDIOMS:
         refusal = f"'{tokens[index]} {tokens[index + 1]}' is an idiom whose meaning is the negation"
-    comparative = next((w for w in rest[:2] if _comparative(w)), None)
-    if refusal is None and comparative is not None:
-        refusal = f"a comparative after the negation ({comparative!r}): 'never better' is praise"
+    if refusal is None:
+        refusal = _comparative_refusal(rest)
     return edit, rationale, refusal
+
+
+def _comparative_refusal(rest: Sequence[str]) -> str | None:
+    """A comparative just after the negation: "has never looked better" is praise, "is not
+    better than X" no plain reversal."""
+    comparative = next((w for w in rest[:2] if _comparative(w)), None)
+    if comparative is None:
+        return None
+    return f"a comparative after the negation ({comparative!r}) compares, it does not reverse"
 
 
 def _comparative(word: str) -> bool:

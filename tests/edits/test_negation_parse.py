@@ -24,6 +24,7 @@ from edits.perturbations import negation_edits
         "Woody Allen can write and deliver a one liner as well as anybody .",
         "The film has never looked uglier .",
         "One can not deny its quality .",
+        "The film was better than Saving Private Ryan .",
     ],
 )
 def test_a_negation_the_clause_does_not_support_is_a_probe(text):
@@ -44,6 +45,9 @@ def test_a_negation_the_clause_does_not_support_is_a_probe(text):
         "Predictable farce is n't very funny or original .",
         "It does n't do much .",
         "I have n't laughed that hard in years !",
+        "A series of shots does n't make for much of a movie .",
+        # A negation in a relative clause.
+        "Labute balances stories in a manner that never overwhelms the other .",
         # No subject before the verb.
         "Does n't go far enough in its humor .",
         "Is funny .",
@@ -57,6 +61,10 @@ def test_a_negation_that_reads_badly_is_not_made(text):
     ("text", "expected"),
     [
         ("Paul Bettany is cool .", "Paul Bettany is not cool ."),
+        (
+            "A SKATER IS PERFORMING A DANGEROUS TRICK .",
+            "A SKATER IS NOT PERFORMING A DANGEROUS TRICK .",
+        ),
         ("The movie is n't a dud .", "The movie is a dud ."),
         ("Their work is fantastic .", "Their work is not fantastic ."),
         # Do-support goes with its negation: no emphatic "did find", "does do".
