@@ -69,6 +69,7 @@ from edits.opinion import (
     opinion_words,
     opinions_note,
     opposite_opinions,
+    same_opinion,
 )
 from edits.wordnet import WordNet, load_wordnet
 from edits.words import split_words
@@ -215,12 +216,22 @@ def _wordnet_replacements(
     if source == ANTONYM and reading.pos != "ADJ":
         # Opposite verbs and nouns rarely reverse an opinion (*work* → *idle*).
         return []
+    if reading.pos == "ADV" and after.lower() in _COMPLEX_PREPOSITION_ENDS:
+        return []  # "instead of", "rather than": no "alternatively of"
+    frames = _FRAMES_AFTER.get(after.lower()) if reading.pos == "VERB" else None
     intent = "keep" if KEEPS_LABEL[source] else "change"
     found: dict[str, Replacement] = {}
-    for lexical in wordnet.related(reading.lemma, reading.wordnet_pos, source, senses=senses):
+    related = wordnet.related(
+        reading.lemma, reading.wordnet_pos, source, senses=senses, frames=frames
+    )
+    for lexical in related:
         form = inflected_replacement(lexical.word, reading, before, replacing=word)
         if form is None or form.lower() == word.lower() or form.lower() in found:
             continue
+        if source == SYNONYM and not same_opinion(word, form):
+            continue  # "fantastic" → "grotesque", "funny" → "comic"
+        if reading.pos == "ADV" and _reads_as_adjective(form) and not _reads_as_adjective(word):
+            continue  # "scarcely worth" → "scarce worth"
         made = (
             f"WordNet {source} of {word!r} ({lexical.note}), as a {reading.pos.lower()} "
             f"({'/'.join(reading.tags)}), a common word (zipf >= {ZIPF_FLOOR:g})"
@@ -239,6 +250,22 @@ def _wordnet_replacements(
             match_case(word, form), source, KEEPS_LABEL[source], made + why, probe=probe
         )
     return list(found.values())
+
+
+# Words after an adverb that make one preposition with it: "instead of", "rather than".
+_COMPLEX_PREPOSITION_ENDS = _word_set("of than to as from")
+# WordNet verb frames the word after a verb asks for (WordNet 3.0's frame numbers): a person
+# as object ("tells us": 9 "Somebody ----s somebody", 14 "... somebody something", ...), or a
+# clause ("says that": 26 "Somebody ----s that CLAUSE", 34 "It ----s that CLAUSE").
+_PERSON_OBJECT_FRAMES = frozenset({9, 10, 14, 17, 18, 20, 24, 25, 30})
+_FRAMES_AFTER = {
+    **dict.fromkeys(("me", "us", "him", "them"), _PERSON_OBJECT_FRAMES),
+    "that": frozenset({26, 34}),
+}
+
+
+def _reads_as_adjective(word: str) -> bool:
+    return any(r.pos == "ADJ" for r in readings(word))
 
 
 def neighbours_of(words: Sequence[tuple[str, int, int]], index: int) -> dict[str, str]:

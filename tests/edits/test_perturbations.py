@@ -32,7 +32,7 @@ def assert_minimal(text, perturbation):
     "generator", [synonym_swaps, antonym_swaps, name_swaps, keyboard_typos, negation_edits]
 )
 def test_every_generator_makes_one_minimal_explained_edit_per_perturbation(generator):
-    text = TEXT if generator in (name_swaps, keyboard_typos) else "The jokes are weak ."
+    text = TEXT if generator in (name_swaps, keyboard_typos) else "The films are weak ."
     perturbations = generator(text)
     assert perturbations
     for perturbation in perturbations:
@@ -40,9 +40,9 @@ def test_every_generator_makes_one_minimal_explained_edit_per_perturbation(gener
 
 
 def test_synonyms_keep_the_label_and_antonyms_change_it():
-    synonyms = synonym_swaps("The jokes are stale .")
+    synonyms = synonym_swaps("The films are stale .")
     antonyms = antonym_swaps("a good film")
-    assert [p.text for p in synonyms] == ["The gags are stale ."]
+    assert [p.text for p in synonyms] == ["The movies are stale ."]
     assert all(p.source == "synonym" and p.keeps_label for p in synonyms)
     assert [p.text for p in antonyms] == ["a bad film"]
     assert all(p.source == "antonym" and not p.keeps_label for p in antonyms)
