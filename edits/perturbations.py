@@ -342,7 +342,9 @@ def name_swaps(
     SST-2's, gets no name swaps), and only where its context makes it one: the last word of a
     run of capitalised words (*Steven Spielberg*, *Herb Brooks*: the surname is swapped), that
     WordNet knows as a particular person or that stands after a person's first name or a title
-    (*Rabbi*, *Queen*); never a word that can be a verb, an adjective, an adverb or a function
+    (*Rabbi*, *Queen*), a common word as a surname only after a first name (*Stephen King*, not
+    *Picture Rocks*), a word that is also a place only with a first name or a title (not *the
+    County of Kent*), never part of a joined word (*Britten-Norman*); never a word that can be a verb, an adjective, an adverb or a function
     word (*Tell*, *More*, *What*), nor a common word at the start of a sentence (*Mark
     composed*), nor a run after *the* or before *film*, *studio*, ... (a company or a film:
     *the Disney Channel*, *Disney pictures*), nor one beside a capitalised common word (a
@@ -416,13 +418,25 @@ def name_positions(
             if not run:
                 continue
         last = tokens[-1]
+        _, last_start, last_end = words[run[-1]]
+        following = text[last_end : last_end + 3]
+        clitic = following[:2] == "'s" and not following[2:].isalpha()
+        joined = following[:1] == "-" or (following[:1] == "'" and following[1:2].isalpha())
+        if (joined and not clitic) or text[last_start - 1 : last_start] in ("-", "'"):
+            continue  # part of a joined word: "Britten-Norman", "Terre'Blanche"
+        if len(tokens) == 1 and not titled and wordnet.is_place(last):
+            continue  # a person or a place: "the County of Kent"
         if last.lower() in pool and _name_word(last, wordnet):
             why = f"{last!r} is one of the replacement names"
         elif _name_word(last, wordnet) and any(wordnet.is_person(t) for t in tokens):
             why = f"{' '.join(tokens)!r} is a capitalised name, and WordNet knows a person of it"
         elif _name_word(last, wordnet) and titled:
             why = f"{last!r} is a capitalised name after the title {before!r}"
-        elif len(tokens) > 1 and _surname_word(last, wordnet):
+        elif (
+            len(tokens) > 1
+            and _surname_word(last, wordnet)
+            and (_name_word(tokens[-2], wordnet) or tokens[-2].lower() in _HONORIFICS)
+        ):
             why = (
                 f"{' '.join(tokens)!r} is a capitalised name whose last word WordNet knows as a "
                 "person"

@@ -277,6 +277,14 @@ class WordNet:
         with self._lock:
             return any(not s.instance_hypernyms() for s in self._reader.synsets(word.lower()))
 
+    def is_place(self, word: str) -> bool:
+        """Whether some WordNet sense of the word is a particular place (*Kent*, *Paris*)."""
+        with self._lock:
+            return any(
+                s.instance_hypernyms() and s.lexname() == "noun.location"
+                for s in self._reader.synsets(word.lower(), pos="n")
+            )
+
     def is_person(self, word: str) -> bool:
         """Whether some WordNet sense of the word is a particular person (*Hope*, *Bush*)."""
         with self._lock:

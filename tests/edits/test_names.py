@@ -31,6 +31,11 @@ def swapped(text):
         "It is a Disney film .",
         "the best of the Pierce Brosnan James Bond films",
         "He is the King of the Gypsies .",
+        # Places, joined words, a common word after a common word (tuning set, issue 32).
+        "He was made a Deputy Lieutenant for the County of Kent .",
+        "In 1971 , Britten-Norman encountered financial problems .",
+        "the murder of AWB leader Eugene Terre'Blanche in April 2010 .",
+        "in Picture Rocks , the creek crosses Route 864 .",
     ],
 )
 def test_words_that_are_no_names_in_their_sentence_are_not_swapped(text):
@@ -48,7 +53,7 @@ def test_a_real_name_is_swapped_in_context():
 
 
 def test_name_swaps_are_deterministic():
-    text = "Russell is terrific as coach Herb Brooks , and Barbara Kruger is fine ."
+    text = "Russell is terrific as coach Mel Brooks , and Barbara Kruger is fine ."
     first = name_swaps(text)
     assert first == name_swaps(text)
     assert [p.edit.original for p in first] == [
