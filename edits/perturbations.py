@@ -258,8 +258,12 @@ _COMPLEX_PREPOSITION_ENDS = _word_set("of than to as from")
 # as object ("tells us": 9 "Somebody ----s somebody", 14 "... somebody something", ...), or a
 # clause ("says that": 26 "Somebody ----s that CLAUSE", 34 "It ----s that CLAUSE").
 _PERSON_OBJECT_FRAMES = frozenset({9, 10, 14, 17, 18, 20, 24, 25, 30})
+# A verb before a comma or the end has no object: 1 "Something ----s", 2 "Somebody ----s",
+# 3 "It is ----ing", 23 "Somebody's (body part) ----s" ("looks , sounds" → not "faces").
+_NO_OBJECT_FRAMES = frozenset({1, 2, 3, 23})
 _FRAMES_AFTER = {
     **dict.fromkeys(("me", "us", "him", "them"), _PERSON_OBJECT_FRAMES),
+    **dict.fromkeys((",", ".", "!", "?", ";", ":", ""), _NO_OBJECT_FRAMES),
     "that": frozenset({26, 34}),
 }
 
@@ -406,8 +410,10 @@ def name_positions(
             continue
         before = words[run[0] - 1][0].lower() if run[0] > 0 else ""
         after = words[run[-1] + 1][0].lower() if run[-1] + 1 < len(words) else ""
-        if before == "the" or after in _NOT_A_PERSON_AFTER:
-            continue
+        if before == "the" or after in _NOT_A_PERSON_AFTER or _modified_noun(after):
+            continue  # "the Disney Channel", "a Fresnel lens", "the Anthony family"
+        if run[-1] + 1 < len(words) and words[run[-1] + 1][0].isupper():
+            continue  # "George VI": a numeral or an acronym goes with the name
         owner = words[run[-1] + 2][0].lower() if run[-1] + 2 < len(words) else ""
         if after in ("'s", "'") and owner in _NOT_A_PERSON_AFTER:
             continue
@@ -445,6 +451,13 @@ def name_positions(
             continue
         found.append((words[run[-1]], why))
     return found
+
+
+def _modified_noun(word: str) -> bool:
+    """A lowercase word that can be a noun, after a name that may then modify it (*lens* in
+    "a Fresnel lens", *family* in "the Anthony family"): the name is an eponym, a brand or a
+    family there, not a person. Words that can only be something else (*played*) are not."""
+    return word.isalpha() and word.islower() and any(r.pos == "NOUN" for r in readings(word))
 
 
 def _capitalised(word: str) -> bool:
@@ -675,11 +688,11 @@ def _negation_removal_edit(
     if verb_at == 0 and lowered[0] not in {"do", "never"}:
         return None  # no subject: "does go far enough", "is hardly ..."
     tokens = [w for w, _, _ in words]
-    edit = _negation_removal(text, list(words), index)
+    edit: Edit | None = _negation_removal(text, list(words), index)
     if lowered[index] != "never" and lowered[aux] in DO and index + 1 < len(words):
         edit = _do_support_removal(text, list(words), aux, index + 1)
-        if edit is None:
-            return None
+    if edit is None:
+        return None
     rationale = f"removes the negation {tokens[index]!r}"
     following = lowered[index + 1]
     refusal = negation_refusal(lowered, verb_at, index + 1, removal=True)

@@ -36,6 +36,8 @@ def swapped(text):
         "In 1971 , Britten-Norman encountered financial problems .",
         "the murder of AWB leader Eugene Terre'Blanche in April 2010 .",
         "in Picture Rocks , the creek crosses Route 864 .",
+        "A Fresnel lens manufactured by glass makers was installed .",
+        "the site was visited by George VI .",
     ],
 )
 def test_words_that_are_no_names_in_their_sentence_are_not_swapped(text):
