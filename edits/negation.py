@@ -136,7 +136,8 @@ def negation_refusal(
     """Why ``not`` after (or removed after) the verb at ``head`` would not reverse the text's
     opinion, or None when it would: ``after`` is the index of the first word after the
     negation (:func:`negation_edits`' docstring). A ``removal`` needs no opinion word after it
-    ("Do n't see this film" holds its opinion in the negation)."""
+    ("Do n't see this film" holds its opinion in the negation), but none in a phrase after the
+    verb's own either ("does n't sustain its promise with a jarring tone")."""
     # An opinion ahead of the verb stays as it was: the edit must leave it agreeing with the
     # new predicate ("The wasted cast will not love it"; not "This gorgeous epic is not ...",
     # nor "This beautifully animated epic is dull" from "... is never dull").
@@ -154,7 +155,7 @@ def negation_refusal(
     inside = opinion_words(core)
     if not inside and not removal:
         return "no opinion word in the verb's own phrase"
-    if opinion_words(outside) and not removal:
+    if opinion_words(outside):
         found = ", ".join(map(repr, opinion_words(outside)))
         return f"an opinion in a phrase after the verb's own ({found}) is not reversed"
     if len(opinion_signs(core)) > 1:

@@ -20,6 +20,8 @@ from edits.perturbations import negation_edits
         "Kids should have a stirring time at this beautifully drawn movie .",
         "This gorgeous epic is guaranteed to lift the spirits .",
         "This beautifully animated epic is never dull .",
+        # A removal leaving an opinion in a phrase of its own (tuning set, issue 32).
+        "The film does n't sustain its promise with a terrible ending .",
         # A list after a verb; a comparative or an idiom after a removed negation.
         "Woody Allen can write and deliver a one liner as well as anybody .",
         "The film has never looked uglier .",
