@@ -11,6 +11,10 @@ The modules, lowest first:
 * :mod:`edits.clauses`: whether a text is one clause, and where ``not`` goes.
 * :mod:`edits.claims`: the ONE rule of what a machine-made edit claims: keeps the label, changes
   it (*label unverified*), or a probe that claims nothing (:func:`edit_claim`).
+* :mod:`edits.edited`: what an edit is (:class:`Edit`, :class:`Perturbation`) and the closed
+  word classes.
+* :mod:`edits.names`, :mod:`edits.negation`: name swaps (a capitalised person's name in its
+  sentence) and negation edits (claimed only where the clause supports them, else probes).
 * :mod:`edits.perturbations`: the generators (:func:`synonym_swaps`, :func:`antonym_swaps`,
   :func:`name_swaps`, :func:`keyboard_typos`, :func:`negation_edits`).
 

@@ -84,6 +84,8 @@ _SENTENCE_ADVERBS = _words(
     "somewhat best"
 )
 
+SENTENCE_ADVERBS = _SENTENCE_ADVERBS
+
 
 def single_clause(words: Sequence[str]) -> bool:
     """Whether the words (``edits.words.split_words``) make one clause, with nothing set

@@ -34,6 +34,8 @@ from edits.errors import OpinionLexiconError
 
 # Ratings run from -4 to +4; 1.0 is a quarter of the way to the strongest opinion.
 OPINION_MIN = 1.0
+# How far apart two ratings may be for a synonym to keep the word's opinion (a quarter scale).
+STRENGTH_GAP = 1.0
 LEXICON_PACKAGE = "vaderSentiment"
 LEXICON_FILE = "vader_lexicon.txt"
 
@@ -54,6 +56,21 @@ def opposite_opinions(word: str, replacement: str) -> bool:
     if not (carries_opinion(word) and carries_opinion(replacement)):
         return False
     return (valence(word) or 0.0) * (valence(replacement) or 0.0) < 0
+
+
+def same_opinion(word: str, replacement: str) -> bool:
+    """Whether a synonym keeps the word's opinion: both carry one (``OPINION_MIN``) of the same
+    sign and a strength at most ``STRENGTH_GAP`` apart (*fantastic* +2.6 → *grotesque*, unrated,
+    refused; *funny* +1.9 → *comic*, unrated, refused), or neither carries one and their ratings,
+    where the lexicon has them, do not point opposite ways by ``STRENGTH_GAP`` or more."""
+    rated, other = valence(word), valence(replacement)
+    if carries_opinion(word) or carries_opinion(replacement):
+        if not (carries_opinion(word) and carries_opinion(replacement)):
+            return False
+        return (rated or 0.0) * (other or 0.0) > 0 and abs((rated or 0.0) - (other or 0.0)) <= (
+            STRENGTH_GAP
+        )
+    return abs((rated or 0.0) - (other or 0.0)) < STRENGTH_GAP
 
 
 def opinion_words(words: Iterable[str]) -> list[str]:

@@ -44,112 +44,58 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
-from edits.claims import ANTONYM, KEEPS_LABEL, NAME, NEGATION, SYNONYM, TYPO, edit_kind
-from edits.clauses import AUXILIARY_FORMS, BE, clause_head, single_clause
+from edits.claims import ANTONYM, KEEPS_LABEL, SYNONYM, TYPO
+from edits.clauses import single_clause
+from edits.edited import (
+    FUNCTION_WORDS,
+    LISTING,
+    NEGATION_WORDS,
+    Edit,
+    Perturbation,
+    Replacement,
+    _word_set,
+    match_case,
+    substitution,
+)
 from edits.fluency import (
     NO_SUBSTITUTE,
     PARTICLES,
-    SENTENCE_ENDS,
     ZIPF_FLOOR,
     inflected_replacement,
     is_proper_name,
     reading_in_context,
+    readings,
 )
-from edits.opinion import (
-    OPINION_MIN,
-    opinion_signs,
-    opinion_words,
-    opinions_note,
-    opposite_opinions,
-)
+from edits.names import NAMES, name_positions, name_swaps
+from edits.negation import negation_edits, negation_refusal
+from edits.opinion import opinions_note, opposite_opinions, same_opinion
 from edits.wordnet import WordNet, load_wordnet
 from edits.words import split_words
 
-# Surnames from several languages that carry no sentiment of their own.
-NAMES = ("garcia", "nakamura", "okafor", "kowalski", "lindqvist", "haddad", "moreau", "novak")
+# Re-exported: the generators and what they return are this module's names too.
+__all__ = [
+    "NAMES",
+    "Edit",
+    "Perturbation",
+    "Replacement",
+    "antonym_replacements",
+    "antonym_swaps",
+    "is_content_word",
+    "keyboard_typos",
+    "label_change_allowed",
+    "match_case",
+    "name_positions",
+    "name_swaps",
+    "negation_edits",
+    "negation_refusal",
+    "neighbours_of",
+    "substitution",
+    "synonym_replacements",
+    "synonym_swaps",
+]
 
-
-def _word_set(words: str) -> frozenset[str]:
-    return frozenset(words.split())
-
-
-AUXILIARIES = _word_set(
-    "is are was were am be been being do does did has have had will would can could shall "
-    "should may might must"
-)
-NEGATIONS = frozenset({"not", "n't", "never", "no"})
-# Every word that negates: a text with two has a double negative whose label nobody can set by
-# construction, and antonyms are not made in a text with one.
-NEGATION_WORDS = NEGATIONS | {
-    "neither", "nor", "nothing", "nobody", "none", "cannot", "nowhere", "without"
-}  # fmt: skip
-# The negations that ``negation_edits`` removes ("no" rarely leaves a sentence behind).
-_REMOVABLE = frozenset({"not", "n't", "never"})
-_LISTING = frozenset({",", "and", "or", "&"})
-# Closed-class words: WordNet knows "a" as a unit of length and "i" as iodine, which is no
-# substitution a breaker means. Synonym and antonym lookups skip these.
-FUNCTION_WORDS = (
-    AUXILIARIES
-    | NEGATIONS
-    | _word_set(
-        "a an the this that these those some any each every all both either neither such what "
-        "which who whom whose i me my mine we us our ours you your yours he him his she her hers it "
-        "its they them their theirs one ones myself itself themselves yourself and or but nor so "
-        "yet if then than because as while though although when where whether of in on at by for "
-        "with without to from into onto about over under up down out off through during before "
-        "after above below between against among around there here how why not very too also just "
-        "only s ca wo sha"
-    )
-)
-# Words that need a negation before them: a removal would leave "can act a lick" behind.
-_POLARITY_ITEMS = _word_set("any anything anyone anybody anywhere ever either lick ounce")
-# Hosts whose "n't" form is irregular: "ca n't" → "can", "wo n't" → "will".
-_NEGATED_HOSTS = {"ca": "can", "wo": "will", "sha": "shall"}
 _KEYBOARD_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
-
-
-@dataclass(frozen=True)
-class Edit:
-    """Replace ``text[start:end]`` (``original``) by ``replacement``; ``start == end`` inserts."""
-
-    start: int
-    end: int
-    original: str
-    replacement: str
-
-    def apply(self, text: str) -> str:
-        return text[: self.start] + self.replacement + text[self.end :]
-
-
-@dataclass(frozen=True)
-class Replacement:
-    """A candidate word for one word of a text, before it is put into the text. A ``probe``
-    claims no label at all (``keeps_label`` is then only its source's intent)."""
-
-    word: str
-    source: str
-    keeps_label: bool
-    rationale: str
-    probe: bool = False
-
-
-@dataclass(frozen=True)
-class Perturbation:
-    """An edited text; see the module docstring for ``source``, ``keeps_label`` and ``probe``."""
-
-    text: str
-    edit: Edit
-    source: str
-    keeps_label: bool
-    rationale: str
-    probe: bool = False
-
-    @property
-    def kind(self) -> str:
-        """``keeps``, ``changes`` or ``probe``: what the edit claims (:mod:`edits.claims`)."""
-        return edit_kind(source=self.source, keeps_label=self.keeps_label, probe=self.probe)
 
 
 def synonym_replacements(
@@ -207,12 +153,22 @@ def _wordnet_replacements(
     if source == ANTONYM and reading.pos != "ADJ":
         # Opposite verbs and nouns rarely reverse an opinion (*work* → *idle*).
         return []
+    if reading.pos == "ADV" and after.lower() in _COMPLEX_PREPOSITION_ENDS:
+        return []  # "instead of", "rather than": no "alternatively of"
+    frames = _FRAMES_AFTER.get(after.lower()) if reading.pos == "VERB" else None
     intent = "keep" if KEEPS_LABEL[source] else "change"
     found: dict[str, Replacement] = {}
-    for lexical in wordnet.related(reading.lemma, reading.wordnet_pos, source, senses=senses):
+    related = wordnet.related(
+        reading.lemma, reading.wordnet_pos, source, senses=senses, frames=frames
+    )
+    for lexical in related:
         form = inflected_replacement(lexical.word, reading, before, replacing=word)
         if form is None or form.lower() == word.lower() or form.lower() in found:
             continue
+        if source == SYNONYM and not same_opinion(word, form):
+            continue  # "fantastic" → "grotesque", "funny" → "comic"
+        if reading.pos == "ADV" and _reads_as_adjective(form) and not _reads_as_adjective(word):
+            continue  # "scarcely worth" → "scarce worth"
         made = (
             f"WordNet {source} of {word!r} ({lexical.note}), as a {reading.pos.lower()} "
             f"({'/'.join(reading.tags)}), a common word (zipf >= {ZIPF_FLOOR:g})"
@@ -233,6 +189,26 @@ def _wordnet_replacements(
     return list(found.values())
 
 
+# Words after an adverb that make one preposition with it: "instead of", "rather than".
+_COMPLEX_PREPOSITION_ENDS = _word_set("of than to as from")
+# WordNet verb frames the word after a verb asks for (WordNet 3.0's frame numbers): a person
+# as object ("tells us": 9 "Somebody ----s somebody", 14 "... somebody something", ...), or a
+# clause ("says that": 26 "Somebody ----s that CLAUSE", 34 "It ----s that CLAUSE").
+_PERSON_OBJECT_FRAMES = frozenset({9, 10, 14, 17, 18, 20, 24, 25, 30})
+# A verb before a comma or the end has no object: 1 "Something ----s", 2 "Somebody ----s",
+# 3 "It is ----ing", 23 "Somebody's (body part) ----s" ("looks , sounds" → not "faces").
+_NO_OBJECT_FRAMES = frozenset({1, 2, 3, 23})
+_FRAMES_AFTER = {
+    **dict.fromkeys(("me", "us", "him", "them"), _PERSON_OBJECT_FRAMES),
+    **dict.fromkeys((",", ".", "!", "?", ";", ":", ""), _NO_OBJECT_FRAMES),
+    "that": frozenset({26, 34}),
+}
+
+
+def _reads_as_adjective(word: str) -> bool:
+    return any(r.pos == "ADJ" for r in readings(word))
+
+
 def neighbours_of(words: Sequence[tuple[str, int, int]], index: int) -> dict[str, str]:
     """The words ``before`` and ``after`` word ``index`` of ``split_words`` output ("" at the
     ends): the context the fluency gate reads a word in."""
@@ -247,20 +223,7 @@ def label_change_allowed(text: str) -> bool:
     clause (:func:`edits.clauses.single_clause`), no negation and no list (a comma, *and*,
     *or*: "a weak, boring film" → "a strong, boring film" says two things)."""
     words = [w for w, _, _ in split_words(text)]
-    return single_clause(words) and not any(w in NEGATION_WORDS or w in _LISTING for w in words)
-
-
-def substitution(text: str, start: int, end: int, replacement: Replacement) -> Perturbation:
-    """``text`` with ``text[start:end]`` replaced by ``replacement.word``."""
-    edit = Edit(start, end, text[start:end], replacement.word)
-    return Perturbation(
-        edit.apply(text),
-        edit,
-        replacement.source,
-        replacement.keeps_label,
-        replacement.rationale,
-        replacement.probe,
-    )
+    return single_clause(words) and not any(w in NEGATION_WORDS or w in LISTING for w in words)
 
 
 def synonym_swaps(
@@ -294,43 +257,6 @@ def _swaps(
     ]
 
 
-def name_swaps(
-    text: str,
-    *,
-    wordnet: WordNet | None = None,
-    names: Sequence[str] = NAMES,
-    per_name: int = 2,
-) -> list[Perturbation]:
-    """Swap each person's name in ``text`` for up to ``per_name`` names of ``names``.
-
-    A word is a name when it is one of ``names``, when WordNet knows it only as particular
-    people, places, ... and one of them a person (*russell*, *moore*), or when it is
-    capitalised inside the text and some WordNet sense is a particular person (*Hope*).
-    """
-    wordnet = wordnet or load_wordnet()
-    pool = [name.lower() for name in names]
-    perturbations = []
-    for position, (word, start, end) in enumerate(_alphabetic_words(text)):
-        lowered = word.lower()
-        if lowered in pool:
-            why = f"{word!r} is one of the replacement names"
-        elif (person := wordnet.person(word)) is not None:
-            why = f"{word!r} names only particular people or places in WordNet ({person.note})"
-        elif position > 0 and word[:1].isupper() and wordnet.is_person(word):
-            why = f"{word!r} is capitalised inside the text and names a person in WordNet"
-        else:
-            continue
-        for name in [name for name in pool if name != lowered][:per_name]:
-            replacement = Replacement(
-                match_case(word, name),
-                NAME,
-                True,
-                f"name swap: {why}; a name carries no sentiment, so the label should stay",
-            )
-            perturbations.append(substitution(text, start, end, replacement))
-    return perturbations
-
-
 def keyboard_typos(text: str, *, per_word: int = 2, seed: int = 0) -> list[Perturbation]:
     """Up to ``per_word`` one-slip typos in each word of three letters or more.
 
@@ -359,82 +285,6 @@ def keyboard_typos(text: str, *, per_word: int = 2, seed: int = 0) -> list[Pertu
             )
             perturbations.append(substitution(text, start, end, replacement))
     return perturbations
-
-
-def negation_edits(text: str) -> list[Perturbation]:
-    """Negate or affirm a text of one clause; both are meant to change the label.
-
-    Into a text without any negation (``NEGATION_WORDS``), ``not`` goes after the copula or
-    auxiliary that heads its only clause (:func:`edits.clauses.clause_head`: *is*, *can*,
-    *has* before a participle, *did* before a verb; never after a main verb: not "It has not its
-    flaws"). From a text with exactly one negation, a ``not``, ``n't`` or ``never`` is removed.
-    A text of several clauses or with a phrase set off (:func:`edits.clauses.single_clause`),
-    or with a double negative, gets nothing. ``not`` goes only into a clause that holds an
-    opinion word (:mod:`edits.opinion`: not "The plot is set in Paris"), and none ahead of
-    the head that agrees with one after it ("A dull flick is not a grim exercise" still says
-    dull). Removal needs none ("do n't see this film" carries its opinion in the negation), but
-    no word after the negation that needs it (``_POLARITY_ITEMS``: "does amount to anything").
-    """
-    words = split_words(text, lowercase=False)
-    tokens = [w for w, _, _ in words]
-    lowered = [w.lower() for w in tokens]
-    if not single_clause(lowered):
-        return []
-    negations = [i for i, w in enumerate(lowered) if w in NEGATION_WORDS]
-    if not negations:
-        head = clause_head(lowered)
-        if head is None:
-            return []
-        # The docstring's opinion rules: something to reverse, and nothing that stays as it was.
-        opinions = list(dict.fromkeys(opinion_words(lowered)))
-        if not opinions or opinion_signs(lowered[:head]) & opinion_signs(lowered[head:]):
-            return []
-        edit = Edit(words[head][2], words[head][2], "", " not")
-        kind = "copula" if lowered[head] in BE else "auxiliary"
-        rationale = (
-            f"inserts 'not' after the {kind} {tokens[head]!r} that heads the text's only clause, "
-            f"which holds the opinion word{'s' if len(opinions) > 1 else ''} "
-            f"{', '.join(map(repr, opinions))} (|rating| >= {OPINION_MIN:g} in the VADER "
-            "lexicon); meant to change the label"
-        )
-    elif len(negations) == 1 and lowered[negations[0]] in _REMOVABLE:
-        index = negations[0]
-        if lowered[index] != "never" and (index == 0 or lowered[index - 1] not in AUXILIARY_FORMS):
-            return []
-        rest = lowered[index + 1 :]
-        if _POLARITY_ITEMS.intersection(rest) or all(w in SENTENCE_ENDS for w in rest):
-            return []  # "topkapi this is not ." has no verb phrase left to affirm
-        edit = _negation_removal(text, words, index)
-        rationale = f"removes the negation {tokens[index]!r}; meant to change the label"
-    else:
-        return []
-    return [Perturbation(edit.apply(text), edit, NEGATION, KEEPS_LABEL[NEGATION], rationale)]
-
-
-def _negation_removal(text: str, words: list[tuple[str, int, int]], index: int) -> Edit:
-    word, start, end = words[index]
-    if word.lower() == "n't" and index > 0:
-        host, host_start, _ = words[index - 1]
-        if host.lower() in _NEGATED_HOSTS:
-            return Edit(
-                host_start,
-                end,
-                text[host_start:end],
-                match_case(host, _NEGATED_HOSTS[host.lower()]),
-            )
-        # "is n't" and "isn't" both become "is".
-        while start > 0 and text[start - 1].isspace():
-            start -= 1
-        return Edit(start, end, text[start:end], "")
-    # Take the following spaces along, or the preceding ones at the end of the text.
-    stop = end
-    while stop < len(text) and text[stop].isspace():
-        stop += 1
-    if stop == len(text):
-        stop = end
-        while start > 0 and text[start - 1].isspace():
-            start -= 1
-    return Edit(start, stop, text[start:stop], "")
 
 
 def _slip(word: str, rng: random.Random) -> tuple[str, str]:
@@ -479,12 +329,3 @@ def _alphabetic_words(text: str) -> list[tuple[str, int, int]]:
 def is_content_word(word: str) -> bool:
     """Whether ``word`` is alphabetic, longer than one letter and no function word."""
     return word.isalpha() and len(word) > 1 and word.lower() not in FUNCTION_WORDS
-
-
-def match_case(template: str, word: str) -> str:
-    """``word`` in the case pattern of ``template``: UPPER, Capitalised or as it is."""
-    if len(template) > 1 and template.isupper():
-        return word.upper()
-    if template[:1].isupper():
-        return word[:1].upper() + word[1:]
-    return word

@@ -174,13 +174,23 @@ class WordNet:
         return list(found.values())
 
     def related(
-        self, lemma: str, pos: str, relation: str, *, senses: int = 1, substitute_senses: int = 2
+        self,
+        lemma: str,
+        pos: str,
+        relation: str,
+        *,
+        senses: int = 1,
+        substitute_senses: int = 2,
+        frames: frozenset[int] | None = None,
     ) -> list[Lexical]:
         """Base-form lemmas related to ``lemma`` in WordNet part of speech ``pos`` (``n``,
         ``v``, ``a``, ``r``): ``relation`` ``"synonym"`` gives the other lemmas of its ``senses``
         most frequent senses, ``"antonym"`` their direct antonyms. A related lemma is kept only
         when the sense that relates it is among its own ``substitute_senses`` most frequent
         senses of ``pos`` (*film* → *movie*, not *picture*, which is first an image).
+        ``frames`` (verbs): WordNet verb frame numbers the context needs (9, "Somebody ----s
+        somebody", for *tells us*); a sense is used only when ``lemma`` has one of them in it,
+        and a related lemma kept only when it has one too (*tells us* → not *says us*).
 
         Example:
             >>> wordnet = load_wordnet()
@@ -192,6 +202,8 @@ class WordNet:
         found: dict[str, Lexical] = {}
         with self._lock:
             for synset, own in self._ranked(lemma, pos)[:senses]:
+                if frames is not None and not frames.intersection(own.frame_ids()):
+                    continue  # the word is not used in this sense here
                 if relation == "synonym":
                     pairs = [(other, synset) for other in synset.lemmas() if other != own]
                 else:
@@ -199,6 +211,8 @@ class WordNet:
                 for other, sense in pairs:
                     name = other.name()
                     if name.lower() == lemma.lower() or name in found:
+                        continue
+                    if frames is not None and not frames.intersection(other.frame_ids()):
                         continue
                     top = [s for s, _ in self._ranked(name, pos)[:substitute_senses]]
                     if sense in top:
@@ -256,6 +270,20 @@ class WordNet:
                 return None
             people = [s for s in synsets if s.lexname() == "noun.person"]
             return Lexical(word, _note(people[0])) if people else None
+
+    def has_common_sense(self, word: str) -> bool:
+        """Whether some WordNet sense of the word, in any part of speech, is not a particular
+        person, place, ... (*titanic* is an adjective too; *spielberg* is only a person)."""
+        with self._lock:
+            return any(not s.instance_hypernyms() for s in self._reader.synsets(word.lower()))
+
+    def is_place(self, word: str) -> bool:
+        """Whether some WordNet sense of the word is a particular place (*Kent*, *Paris*)."""
+        with self._lock:
+            return any(
+                s.instance_hypernyms() and s.lexname() == "noun.location"
+                for s in self._reader.synsets(word.lower(), pos="n")
+            )
 
     def is_person(self, word: str) -> bool:
         """Whether some WordNet sense of the word is a particular person (*Hope*, *Bush*)."""

@@ -65,7 +65,7 @@ def test_the_antonym_of_a_word_without_opinion_is_a_probe_or_nothing():
         ("The plot is set in Paris .", []),
         ("The film is long .", []),
         # Removing a negation needs none: the negation holds the opinion.
-        ("Do n't see this film .", ["Do see this film ."]),
+        ("Do n't see this film .", ["See this film ."]),
         # An opinion ahead of the head that the "not" leaves standing: fine where it then
         # agrees with the new predicate, refused where it agreed with the old one.
         ("The wasted cast will love it .", ["The wasted cast will not love it ."]),

@@ -112,14 +112,16 @@ def test_suggestions_are_grouped_by_kind_and_ranked_by_projection(systems, text)
     # "weak and dull" is a list: an antonym of one of them would say two things.
     assert changing == (set() if "dull" in text else {"The jokes were strong ."})
     keeping = {s.text for s in report.suggestions if s.keeps_label and not s.probe}
-    assert text.replace("jokes", "gags") in keeping
+    # "jokes" is rated (+1.0 in VADER), "gags" is not: no synonym (issue 32, point 3).
+    assert text.replace("jokes", "gags") not in keeping
     assert "neighbour" in {s.source for s in report.suggestions}
 
 
 def test_a_text_of_several_clauses_gets_no_label_changing_suggestion(systems):
     report = suggest(TEXTS[0], systems, guide="cnn", top_k=3, words=5)
     assert report.suggestions
-    assert not [s for s in report.suggestions if s.label_unverified or not s.keeps_label]
+    # A probe (keeps_label None) claims nothing: only a claimed change would be wrong here.
+    assert not [s for s in report.suggestions if s.label_unverified or s.keeps_label is False]
 
 
 def test_the_projection_is_the_edit_along_the_dense_top_eigenvector(float64_system, metric):

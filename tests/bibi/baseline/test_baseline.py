@@ -229,8 +229,10 @@ def test_the_bot_runs_one_team_per_task(db, weak_bow):
 def test_negations_go_only_where_the_label_change_is_plain():
     from edits.perturbations import negation_edits
 
-    assert [p.text for p in negation_edits("The jokes are stale.")] == ["The jokes are not stale."]
-    assert [p.text for p in negation_edits("I did not enjoy it.")] == ["I did enjoy it."]
+    assert [p.text for p in negation_edits("The jokes are weak.")] == ["The jokes are not weak."]
+    # "stale" is unrated: no opinion inside the predicate, a probe (issue 32).
+    assert negation_edits("The jokes are stale.", probes=True)[0].probe
+    assert [p.text for p in negation_edits("I did not enjoy it.")] == ["I enjoyed it."]
     assert negation_edits("The movie is neither funny nor clever.") == []
     assert negation_edits("It is not bad, and never dull.") == []
     # Measured on main: "It has not its flaws, but ..." and two-clause negations.
