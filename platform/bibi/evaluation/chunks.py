@@ -191,17 +191,24 @@ def version_label_dev_scores_update(*, version: SystemVersion) -> SystemVersion:
 
 
 def version_span_dev_scores_update(*, version: SystemVersion) -> SystemVersion:
-    """A span version's dev answer accuracy (under the task's answer mode) and mean token F1
-    again, from every blind-dev cell whose example has a gold answer."""
+    """A span version's dev answer accuracy (under the task's answer mode, stored with it) and
+    mean token F1 again, from every blind-dev cell (``span_dev_scores``: each distinct cell
+    once, against the union of its examples' gold answers)."""
     cells = list(
         Prediction.objects.filter(
             system_version=version, source=Source.BLIND_DEV, example__isnull=False
         ).select_related("example")
     )
-    version.dev_accuracy, version.dev_token_f1, version.dev_count = span_dev_scores(
-        shared_task=version.system.shared_task, cells=cells
+    span_dev_scores(shared_task=version.system.shared_task, cells=cells).set_on(version)
+    version.save(
+        update_fields=[
+            "dev_accuracy",
+            "dev_token_f1",
+            "dev_count",
+            "dev_answer_mode",
+            "dev_answer_threshold",
+        ]
     )
-    version.save(update_fields=["dev_accuracy", "dev_token_f1", "dev_count"])
     return version
 
 

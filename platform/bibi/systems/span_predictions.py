@@ -213,9 +213,7 @@ def _span_predictions_write(
     Prediction.objects.bulk_create(rows, batch_size=2000)
     if source == Prediction.Source.BLIND_DEV:
         # One function with the hosted versions' dev scores (spanworker's, from the cells).
-        version.dev_accuracy, version.dev_token_f1, version.dev_count = span_dev_scores(
-            shared_task=system.shared_task, cells=rows
-        )
+        span_dev_scores(shared_task=system.shared_task, cells=rows).set_on(version)
     return predictions_recorded(version, source=source, digest=digest)
 
 

@@ -17,16 +17,30 @@ def back_to_the_old_name(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('sharedtasks', '0011_merge_votes_forms'),
+        ("sharedtasks", "0011_merge_votes_forms"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='sharedtask',
-            name='answer_mode',
-            field=models.CharField(choices=[('exact', 'Exact match after normalisation'), ('token_f1', 'Token F1 against the best gold answer, at or above a threshold'), ('overlap_2017', "At least 75% of the true answer's characters covered (the 2017 overview's rule, read literally)"), ('overlap_longer', 'At least 75% character overlap over the longer of the two spans (stricter)')], default='token_f1', max_length=20),
+            model_name="sharedtask",
+            name="answer_mode",
+            field=models.CharField(
+                choices=[
+                    ("exact", "Exact match after normalisation"),
+                    ("token_f1", "Token F1 against the best gold answer, at or above a threshold"),
+                    (
+                        "overlap_2017",
+                        "At least 75% of the true answer's characters covered (the 2017 overview's rule, read literally)",
+                    ),
+                    (
+                        "overlap_longer",
+                        "At least 75% character overlap over the longer of the two spans (stricter)",
+                    ),
+                ],
+                default="token_f1",
+                max_length=20,
+            ),
         ),
         migrations.RunPython(keep_the_rule_they_were_scored_with, back_to_the_old_name),
     ]

@@ -8,6 +8,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from bibi.evaluation import triggers as evaluation_triggers
 from bibi.sharedtasks.models import (
     Membership,
     Organizer,
@@ -46,6 +47,9 @@ SHARED_TASK_EDITABLE_FIELDS = (
     "validation_agreement",
     "validation_quota_per_validator",
 )
+
+# The settings a span answer's correctness depends on: changing one scores dev cells again.
+ANSWER_RULE_FIELDS = ("answer_mode", "answer_f1_threshold")
 
 
 @transaction.atomic
@@ -115,7 +119,9 @@ def shared_task_update(
     *, shared_task: SharedTask, actor: AbstractBaseUser, via: str | None = None, **changes: Any
 ) -> SharedTask:
     """Change the fields of the stored ``shared_task`` (``shared_task_changes_check``);
-    audited with each field's old and new value (and ``via``, e.g. "admin", if given)."""
+    audited with each field's old and new value (and ``via``, e.g. "admin", if given). A new
+    answer rule (``ANSWER_RULE_FIELDS``) computes every version's dev figures again from its
+    stored cells (``evaluation.triggers.dev_scores_after_answer_rule``)."""
     organizer_require(user=actor, shared_task=shared_task, doing="that")
     shared_task_changes_check(shared_task=shared_task, changes=changes)
     before = {field: getattr(shared_task, field) for field in changes}
@@ -126,6 +132,9 @@ def shared_task_update(
     changed: dict[str, Any] = {
         f: {"from": before[f], "to": changes[f]} for f in changes if before[f] != changes[f]
     }
+    if set(changed) & set(ANSWER_RULE_FIELDS):
+        # Dev figures are stored with the rule they were computed under: compute them again.
+        evaluation_triggers.dev_scores_after_answer_rule(shared_task=shared_task)
     if changed:
         audit_record(
             shared_task=shared_task,

@@ -4,25 +4,36 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('systems', '0008_second_text'),
+        ("systems", "0008_second_text"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='systemversion',
-            name='dev_answer_mode',
-            field=models.CharField(blank=True, help_text="Span tasks: the answer mode dev_accuracy was computed under ('' for labels).", max_length=20),
+            model_name="systemversion",
+            name="dev_answer_mode",
+            field=models.CharField(
+                blank=True,
+                help_text="Span tasks: the answer mode dev_accuracy was computed under ('' for labels).",
+                max_length=20,
+            ),
         ),
         migrations.AddField(
-            model_name='systemversion',
-            name='dev_answer_threshold',
-            field=models.FloatField(blank=True, help_text='Span tasks: the token F1 threshold dev_accuracy was computed with.', null=True),
+            model_name="systemversion",
+            name="dev_answer_threshold",
+            field=models.FloatField(
+                blank=True,
+                help_text="Span tasks: the token F1 threshold dev_accuracy was computed with.",
+                null=True,
+            ),
         ),
         migrations.AlterField(
-            model_name='systemversion',
-            name='dev_count',
-            field=models.PositiveIntegerField(blank=True, help_text='Span tasks: distinct (sentence, question) cells scored, each against the union of the gold answers of the dev examples that ask it.', null=True),
+            model_name="systemversion",
+            name="dev_count",
+            field=models.PositiveIntegerField(
+                blank=True,
+                help_text="Span tasks: distinct (sentence, question) cells scored, each against the union of the gold answers of the dev examples that ask it.",
+                null=True,
+            ),
         ),
     ]
