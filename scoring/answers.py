@@ -128,10 +128,8 @@ def overlap_ratio(
         raise ScoringInputError(f"overlap_ratio divides by 'longer' or 'gold', not {over!r}")
     shared = np.clip(np.minimum(pred_end, gold_end) - np.maximum(pred_start, gold_start), 0, None)
     gold_length = gold_end - gold_start
-    if over == "gold":
-        base = gold_length
-    else:
-        base = np.maximum(pred_end - pred_start, gold_length)
+    longer = np.maximum(pred_end - pred_start, gold_length)
+    base = gold_length if over == "gold" else longer
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(base > 0, shared / base, 0.0).astype(np.float64)
 
