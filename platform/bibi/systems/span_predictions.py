@@ -9,7 +9,7 @@ The answer is ``answer`` (its text), or ``start`` and ``end`` (character offsets
 sentence, end exclusive), or all three (the text must then be the sentence's characters
 there). A text without offsets is located in the sentence (its first occurrence,
 ``span_answers.answer_offsets``); one that is not in it is kept as text (right or wrong by
-its text, and wrong under the 2017 overlap rule, which compares offsets). Every item must be
+its text, and wrong under the overlap rules, which compare offsets). Every item must be
 answered exactly once; otherwise every problem is listed and nothing is stored.
 """
 
