@@ -3,9 +3,13 @@ type never changes; imports of the QA-SRL formats over HTTP."""
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
+from django.apps import apps as django_apps
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from bibi.sharedtasks import services
 from bibi.sharedtasks.models import SharedTask
 from bibi.tasktypes import SPAN_EXTRACTION
 
@@ -54,6 +58,32 @@ def test_the_answer_rule_changes_and_a_bad_threshold_is_refused(cast):
     assert "answer_f1_threshold" in str(refused.json())
     unknown = client.patch("/api/v1/shared-tasks/qasrl/", {"answer_mode": "fuzzy"}, format="json")
     assert unknown.status_code == 400
+
+
+def test_the_2017_qasrl_preset_uses_the_literal_overlap_reading(cast):
+    client = cast.client("organizer")
+    applied = client.patch(
+        "/api/v1/shared-tasks/qasrl/", {"answer_mode": "overlap_longer"}, format="json"
+    )
+    assert applied.status_code == 200, applied.json()
+    services.shared_task_preset_apply(
+        shared_task=SharedTask.objects.get(slug="qasrl"),
+        actor=cast.organizer,
+        key="2017-qasrl-replay",
+    )
+    task = SharedTask.objects.get(slug="qasrl")
+    assert task.answer_mode == "overlap_2017"
+    assert "true answer" in task.get_answer_mode_display()
+    assert "longer" in SharedTask.AnswerMode.OVERLAP_LONGER.label
+
+
+def test_tasks_on_the_old_overlap_rule_keep_it_under_its_new_name(cast):
+    migration = importlib.import_module("bibi.sharedtasks.migrations.0012_qcount_overlap_readings")
+    SharedTask.objects.filter(slug="qasrl").update(answer_mode="overlap_2017")
+    migration.keep_the_rule_they_were_scored_with(django_apps, None)
+    assert SharedTask.objects.get(slug="qasrl").answer_mode == "overlap_longer"
+    migration.back_to_the_old_name(django_apps, None)
+    assert SharedTask.objects.get(slug="qasrl").answer_mode == "overlap_2017"
 
 
 def test_the_task_type_never_changes(cast):
