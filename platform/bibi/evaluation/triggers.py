@@ -14,12 +14,12 @@ from datetime import datetime
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
-from bibi.evaluation.chunks import chunks_create, shared_task_lock, version_dev_scores_update
+from bibi.evaluation.chunks import chunks_create, dev_scores_stale_update, shared_task_lock
 from bibi.evaluation.matrix import dataset_missing
 from bibi.evaluation.models import ScoringRun
 from bibi.evaluation.services import scoring_run_request
 from bibi.sharedtasks.models import Dataset, Example, Phase, SharedTask
-from bibi.systems.models import Prediction, System, SystemVersion
+from bibi.systems.models import System, SystemVersion
 
 Trigger = ScoringRun.Trigger
 
@@ -90,22 +90,9 @@ def dataset_cells_request(*, dataset: Dataset, examples: Sequence[Example]) -> i
 def dev_scores_after_answer_rule(*, shared_task: SharedTask) -> int:
     """The task's answer rule (``answer_mode``, ``answer_f1_threshold``) changed: every version's
     dev figures again, from its stored blind-dev cells (no model runs), so that dev weights and
-    the pages never mix figures of two rules. Returns how many versions were scored again.
+    the pages never mix figures of two rules (``chunks.dev_scores_stale_update``). Returns how
+    many versions were scored again.
 
     Called inside the settings change's transaction.
     """
-    versions = (
-        SystemVersion.objects.filter(
-            system__shared_task=shared_task,
-            predictions__source=Prediction.Source.BLIND_DEV,
-        )
-        .distinct()
-        .select_related("system__shared_task")
-        .order_by("id")
-    )
-    count = 0
-    for version in versions:
-        version.system.shared_task = shared_task
-        version_dev_scores_update(version=version)
-        count += 1
-    return count
+    return dev_scores_stale_update(shared_task=shared_task)

@@ -14,12 +14,16 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from bibi.evaluation import compute
+from bibi.evaluation import services as evaluation_services
 from bibi.evaluation.chunks import version_dev_scores_update
 from bibi.evaluation.matrix import active_versions
 from bibi.evaluation.reports import version_weights
+from bibi.evaluation.triggers import dev_scores_after_answer_rule
 from bibi.sharedtasks import services as task_services
 from bibi.systems import predictions as system_predictions
 from bibi.systems import services as system_services
+from bibi.systems.models import SystemVersion
 from fim_engine.span_model import load_span_system
 from scoring.answers import answer_scores
 
@@ -176,6 +180,28 @@ def test_dev_figures_and_weights_follow_a_change_of_answer_mode(repeated_cell_ta
     assert weight_of[str(hosted.system_id)] == pytest.approx(hosted.dev_accuracy)
     assert weight_of[str(reported.id)] == pytest.approx(1.0)
     assert before is not None
+    # Nothing is stale now: a second count does nothing.
+    assert dev_scores_after_answer_rule(shared_task=cast.shared_task) == 0
+
+
+def test_a_run_counts_again_a_figure_stored_before_figures_recorded_their_rule(
+    repeated_cell_task, qa_dir
+):
+    cast, _ = repeated_cell_task
+    hosted = upload_and_validate(cast, qa_dir)
+    hosted.refresh_from_db()
+    right = (hosted.dev_accuracy, hosted.dev_count)
+    # As a figure of an older rule, stored before this one kept its mode.
+    SystemVersion.objects.filter(id=hosted.id).update(
+        dev_accuracy=0.99, dev_count=4, dev_answer_mode="", dev_answer_threshold=None
+    )
+    run = evaluation_services.scoring_run_request(
+        shared_task=cast.shared_task, trigger="organizer", send=False
+    )
+    compute.scoring_run_complete(run_id=run.id)  # fails: no pairs, after the recount
+    hosted.refresh_from_db()
+    assert (hosted.dev_accuracy, hosted.dev_count) == (pytest.approx(right[0]), right[1])
+    assert (hosted.dev_answer_mode, hosted.dev_answer_threshold) == ("token_f1", 0.5)
 
 
 def no_breaks_needed():
