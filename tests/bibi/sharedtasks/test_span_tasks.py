@@ -60,10 +60,10 @@ def test_the_answer_rule_changes_and_a_bad_threshold_is_refused(cast):
     assert unknown.status_code == 400
 
 
-def test_the_2017_qasrl_preset_uses_the_literal_overlap_reading(cast):
+def test_the_2017_qasrl_preset_uses_the_overlap_over_the_longer_span(cast):
     client = cast.client("organizer")
     applied = client.patch(
-        "/api/v1/shared-tasks/qasrl/", {"answer_mode": "overlap_longer"}, format="json"
+        "/api/v1/shared-tasks/qasrl/", {"answer_mode": "token_f1"}, format="json"
     )
     assert applied.status_code == 200, applied.json()
     services.shared_task_preset_apply(
@@ -72,8 +72,9 @@ def test_the_2017_qasrl_preset_uses_the_literal_overlap_reading(cast):
         key="2017-qasrl-replay",
     )
     task = SharedTask.objects.get(slug="qasrl")
-    assert task.answer_mode == "overlap_2017"
-    assert "true answer" in task.get_answer_mode_display()
+    # The literal reading would credit the whole sentence: the preset takes the longer span.
+    assert task.answer_mode == "overlap_longer"
+    assert "true answer" in SharedTask.AnswerMode.OVERLAP_2017.label
     assert "longer" in SharedTask.AnswerMode.OVERLAP_LONGER.label
 
 
@@ -114,3 +115,23 @@ def test_a_bad_qa_file_is_refused_with_its_lines_over_http(cast):
     )
     assert answer.status_code == 400, answer.json()
     assert answer.json()["error_count"] == 4
+
+
+def test_snapshots_scored_on_the_old_overlap_rule_name_it_as_it_was(cast):
+    from bibi.evaluation.models import ScoringRun, Snapshot
+
+    migration = importlib.import_module(
+        "bibi.evaluation.migrations.0007_qcount_snapshot_overlap_name"
+    )
+    task = SharedTask.objects.get(slug="qasrl")
+    run = ScoringRun.objects.create(shared_task=task, trigger="command")
+    old = Snapshot.objects.create(
+        shared_task=task, run=run, settings_used={"answer_mode": "overlap_2017", "labels": []},
+        code_version="test", pair_set_ids=[], systems=[], tables={}, counts={},
+    )  # fmt: skip
+    migration.name_the_rule_they_were_scored_with(django_apps, None)
+    old.refresh_from_db()
+    assert old.settings_used == {"answer_mode": "overlap_longer", "labels": []}
+    migration.back_to_the_old_name(django_apps, None)
+    old.refresh_from_db()
+    assert old.settings_used["answer_mode"] == "overlap_2017"
