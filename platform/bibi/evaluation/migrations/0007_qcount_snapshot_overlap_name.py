@@ -7,9 +7,11 @@ from django.db import migrations
 
 def _rename(apps, old: str, new: str) -> None:
     Snapshot = apps.get_model("evaluation", "Snapshot")
-    for snapshot in Snapshot.objects.filter(settings_used__answer_mode=old).only("settings_used"):
-        snapshot.settings_used = {**snapshot.settings_used, "answer_mode": new}
-        snapshot.save(update_fields=["settings_used"])
+    # A snapshot is written once (its model refuses save()): this renames a stored rule only.
+    for pk, used in Snapshot.objects.filter(settings_used__answer_mode=old).values_list(
+        "pk", "settings_used"
+    ):
+        Snapshot.objects.filter(pk=pk).update(settings_used={**used, "answer_mode": new})
 
 
 def name_the_rule_they_were_scored_with(apps, schema_editor):
