@@ -61,7 +61,8 @@ def train_span(args: argparse.Namespace) -> int:
     print(
         f"dev ({report.dev_questions} questions with a located answer): "
         f"exact {scores['exact']:.4f}, token F1 >= 0.5 {scores['token_f1']:.4f}, "
-        f"2017 overlap {scores['overlap_2017']:.4f}, mean token F1 {scores['mean_token_f1']:.4f}"
+        f"2017 overlap (over the true answer) {scores['overlap_2017']:.4f}, overlap over the "
+        f"longer span {scores['overlap_longer']:.4f}, mean token F1 {scores['mean_token_f1']:.4f}"
     )
     print(
         f"wrote BertForQuestionAnswering to {report.out_dir} after {report.steps} steps "

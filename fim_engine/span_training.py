@@ -22,7 +22,8 @@ Example:
 Measured once (CPU, 2 threads on a shared machine, ``epochs=1, max_steps=250, batch_size=16,
 learning_rate=1e-4, max_length=128``: 250 steps, 4,000 of the 7,565 training answers, 803 s):
 on the 2,180 wiki1.dev questions with a located answer, exact 49.4%, token F1 ≥ 0.5 66.0%,
-2017 overlap 51.7%, mean token F1 0.659.
+overlap over the longer span (``overlap_longer``, then called ``overlap_2017``) 51.7%, mean
+token F1 0.659.
 """
 
 from __future__ import annotations

@@ -142,7 +142,13 @@ def test_the_minilm_span_baseline_trains_saves_and_scores(tmp_path: Path) -> Non
     )
     assert report.steps == 3 and report.train_examples == 6
     assert report.dev_questions == 4
-    assert set(report.dev_scores) == {"exact", "token_f1", "overlap_2017", "mean_token_f1"}
+    assert set(report.dev_scores) == {
+        "exact",
+        "token_f1",
+        "overlap_2017",
+        "overlap_longer",
+        "mean_token_f1",
+    }
     assert all(0.0 <= value <= 1.0 for value in report.dev_scores.values())
     assert check_span_model_dir(report.out_dir) == "BertForQuestionAnswering"
     reloaded = load_span_system(report.out_dir, device="cpu")

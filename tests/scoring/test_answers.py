@@ -71,7 +71,7 @@ def test_token_f1_mode_uses_the_best_gold_answer_and_the_threshold() -> None:
     assert stricter["correct"].tolist() == [True, False, False]
 
 
-def test_overlap_2017_divides_the_shared_characters_by_the_longer_span() -> None:
+def test_overlap_longer_divides_the_shared_characters_by_the_longer_span() -> None:
     gold = gold_frame(("q", "the 2006 championship"))  # 21 characters
     cases = predict(
         ("A", "q", "2006 championship"),  # 17 shared / 21 = 0.81
@@ -79,9 +79,32 @@ def test_overlap_2017_divides_the_shared_characters_by_the_longer_span() -> None
         ("C", "q", "the 2006 championship as Dublin"),  # 21 / 31 = 0.68: too long
         ("D", "q", SENTENCE),  # the whole sentence is never right
     )
-    scores = answer_scores(cases, gold, mode="overlap_2017")
+    scores = answer_scores(cases, gold, mode="overlap_longer")
     assert scores["correct"].tolist() == [True, False, False, False]
     assert overlap_ratio(*np.array([[4], [21], [0], [21]])) == pytest.approx([17 / 21])
+
+
+def test_overlap_2017_divides_the_shared_characters_by_the_true_answer() -> None:
+    # The overview's words: "overlapped at least 75% in characters with the true answer".
+    gold = gold_frame(("q", "the 2006 championship"))  # 21 characters
+    cases = predict(
+        ("A", "q", "2006 championship"),  # 17 / 21 = 0.81
+        ("B", "q", "the 2006"),  # 8 / 21 = 0.38
+        ("C", "q", "the 2006 championship as Dublin"),  # 21 / 21 = 1: right, however long
+        ("D", "q", "2006 championship as Dublin"),  # 17 / 21 = 0.81 (0.63 of the longer)
+        ("E", "q", "championship as Dublin"),  # 12 / 21 = 0.57
+    )
+    scores = answer_scores(cases, gold, mode="overlap_2017")
+    assert scores["correct"].tolist() == [True, False, True, True, False]
+    longer = answer_scores(cases, gold, mode="overlap_longer")
+    assert longer["correct"].tolist() == [True, False, False, False, False]
+    # By hand: "the 2006 championship" at 0-21, "2006 championship as Dublin" at 4-31.
+    by_gold = overlap_ratio(*np.array([[4], [31], [0], [21]]), over="gold")
+    by_longer = overlap_ratio(*np.array([[4], [31], [0], [21]]), over="longer")
+    assert by_gold == pytest.approx([17 / 21])
+    assert by_longer == pytest.approx([17 / 27])
+    with pytest.raises(ScoringInputError, match="'longer' or 'gold'"):
+        overlap_ratio(*np.array([[4], [31], [0], [21]]), over="prediction")
 
 
 def test_overlap_2017_counts_offsets_not_equal_text_elsewhere() -> None:
@@ -97,7 +120,7 @@ def test_overlap_2017_counts_offsets_not_equal_text_elsewhere() -> None:
     assert answer_scores(elsewhere, gold, mode="exact")["correct"].tolist() == [True]
 
 
-@pytest.mark.parametrize("mode", ["exact", "token_f1", "overlap_2017"])
+@pytest.mark.parametrize("mode", ["exact", "token_f1", "overlap_2017", "overlap_longer"])
 def test_empty_and_punctuation_only_predictions_are_wrong(mode: str) -> None:
     gold = gold_frame(("q", "UCD"), ("p", ","))
     predictions = pd.DataFrame(

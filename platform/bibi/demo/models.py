@@ -34,7 +34,8 @@ SPAN_ARCHITECTURE = "minilm-span"
 # steps, 265 s, then scoring the 301 blind-dev questions); at a load of 9 to 13, 14 min 33 s and
 # 352 s of CPU time. On two idle cores, estimated from that CPU time (never measured idle), 2-3
 # minutes. The run is deterministic (seed 0): blind dev exact 11.6%, token F1 >= 0.5 27.9%,
-# 2017 overlap 14.6%, mean token F1 0.31.
+# overlap over the longer span (overlap_longer, then called overlap_2017) 14.6%, mean token F1
+# 0.31.
 SPAN_TRAINING: dict[str, Any] = {
     "epochs": 1,
     "max_steps": 100,

@@ -169,7 +169,9 @@ def span_demo_build(
         say(
             f"  {model.architecture}: {how}; on the {model.dev_questions} blind-dev questions: "
             f"exact {scores['exact']:.1%}, token F1 >= 0.5 {scores['token_f1']:.1%}, 2017 "
-            f"overlap {scores['overlap_2017']:.1%}, mean token F1 {scores['mean_token_f1']:.2f}"
+            f"overlap {scores['overlap_2017']:.1%} (over the longer span "
+            f"{scores.get('overlap_longer', 0.0):.1%}), mean token F1 "
+            f"{scores['mean_token_f1']:.2f}"
         )
         team = builder.systems_upload(
             shared_task=shared_task, builder=users["builder"], trained=[model], say=say

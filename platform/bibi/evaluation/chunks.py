@@ -191,18 +191,57 @@ def version_label_dev_scores_update(*, version: SystemVersion) -> SystemVersion:
 
 
 def version_span_dev_scores_update(*, version: SystemVersion) -> SystemVersion:
-    """A span version's dev answer accuracy (under the task's answer mode) and mean token F1
-    again, from every blind-dev cell whose example has a gold answer."""
+    """A span version's dev answer accuracy (under the task's answer mode, stored with it) and
+    mean token F1 again, from every blind-dev cell (``span_dev_scores``: each distinct cell
+    once, against the union of its examples' gold answers)."""
     cells = list(
         Prediction.objects.filter(
             system_version=version, source=Source.BLIND_DEV, example__isnull=False
         ).select_related("example")
     )
-    version.dev_accuracy, version.dev_token_f1, version.dev_count = span_dev_scores(
-        shared_task=version.system.shared_task, cells=cells
+    span_dev_scores(shared_task=version.system.shared_task, cells=cells).set_on(version)
+    version.save(
+        update_fields=[
+            "dev_accuracy",
+            "dev_token_f1",
+            "dev_count",
+            "dev_answer_mode",
+            "dev_answer_threshold",
+        ]
     )
-    version.save(update_fields=["dev_accuracy", "dev_token_f1", "dev_count"])
     return version
+
+
+def dev_scores_stale_update(*, shared_task: SharedTask) -> int:
+    """Dev figures counted again where they were computed under another answer rule than the
+    task's now (``answer_mode``, ``answer_f1_threshold``: the settings of a type whose
+    ``scoring_settings`` has them), or before figures recorded their rule; from the stored
+    blind-dev cells, no model runs. Returns how many versions were counted again.
+
+    After an organizer changes the rule (``triggers.dev_scores_after_answer_rule``) and before
+    a run scores (``services.scoring_run_score``): dev weights never mix two rules.
+    """
+    rule = shared_task.kind.scoring_settings(shared_task)
+    if "answer_mode" not in rule:
+        return 0
+    stale = (
+        SystemVersion.objects.filter(
+            system__shared_task=shared_task, predictions__source=Source.BLIND_DEV
+        )
+        .exclude(
+            dev_answer_mode=rule["answer_mode"],
+            dev_answer_threshold=rule["answer_f1_threshold"],
+        )
+        .distinct()
+        .select_related("system")
+        .order_by("id")
+    )
+    count = 0
+    for version in stale:
+        version.system.shared_task = shared_task
+        version_dev_scores_update(version=version)
+        count += 1
+    return count
 
 
 # How a version's dev scores are computed again, by what its task's systems answer.

@@ -57,6 +57,8 @@ class ScoredVersion:
     version_number: int
     dev_accuracy: float | None
     dev_count: int | None
+    # Span tasks: the answer mode dev_accuracy was computed under ('' for labels).
+    dev_answer_mode: str = ""
 
     @property
     def key(self) -> str:
@@ -152,6 +154,7 @@ def active_versions(*, shared_task: SharedTask) -> list[ScoredVersion]:
             "active_version__number",
             "active_version__dev_accuracy",
             "active_version__dev_count",
+            "active_version__dev_answer_mode",
         )
     )
     return [ScoredVersion(*row) for row in rows]

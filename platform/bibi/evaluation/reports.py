@@ -265,6 +265,8 @@ def report_tables(
         row["kind"] = version.kind
         row["version"] = version.version_number
         row["dev_accuracy"] = version.dev_accuracy
+        if version.dev_answer_mode:
+            row["dev_answer_mode"] = version.dev_answer_mode
         row["weight"] = float(weights[version.key])
         row["weight_source"] = inputs.weight_sources[version.key]
         row["by_team"] = per_team[row["system_id"]]

@@ -39,7 +39,12 @@ from django.utils import timezone
 
 import scoring
 from bibi.evaluation import selectors
-from bibi.evaluation.chunks import chunks_create, message_send, shared_task_lock
+from bibi.evaluation.chunks import (
+    chunks_create,
+    dev_scores_stale_update,
+    message_send,
+    shared_task_lock,
+)
 from bibi.evaluation.matrix import PairMatrix, pair_matrix
 from bibi.evaluation.models import CellChunk, ScoringRun, Snapshot, SnapshotItem
 from bibi.evaluation.reports import (
@@ -208,6 +213,8 @@ def scoring_run_score(*, run_id: int, send: bool = True) -> ScoringRun:
     if run.status != Status.SCORING:
         return run
     shared_task = run.shared_task
+    # Weights are dev figures under the task's answer rule now, never one recorded before.
+    dev_scores_stale_update(shared_task=shared_task)
     matrix = pair_matrix(shared_task=shared_task)
     if matrix.cells_missing:
         return _run_wait_again(run, send=send)

@@ -16,7 +16,7 @@ from datetime import datetime
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
-from bibi.evaluation.chunks import chunks_create, shared_task_lock
+from bibi.evaluation.chunks import chunks_create, dev_scores_stale_update, shared_task_lock
 from bibi.evaluation.matrix import dataset_missing
 from bibi.evaluation.models import ScoringRun
 from bibi.evaluation.services import scoring_run_request
@@ -119,3 +119,14 @@ def dataset_cells_request(*, dataset: Dataset, examples: Sequence[Example]) -> i
         shared_task=shared_task, missing=missing, source=dataset.split, run=None, send=True
     )
     return sum(chunk.size for chunk in chunks)
+
+
+def dev_scores_after_answer_rule(*, shared_task: SharedTask) -> int:
+    """The task's answer rule (``answer_mode``, ``answer_f1_threshold``) changed: every version's
+    dev figures again, from its stored blind-dev cells (no model runs), so that dev weights and
+    the pages never mix figures of two rules (``chunks.dev_scores_stale_update``). Returns how
+    many versions were scored again.
+
+    Called inside the settings change's transaction.
+    """
+    return dev_scores_stale_update(shared_task=shared_task)

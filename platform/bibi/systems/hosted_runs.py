@@ -27,3 +27,6 @@ class HostedRun:
     macro_f1: float | None = None
     # Span tasks: the mean token F1 on the blind dev set.
     token_f1: float | None = None
+    # Span tasks: the answer mode and token F1 threshold ``accuracy`` was computed under.
+    answer_mode: str = ""
+    answer_threshold: float | None = None

@@ -136,7 +136,22 @@ class SystemVersion(models.Model):
         help_text="Span tasks: mean token F1 on the blind dev set (dev_accuracy is the answer "
         "accuracy under the task's answer mode).",
     )
-    dev_count = models.PositiveIntegerField(null=True, blank=True)
+    dev_count = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Span tasks: distinct (sentence, question) cells scored, each against the "
+        "union of the gold answers of the dev examples that ask it.",
+    )
+    dev_answer_mode = models.CharField(
+        max_length=20,
+        blank=True,
+        help_text="Span tasks: the answer mode dev_accuracy was computed under ('' for labels).",
+    )
+    dev_answer_threshold = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Span tasks: the token F1 threshold dev_accuracy was computed with.",
+    )
     truncated_count = models.PositiveIntegerField(default=0)
     outside_label_count = models.PositiveIntegerField(
         default=0,

@@ -6,6 +6,7 @@ the pairs app: ``bibi.pairs.selectors.pair_predictions_window``.)
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -16,9 +17,10 @@ from django.utils import timezone
 
 import scoring
 from bibi.sharedtasks import selectors as sharedtask_selectors
-from bibi.sharedtasks.models import SharedTask
+from bibi.sharedtasks.models import Dataset, SharedTask
 from bibi.systems.models import Prediction, System, SystemVersion
 from bibi.systems.span_answers import SpanAnswer, span_scores
+from bibi.tasktypes.items import item_key
 
 
 def can_view_system(*, user, system: System) -> bool:
@@ -127,24 +129,69 @@ def dev_scores(labels: list[str], gold: list[str], predicted: list[str]) -> tupl
     return scores.accuracy, scores.macro_f1
 
 
-def span_dev_scores(
-    *, shared_task: SharedTask, cells: list[Prediction]
-) -> tuple[float | None, float | None, int]:
-    """A span version's blind-dev scores from its cells (``example`` loaded): answer accuracy
-    under the task's answer mode, mean token F1, and the number of cells scored (those whose
-    example has a gold answer); ``(None, None, 0)`` when there is none."""
-    scored = [cell for cell in cells if cell.example is not None and cell.example.answers]
-    if not scored:
-        return None, None, 0
+@dataclass(frozen=True)
+class SpanDevFigures:
+    """A span version's blind-dev figures and the rule they were computed under."""
+
+    accuracy: float | None
+    token_f1: float | None
+    count: int
+    answer_mode: str
+    answer_threshold: float
+
+    def set_on(self, version: SystemVersion) -> None:
+        """Put the figures on ``version`` (not saved)."""
+        version.dev_accuracy, version.dev_token_f1 = self.accuracy, self.token_f1
+        version.dev_count = self.count
+        version.dev_answer_mode = self.answer_mode
+        version.dev_answer_threshold = self.answer_threshold
+
+
+SPAN_DEV_RULE = (
+    "each distinct (sentence, question) of the blind dev set counts once, right when the "
+    "answer is right against any gold answer of the dev examples that ask it"
+)
+
+
+def span_dev_scores(*, shared_task: SharedTask, cells: list[Prediction]) -> SpanDevFigures:
+    """A span version's blind-dev figures from its cells: answer accuracy under the task's
+    answer mode, mean token F1, the number of cells scored, and that mode and threshold.
+
+    One rule on every path (hosted validation, self-reported uploads, the chunk recount;
+    ``SPAN_DEV_RULE``): the blind dev set may ask one question of one sentence under two ids
+    (two predicates of a verb, with gold answers that may differ); such examples are one cell,
+    scored once against the union of their gold answers. ``cells`` may hold one row per
+    example (a hosted run) or one per key (stored cells): rows of one key count once (the
+    first). A cell whose examples have no gold answer is not scored.
+    """
+    gold: dict[str, list[dict]] = {}
+    for example in dataset_examples(shared_task, Dataset.Split.BLIND_DEV):
+        answers = gold.setdefault(item_key((example.text, example.question)), [])
+        for answer in example.answers or []:
+            if answer not in answers:
+                answers.append(answer)
+    distinct: dict[str, Prediction] = {}
+    for cell in cells:
+        if gold.get(cell.text_sha256):
+            distinct.setdefault(cell.text_sha256, cell)
+    mode, threshold = shared_task.answer_mode, shared_task.answer_f1_threshold
+    if not distinct:
+        return SpanDevFigures(None, None, 0, mode, threshold)
     scores = span_scores(
         shared_task=shared_task,
         predictions=[
-            (cell.system_version_id, cell.example_id, SpanAnswer(*_answer_of(cell)))
-            for cell in scored
+            (cell.system_version_id, key, SpanAnswer(*_answer_of(cell)))
+            for key, cell in distinct.items()
         ],
-        gold={cell.example_id: cell.example.answers for cell in scored if cell.example},
+        gold={key: gold[key] for key in distinct},
     )
-    return float(scores["correct"].mean()), float(scores["token_f1"].mean()), len(scored)
+    return SpanDevFigures(
+        float(scores["correct"].mean()),
+        float(scores["token_f1"].mean()),
+        len(distinct),
+        mode,
+        threshold,
+    )
 
 
 def _answer_of(cell: Prediction) -> tuple[str, int | None, int | None]:

@@ -5,7 +5,7 @@ sentence, end exclusive): gold answers on ``Example.answers`` and ``Pair.*_answe
 system's answer on ``Prediction.answer_start/answer_end/answer_text``. A self-reported answer
 given as text only gets the offsets of its first occurrence in the sentence
 (``answer_offsets``); one that is not in the sentence keeps no offsets and so is wrong under
-the 2017 overlap rule, which compares offsets.
+the overlap rules, which compare offsets.
 
 ``span_scores`` is the one call that turns stored answers into correctness and token F1, used
 for the blind dev set (dev accuracy and dev token F1 of a version) and for pair items (the

@@ -139,16 +139,19 @@ def span_version_run(version: SystemVersion, root: Path) -> HostedRun:
             for e, output in zip(examples, outputs, strict=True)
         ]
     dev = [row for row in rows if row.source == Prediction.Source.BLIND_DEV]
-    # Every dev example is scored against its own answers; the cells stored are one per key
-    # (QA-SRL asks one question of one sentence for two predicates of a verb at times).
+    # The cells stored are one per key (QA-SRL asks one question of one sentence for two
+    # predicates of a verb at times); the dev figures count each once, against the union of
+    # its examples' gold answers, as every other path does (selectors.span_dev_scores).
     distinct: dict[tuple[str, str], Prediction] = {}
     for row in rows:
         distinct.setdefault((row.source, row.text_sha256), row)
-    accuracy, token_f1, count = span_dev_scores(shared_task=shared_task, cells=dev)
+    figures = span_dev_scores(shared_task=shared_task, cells=dev)
     return HostedRun(
         rows=list(distinct.values()),
         model_format="transformers",
-        accuracy=accuracy,
-        count=count,
-        token_f1=token_f1,
+        accuracy=figures.accuracy,
+        count=figures.count,
+        token_f1=figures.token_f1,
+        answer_mode=figures.answer_mode,
+        answer_threshold=figures.answer_threshold,
     )

@@ -9,7 +9,7 @@ The answer is ``answer`` (its text), or ``start`` and ``end`` (character offsets
 sentence, end exclusive), or all three (the text must then be the sentence's characters
 there). A text without offsets is located in the sentence (its first occurrence,
 ``span_answers.answer_offsets``); one that is not in it is kept as text (right or wrong by
-its text, and wrong under the 2017 overlap rule, which compares offsets). Every item must be
+its text, and wrong under the overlap rules, which compare offsets). Every item must be
 answered exactly once; otherwise every problem is listed and nothing is stored.
 """
 
@@ -213,9 +213,7 @@ def _span_predictions_write(
     Prediction.objects.bulk_create(rows, batch_size=2000)
     if source == Prediction.Source.BLIND_DEV:
         # One function with the hosted versions' dev scores (spanworker's, from the cells).
-        version.dev_accuracy, version.dev_token_f1, version.dev_count = span_dev_scores(
-            shared_task=system.shared_task, cells=rows
-        )
+        span_dev_scores(shared_task=system.shared_task, cells=rows).set_on(version)
     return predictions_recorded(version, source=source, digest=digest)
 
 

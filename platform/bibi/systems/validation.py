@@ -107,6 +107,10 @@ def _record(version: SystemVersion, outcome: _Outcome) -> None:
         version.label_mapping = run.mapping
         version.dev_accuracy, version.dev_count = run.accuracy, run.count
         version.dev_macro_f1, version.dev_token_f1 = run.macro_f1, run.token_f1
+        version.dev_answer_mode, version.dev_answer_threshold = (
+            run.answer_mode,
+            run.answer_threshold,
+        )
         version.truncated_count = sum(row.truncated for row in run.rows)
         version.save()
     with store_lock():

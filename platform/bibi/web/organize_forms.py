@@ -97,11 +97,18 @@ SETTING_GROUPS: dict[str, list[tuple[str, str]]] = {
     "Answers (span tasks)": [
         (
             "answer_mode",
-            "When a span answer is right: exact match after normalisation, token F1 against "
-            "the best gold answer at or above the threshold below, or the 2017 organizers' "
-            "rule (at least 75% character overlap; see scoring.answers).",
+            "When a span answer is right: exact match after normalisation; token F1 against "
+            "the best gold answer at or above the threshold below; overlap_2017, the 2017 "
+            "overview's rule read literally (the answer covers at least 75% of the true "
+            "answer's characters, however long it is); or overlap_longer, the stricter "
+            "reading (at least 75% of the longer of the two spans shared). Changing it "
+            "computes every version's dev figures and weights again (see scoring.answers).",
         ),
-        ("answer_f1_threshold", "The least token F1 (0 to 1) that is right, in token_f1 mode."),
+        (
+            "answer_f1_threshold",
+            "The least token F1 (0 to 1) that is right, in token_f1 mode; changing it computes "
+            "the dev figures again.",
+        ),
     ],
     "Guidance for breakers": [
         ("guidance_visibility", "Who sees the λmax guidance on the starter originals."),

@@ -97,10 +97,11 @@ def test_a_new_blind_dev_item_updates_the_dev_scores(span_version):
     span_version.refresh_from_db()
     cells = list(span_version.predictions.filter(source="blind_dev").select_related("example"))
     assert len(cells) == 4 and span_version.dev_count == 4
-    accuracy, token_f1, count = span_dev_scores(
-        shared_task=span_version.system.shared_task, cells=cells
+    figures = span_dev_scores(shared_task=span_version.system.shared_task, cells=cells)
+    assert (span_version.dev_accuracy, span_version.dev_token_f1) == (
+        figures.accuracy,
+        figures.token_f1,
     )
-    assert (span_version.dev_accuracy, span_version.dev_token_f1) == (accuracy, token_f1)
     new = next(c for c in cells if c.example_id == example.id)
     assert new.lambda_max is None and new.question == example.question
 

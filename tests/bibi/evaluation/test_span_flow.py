@@ -144,6 +144,7 @@ def test_a_span_task_runs_end_to_end(span_task):
     assert [(row["text"], row["question"]) for row in rows] == items
     snapshot = scored(cast, strong, weak)
     assert snapshot.settings_used["answer_mode"] == "token_f1"
+    assert {row["dev_answer_mode"] for row in snapshot.tables["builders"]} == {"token_f1"}
     builders = {row["system_id"]: row for row in snapshot.tables["builders"]}
     assert builders[strong.id]["breaks"] == 0
     assert builders[strong.id]["accuracy"] == 1.0
@@ -181,6 +182,10 @@ def test_a_span_task_runs_end_to_end(span_task):
     for page in ("/tasks/qasrl/results/", "/tasks/qasrl/results/items/", "/tasks/qasrl/"):
         shown = Client().get(page)
         assert shown.status_code == 200, (page, shown.content.decode()[:3000])
+    board_page = Client().get("/tasks/qasrl/results/").content.decode()
+    # The dev figures' counting rule and mode, stated beside the weights (issue 33.4).
+    assert "data-dev-rule" in board_page and "under token_f1" in board_page
+    assert "Each distinct (sentence, question) of the blind dev set counts once" in board_page
     explorer = Client().get("/tasks/qasrl/results/items/").content.decode()
     assert "who beat someone?" in explorer and "“Kilmacud”" in explorer
     assert '“St Vincents” <strong class="verdict-wrong">wrong</strong>' in explorer

@@ -64,7 +64,9 @@ def test_preset_changes_lists_only_what_differs(cast):
 
 def test_an_unknown_preset_or_a_non_organizer_is_refused_and_nothing_changes(cast):
     before = settings_of(cast.shared_task)
-    with pytest.raises(ValidationError, match="no preset 'nope': choose one of 2017-sentiment"):
+    with pytest.raises(
+        ValidationError, match="no preset 'nope': choose one of 2017-qasrl-replay, 2017-sentiment"
+    ):
         services.shared_task_preset_apply(
             shared_task=cast.shared_task, actor=cast.organizer, key="nope"
         )

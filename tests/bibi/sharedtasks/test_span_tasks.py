@@ -3,9 +3,13 @@ type never changes; imports of the QA-SRL formats over HTTP."""
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
+from django.apps import apps as django_apps
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from bibi.sharedtasks import services
 from bibi.sharedtasks.models import SharedTask
 from bibi.tasktypes import SPAN_EXTRACTION
 
@@ -56,6 +60,33 @@ def test_the_answer_rule_changes_and_a_bad_threshold_is_refused(cast):
     assert unknown.status_code == 400
 
 
+def test_the_2017_qasrl_preset_uses_the_overlap_over_the_longer_span(cast):
+    client = cast.client("organizer")
+    applied = client.patch(
+        "/api/v1/shared-tasks/qasrl/", {"answer_mode": "token_f1"}, format="json"
+    )
+    assert applied.status_code == 200, applied.json()
+    services.shared_task_preset_apply(
+        shared_task=SharedTask.objects.get(slug="qasrl"),
+        actor=cast.organizer,
+        key="2017-qasrl-replay",
+    )
+    task = SharedTask.objects.get(slug="qasrl")
+    # The literal reading would credit the whole sentence: the preset takes the longer span.
+    assert task.answer_mode == "overlap_longer"
+    assert "true answer" in SharedTask.AnswerMode.OVERLAP_2017.label
+    assert "longer" in SharedTask.AnswerMode.OVERLAP_LONGER.label
+
+
+def test_tasks_on_the_old_overlap_rule_keep_it_under_its_new_name(cast):
+    migration = importlib.import_module("bibi.sharedtasks.migrations.0012_qcount_overlap_readings")
+    SharedTask.objects.filter(slug="qasrl").update(answer_mode="overlap_2017")
+    migration.keep_the_rule_they_were_scored_with(django_apps, None)
+    assert SharedTask.objects.get(slug="qasrl").answer_mode == "overlap_longer"
+    migration.back_to_the_old_name(django_apps, None)
+    assert SharedTask.objects.get(slug="qasrl").answer_mode == "overlap_2017"
+
+
 def test_the_task_type_never_changes(cast):
     refused = cast.client("organizer").patch(
         "/api/v1/shared-tasks/qasrl/", {"task_type": "text_classification"}, format="json"
@@ -84,3 +115,23 @@ def test_a_bad_qa_file_is_refused_with_its_lines_over_http(cast):
     )
     assert answer.status_code == 400, answer.json()
     assert answer.json()["error_count"] == 4
+
+
+def test_snapshots_scored_on_the_old_overlap_rule_name_it_as_it_was(cast):
+    from bibi.evaluation.models import ScoringRun, Snapshot
+
+    migration = importlib.import_module(
+        "bibi.evaluation.migrations.0007_qcount_snapshot_overlap_name"
+    )
+    task = SharedTask.objects.get(slug="qasrl")
+    run = ScoringRun.objects.create(shared_task=task, trigger="command")
+    old = Snapshot.objects.create(
+        shared_task=task, run=run, settings_used={"answer_mode": "overlap_2017", "labels": []},
+        code_version="test", pair_set_ids=[], systems=[], tables={}, counts={},
+    )  # fmt: skip
+    migration.name_the_rule_they_were_scored_with(django_apps, None)
+    old.refresh_from_db()
+    assert old.settings_used == {"answer_mode": "overlap_longer", "labels": []}
+    migration.back_to_the_old_name(django_apps, None)
+    old.refresh_from_db()
+    assert old.settings_used["answer_mode"] == "overlap_2017"

@@ -67,7 +67,15 @@ class SharedTask(models.Model):
     class AnswerMode(models.TextChoices):
         EXACT = "exact", "Exact match after normalisation"
         TOKEN_F1 = "token_f1", "Token F1 against the best gold answer, at or above a threshold"
-        OVERLAP_2017 = "overlap_2017", "At least 75% character overlap (the 2017 organizers' rule)"
+        OVERLAP_2017 = (
+            "overlap_2017",
+            "At least 75% of the true answer's characters covered (the 2017 overview's rule, "
+            "read literally)",
+        )
+        OVERLAP_LONGER = (
+            "overlap_longer",
+            "At least 75% character overlap over the longer of the two spans (stricter)",
+        )
 
     class BreakRateMode(models.TextChoices):
         PAIRS = "pairs", "Breaks per pair"

@@ -15,6 +15,12 @@ same refusals apply and the audit entry lists each field's old and new value, wi
   default rules refuse real 2017 pairs (tokenised, lowercased variants count as many
   edits). Scoring: ``original_f1`` weights and ``sentences`` break rate, on the labels as
   submitted (label validation off: 2017 had none, and its tables scored submitted labels).
+- ``2017-qasrl-replay``: a span task scored by the 2017 QA-SRL track's rule, an answer right
+  when it "overlapped at least 75% in characters with the true answer" (overview, section
+  5.3), in the reading over the longer span (``overlap_longer``), weighted by dev answer
+  accuracy. Not the literal reading (``overlap_2017``, over the true answer's length): under
+  it an answer holding the true one is right however long, so answering every question with
+  the whole sentence scores 100% (wiki1.dev, ``scoring/README.md``), which no contest can use.
 - ``strict-minimal-pairs``: small, explained edits: at most 2 token edits (or a fifth of
   the original's tokens on long sentences), at least 80% of the variant's tokens from the
   original, and a rationale with every pair. Scoring is left as it is.
@@ -63,6 +69,21 @@ PRESETS: dict[str, Preset] = {
                 "weight_mode": SharedTask.WeightMode.ORIGINAL_F1,
                 "break_rate_mode": SharedTask.BreakRateMode.SENTENCES,
                 "validation_mode": SharedTask.ValidationMode.OFF,
+            },
+        ),
+        Preset(
+            key="2017-qasrl-replay",
+            name="2017 QA-SRL replay",
+            about=(
+                "Span tasks: an answer is right when at least 75% of each of it and the true "
+                "answer lies in the other (overlap_longer, the 2017 overview's 75% character "
+                "rule over the longer span; read over the true answer alone, overlap_2017, "
+                "the whole sentence would always be right); systems weighted by their dev "
+                "answer accuracy under that rule."
+            ),
+            values={
+                "answer_mode": SharedTask.AnswerMode.OVERLAP_LONGER,
+                "weight_mode": SharedTask.WeightMode.DEV_ACCURACY,
             },
         ),
         Preset(

@@ -8,6 +8,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from bibi.evaluation import triggers as evaluation_triggers
 from bibi.sharedtasks.models import (
     Membership,
     Organizer,
@@ -47,6 +48,9 @@ SHARED_TASK_EDITABLE_FIELDS = (
     "validation_quota_per_validator",
     "validation_pending",
 )
+
+# The settings a span answer's correctness depends on: changing one scores dev cells again.
+ANSWER_RULE_FIELDS = ("answer_mode", "answer_f1_threshold")
 
 
 @transaction.atomic
@@ -116,7 +120,9 @@ def shared_task_update(
     *, shared_task: SharedTask, actor: AbstractBaseUser, via: str | None = None, **changes: Any
 ) -> SharedTask:
     """Change the fields of the stored ``shared_task`` (``shared_task_changes_check``);
-    audited with each field's old and new value (and ``via``, e.g. "admin", if given)."""
+    audited with each field's old and new value (and ``via``, e.g. "admin", if given). A new
+    answer rule (``ANSWER_RULE_FIELDS``) computes every version's dev figures again from its
+    stored cells (``evaluation.triggers.dev_scores_after_answer_rule``)."""
     organizer_require(user=actor, shared_task=shared_task, doing="that")
     shared_task_changes_check(shared_task=shared_task, changes=changes)
     before = {field: getattr(shared_task, field) for field in changes}
@@ -127,6 +133,9 @@ def shared_task_update(
     changed: dict[str, Any] = {
         f: {"from": before[f], "to": changes[f]} for f in changes if before[f] != changes[f]
     }
+    if set(changed) & set(ANSWER_RULE_FIELDS):
+        # Dev figures are stored with the rule they were computed under: compute them again.
+        evaluation_triggers.dev_scores_after_answer_rule(shared_task=shared_task)
     if changed:
         audit_record(
             shared_task=shared_task,

@@ -27,6 +27,7 @@ from bibi.evaluation.models import Snapshot
 from bibi.evaluation.selectors import Names
 from bibi.sharedtasks.models import SharedTask
 from bibi.sharedtasks.selectors import Viewer
+from bibi.systems.selectors import SPAN_DEV_RULE
 from bibi.web import charts
 from bibi.web.access import task_and_viewer
 from bibi.web.explorer import answer_rule, item_entries
@@ -170,12 +171,24 @@ def settings_used(snapshot: Snapshot) -> dict[str, Any]:
         "rate": RATE_WORDS.get(rate, RATE_WORDS["pairs"]),
         "labels": used.get("labels", []),
         "answer_rule": answer_rule(used),
+        "dev_rule": dev_rule(snapshot),
         "max_sequence_length": used.get("max_sequence_length"),
         # Snapshots from before precisions were recorded say nothing: every cell was fp32 then.
         "precisions": ", ".join(
             f"{name} ({count} cells)" for name, count in used.get("precisions", {}).items()
         ),
     }
+
+
+def dev_rule(snapshot: Snapshot) -> str:
+    """How the snapshot's span dev figures were counted, in words: only for snapshots whose
+    builder rows record the answer mode of their dev figures (scored under the one counting
+    rule, ``bibi.systems.selectors.SPAN_DEV_RULE``); '' otherwise."""
+    rows = (snapshot.tables or {}).get("builders", [])
+    modes = sorted({row["dev_answer_mode"] for row in rows if row.get("dev_answer_mode")})
+    if not modes:
+        return ""
+    return f"{SPAN_DEV_RULE[0].upper()}{SPAN_DEV_RULE[1:]}, under {', '.join(modes)}."
 
 
 def _applied_weights(
