@@ -4,7 +4,8 @@
   the tokenized sentence, then per predicate ``index<TAB>verb<TAB>questions`` and that many
   lines of seven question slots, ``?`` and the answers separated by `` ### ``);
 * the 2017 shared task's TSV: ``#id, prefix, predicate, suffix, question, answer``, where the
-  sentence is ``prefix PREDICATE suffix`` with the predicate upper-cased.
+  sentence is ``prefix PREDICATE suffix`` with the predicate upper-cased; the reader gives the
+  predicate back its case in the sentence (:func:`predicate_case`).
 
 Every question becomes a :class:`QasrlRecord`; the sentence text is its tokens joined by single
 spaces and every answer becomes character offsets into that text (:func:`locate_answer`). An
@@ -128,56 +129,100 @@ def token_starts(tokens: Iterable[str]) -> list[int]:
     return starts
 
 
+# Why an answer text was not placed (``locate_span``): absent, only inside words, or at two
+# places that are equally likely.
+NOT_A_SPAN = "is not a span of the sentence"
+PART_OF_A_WORD = "is not a span of the sentence: it is only part of a word there"
+
+
+def token_spans(text: str) -> list[tuple[int, int]]:
+    """Character offsets (end exclusive) of ``text``'s whitespace-separated tokens."""
+    return [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+
+
+def _whole_words(pieces: list[str]) -> str:
+    """A pattern for ``pieces`` as whole words: any whitespace between them, and no word
+    character running on from a word character at either end (so 'Augustu' is not found in
+    'Augustus', nor 'he' in 'Then')."""
+    body = r"\s+".join(re.escape(piece) for piece in pieces)
+    before = r"(?<!\w)" if re.match(r"\w", pieces[0]) else ""
+    after = r"(?!\w)" if re.search(r"\w$", pieces[-1]) else ""
+    return before + body + after
+
+
+def locate_span(
+    text: str, answer: str, anchor: tuple[int, int] | None = None
+) -> tuple[tuple[int, int] | None, str]:
+    """Where the answer text is in ``text``: ``((start, end), "")``, or ``(None, why)``.
+
+    The one rule every answer given as text is placed by (the QA-SRL readers, an examples
+    file's answers, a pair's variant answers, a self-reported prediction). The answer must be
+    a run of whole words of the text (whitespace between them free): matched with its case
+    first, ignoring case only where it is nowhere with its case (a capitalised first word).
+    Where it occurs more than once, ``anchor`` (the predicate's character span: QA-SRL answers
+    are arguments of their predicate) picks the occurrence nearest it; two equally near, or
+    several without an anchor, are ambiguous and refused: the caller must give offsets.
+    Returns ``why`` as a phrase that follows "the answer 'x' ".
+
+    >>> locate_span("Then he FOUNDED it", "he")
+    ((5, 7), '')
+    >>> locate_span("ADB Mouse II", "ADB Mouse I")
+    (None, 'is not a span of the sentence: it is only part of a word there')
+    >>> locate_span("he said he left", "he", anchor=(3, 7))
+    (None, 'occurs 2 times in the sentence, equally near the predicate: give its offsets')
+    >>> locate_span("he said he left", "he", anchor=(11, 15))
+    ((8, 10), '')
+    """
+    pieces = answer.split()
+    if not pieces:
+        return None, "is empty"
+    pattern = _whole_words(pieces)
+    found: list[tuple[int, int]] = []
+    for flags in (0, re.IGNORECASE):
+        # Overlapping occurrences too ("he he" in "he he he"): a look-ahead that captures.
+        found = [m.span(1) for m in re.finditer(f"(?=({pattern}))", text, flags)]
+        if found:
+            break
+    if not found:
+        loose = r"\s+".join(re.escape(piece) for piece in pieces)
+        inside = re.search(loose, text, re.IGNORECASE) is not None
+        return None, PART_OF_A_WORD if inside else NOT_A_SPAN
+    if len(found) == 1:
+        return found[0], ""
+    if anchor is None:
+        return None, f"occurs {len(found)} times in the sentence: give its offsets"
+
+    def distance(span: tuple[int, int]) -> int:
+        return max(anchor[0] - span[1], span[0] - anchor[1], 0)
+
+    nearest = min(distance(span) for span in found)
+    best = [span for span in found if distance(span) == nearest]
+    if len(best) > 1:
+        return None, (
+            f"occurs {len(found)} times in the sentence, equally near the predicate: "
+            "give its offsets"
+        )
+    return best[0], ""
+
+
 def locate_answer(
     tokens: tuple[str, ...], answer: str, predicate_index: int
 ) -> tuple[int, int] | None:
-    """Character offsets of ``answer`` in ``" ".join(tokens)``, or None if it is not a span.
-
-    Tried in order, the first rule that matches wins: the answer's tokens as a run of the
-    sentence's tokens; the same ignoring case (the TSV upper-cases the predicate; some answers
-    capitalise a sentence-initial word); the answer as a substring of the text (answers cut
-    inside a word); the same ignoring case; the same ignoring whitespace. Where the answer
-    occurs more than once the occurrence nearest the predicate is taken (QA-SRL answers are
-    arguments of their predicate), the first one on a tie.
+    """Character offsets of ``answer`` in ``" ".join(tokens)`` (``locate_span`` anchored on
+    the predicate's token), or None if it is not a span there or is ambiguous.
 
     >>> locate_answer(("Hezbollah", "killed", "three", "soldiers"), "three soldiers", 1)
     (17, 31)
     """
     text = " ".join(tokens)
-    starts = token_starts(tokens)
-    anchor = starts[predicate_index] if 0 <= predicate_index < len(starts) else 0
-    pieces = tuple(answer.split())
-    if not pieces:
+    return locate_span(text, answer, _token_anchor(tokens, predicate_index))[0]
+
+
+def _token_anchor(tokens: tuple[str, ...], index: int) -> tuple[int, int] | None:
+    if not 0 <= index < len(tokens):
         return None
-    for fold in (False, True):
-        runs = list(_token_runs(tokens, pieces, fold=fold))
-        if runs:
-            first, last = min(runs, key=lambda run: abs(starts[run[0]] - anchor))
-            return starts[first], starts[last] + len(tokens[last])
-    for pattern in _substring_patterns(answer):
-        found = [(m.start(), m.end()) for m in pattern.finditer(text) if m.end() > m.start()]
-        if found:
-            return min(found, key=lambda span: abs(span[0] - anchor))
-    return None
-
-
-def _token_runs(
-    tokens: tuple[str, ...], pieces: tuple[str, ...], *, fold: bool
-) -> Iterator[tuple[int, int]]:
-    size = len(pieces)
-    words = [t.casefold() for t in tokens] if fold else list(tokens)
-    wanted = [p.casefold() for p in pieces] if fold else list(pieces)
-    for first in range(len(tokens) - size + 1):
-        if words[first : first + size] == wanted:
-            yield first, first + size - 1
-
-
-def _substring_patterns(answer: str) -> Iterator[re.Pattern[str]]:
-    stripped = answer.strip()
-    yield re.compile(re.escape(stripped))
-    yield re.compile(re.escape(stripped), re.IGNORECASE)
-    letters = [re.escape(char) for char in stripped if not char.isspace()]
-    yield re.compile(r"\s*".join(letters), re.IGNORECASE)
+    start = token_starts(tokens)[index]
+    return start, start + len(tokens[index])
 
 
 def _answers(
@@ -186,13 +231,12 @@ def _answers(
     text = " ".join(tokens)
     found: list[Answer] = []
     unmatched: list[str] = []
+    anchor = _token_anchor(tokens, predicate_index)
     for answer in given.split(ANSWER_SEPARATOR):
-        span = locate_answer(tokens, answer, predicate_index)
+        span, why = locate_span(text, answer, anchor)
         if span is None:
             unmatched.append(answer)
-            errors.add(
-                AnswerNotFoundError, line, f"answer {answer!r} is not a span of the sentence"
-            )
+            errors.add(AnswerNotFoundError, line, f"answer {answer!r} {why}")
         else:
             found.append(Answer(span[0], span[1], text[span[0] : span[1]]))
     return tuple(found), tuple(unmatched)
@@ -288,9 +332,11 @@ def _read_block(block: list[str], start: int, errors: _Errors) -> list[QasrlReco
                 f"sentence {sentence_id} declares {num_predicates} predicates, found {ordinal}",
             )
             raise _BlockError
-        found = _read_predicate(block, (start, row), f"{sentence_id}.{ordinal}", tokens, errors)
+        found, asked = _read_predicate(
+            block, (start, row), f"{sentence_id}.{ordinal}", tokens, errors
+        )
         records.extend(found)
-        row += 1 + len(found)
+        row += 1 + asked
     if row < len(block):
         errors.add(
             CountMismatchError,
@@ -307,8 +353,9 @@ def _read_predicate(
     prefix: str,
     tokens: tuple[str, ...],
     errors: _Errors,
-) -> list[QasrlRecord]:
-    """The records of the predicate whose line is ``block[row]`` (``where = (start, row)``)."""
+) -> tuple[list[QasrlRecord], int]:
+    """The records of the predicate whose line is ``block[row]`` (``where = (start, row)``),
+    and the number of question lines it declares (a bad one yields no record)."""
     start, row = where
     line = start + row
     index, verb, asked = _fields(block[row], 3, "a predicate line", errors, line)
@@ -340,27 +387,38 @@ def _read_predicate(
             raise _BlockError
     records = []
     for number, raw in enumerate(block[row + 1 : row + 1 + num_questions]):
-        fields = _fields(raw, 9, "a question line", errors, line + 1 + number)
-        if fields[7] != "?":
-            errors.add(
-                MalformedFieldError,
-                line + 1 + number,
-                f"the eighth field must be '?', got {fields[7]!r}",
-            )
-            raise _BlockError
+        # A bad question line loses that question only: the block's other questions (and
+        # their problems) are still read, so one reading lists every problem.
+        at = line + 1 + number
+        fields = raw.split("\t")
         slots = tuple("" if slot == EMPTY_SLOT else slot for slot in fields[:7])
+        problem = _question_problem(fields, slots)
+        if problem:
+            kind = FieldCountError if len(fields) != 9 else MalformedFieldError
+            errors.add(kind, at, problem)
+            continue
         records.append(
             _record(
-                f"{prefix}.{number}",
-                tokens,
-                (predicate_index, verb),
-                slots,
-                fields[8],
-                errors,
-                line + 1 + number,
+                f"{prefix}.{number}", tokens, (predicate_index, verb), slots, fields[8], errors, at
             )
         )
-    return records
+    return records, num_questions
+
+
+# The eighth field of a question line as released: ``?``, or ``_`` (an empty slot's mark,
+# as some released files have it) where the seven slots still make a question.
+QUESTION_MARKS = ("?", EMPTY_SLOT)
+
+
+def _question_problem(fields: list[str], slots: tuple[str, ...]) -> str:
+    """Why a ``.qa`` question line cannot be read ('' when it can)."""
+    if len(fields) != 9:
+        return f"a question line needs 9 TAB-separated fields, found {len(fields)}"
+    if fields[7] not in QUESTION_MARKS:
+        return f"the eighth field must be '?' (or '_'), got {fields[7]!r}"
+    if not slots[0] or not slots[3]:
+        return "the question has no wh-word or no verb (slots 1 and 4): it cannot be read"
+    return ""
 
 
 def _record(
@@ -429,7 +487,7 @@ def _read_row(raw: str, line: int, errors: _Errors) -> QasrlRecord:
         errors.add(MalformedFieldError, line, f"predicate {predicate!r} must be one token")
         raise _BlockError
     words = question.split(" ")
-    if len(words) != 8 or words[7] != "?":
+    if len(words) != 8 or words[7] not in QUESTION_MARKS:
         errors.add(
             MalformedFieldError,
             line,
@@ -437,9 +495,52 @@ def _read_row(raw: str, line: int, errors: _Errors) -> QasrlRecord:
         )
         raise _BlockError
     before = prefix.split()
-    tokens = (*before, predicate.strip(), *suffix.split())
+    written = predicate_case(
+        predicate.strip(), previous=before[-1] if before else "", answers=given
+    )
+    tokens = (*before, written, *suffix.split())
     slots = tuple("" if w == EMPTY_SLOT else w.replace("~", " ") for w in words[:7])
-    return _record(record_id, tokens, (len(before), predicate.strip()), slots, given, errors, line)
+    return _record(record_id, tokens, (len(before), written), slots, given, errors, line)
+
+
+# Tokens after which a word starts a sentence (a quotation): the QA-SRL files write `` and ''.
+OPENING_QUOTES = ("``", '"', "\u201c")
+
+
+def predicate_case(predicate: str, *, previous: str, answers: str = "") -> str:
+    """The 2017 TSV's upper-cased predicate as the sentence wrote it (the TSV marks the
+    predicate in capitals: "Her parents had FOUNDED Brauweiler"). ``previous`` is the token
+    before it ('' at the start of the sentence); ``answers`` the row's answer field.
+
+    A predicate that is not all capitals (or has one letter) is kept as given. Otherwise, the
+    first rule that applies: an answer that holds the word gives its case (answers are copied
+    from the sentence, in its case); a predicate that starts the sentence or a quotation
+    (after ``````, ``"`` or ``\u201c``) is capitalised ("Following"); any other is lower-cased,
+    since a QA-SRL predicate is a verb and a verb inside an English sentence is written in
+    lower case. The same word elsewhere in the sentence is no evidence (it may start the
+    sentence, or a name), nor are capitalised neighbours (a name before a verb is common).
+    Measured against the wiki1 ``.qa`` files, which keep the case: 28 of their 3,569
+    predicates come out in another case, all verbs inside titles ("`` I Pity the Fool ''",
+    "Ten Lost Tribes") or a lower-cased sentence start.
+
+    >>> predicate_case("FOUNDED", previous="had")
+    'founded'
+    >>> predicate_case("FOLLOWING", previous="")
+    'Following'
+    >>> predicate_case("LEAVE", previous="``")
+    'Leave'
+    >>> predicate_case("LOST", previous="Ten", answers="the Ten Lost Tribes")
+    'Lost'
+    """
+    if len(predicate) < 2 or not predicate.isupper():
+        return predicate
+    folded = predicate.casefold()
+    for word in answers.split():
+        if word.casefold() == folded and not word.isupper():
+            return word
+    if not previous or previous in OPENING_QUOTES:
+        return predicate[0] + predicate[1:].lower()
+    return predicate.lower()
 
 
 def read_qasrl(path: str | Path) -> QasrlReading:
