@@ -65,7 +65,7 @@ QA_ITEMS = {"starter": QA_STARTER, "blind_dev": QA_BLIND_DEV}
 
 def answers_of(sentence: str, texts: list[str]) -> list[dict[str, Any]]:
     """The gold answers ``texts`` of ``sentence`` as character offsets."""
-    found = [answer_locate(sentence, text) for text in texts]
+    found = [answer_locate(sentence, text)[0] for text in texts]
     assert all(found), f"{texts} are not all spans of {sentence!r}"
     return [answer for answer in found if answer is not None]
 

@@ -89,8 +89,9 @@ class SpanExtraction(TaskType):
         return ExamplesFile("", filename, chosen, encoding, reading=reading)
 
     def examples_check(
-        self, upload: ExamplesFile, *, existing: ExistingExamples, split: str
+        self, upload: ExamplesFile, *, existing: ExistingExamples, split: str, partial: bool = False
     ) -> ExamplesChecked:
+        # The rows that pass are kept whatever the others hold (``partial`` decides the import).
         return span_examples(upload.reading, existing=existing)
 
     def existing_key(self, example: Any) -> tuple[str, ...] | None:

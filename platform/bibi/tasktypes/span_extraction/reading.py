@@ -39,7 +39,7 @@ from bibi.files import (
     iter_rows,
 )
 from bibi.tasktypes.examples import EXTERNAL_ID_MAX_LENGTH, ExamplesChecked, ExistingExamples
-from bibi.tasktypes.span_extraction.answers import answers_read
+from bibi.tasktypes.span_extraction.answers import answers_read, predicate_anchor
 from bibi.texts import text_problems
 from fim_engine.qasrl import TSV_HEADER, AnswerNotFoundError, QasrlReading, read_qa, read_tsv
 
@@ -163,8 +163,10 @@ def _from_rows(rows: Iterator[Any]) -> SpanReading:
             if name not in fields
         ]
         text = (fields.get("text") or "").strip()
-        answers, answer_problems = answers_read(fields.get("answers"), text)
         index, index_problem = _predicate_index(fields.get("predicate_index"), text)
+        answers, answer_problems = answers_read(
+            fields.get("answers"), text, anchor=predicate_anchor(text, index)
+        )
         if "answers" in fields:
             problems += answer_problems
         if index_problem:

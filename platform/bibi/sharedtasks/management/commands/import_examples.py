@@ -44,6 +44,12 @@ class Command(BaseCommand):
             "sentence, and items left without one, instead of refusing the file.",
         )
         parser.add_argument(
+            "--partial",
+            action="store_true",
+            help="Store the rows that pass and list every refused line, instead of refusing "
+            "the whole file.",
+        )
+        parser.add_argument(
             "--label-map",
             default="",
             metavar="MAP",
@@ -98,6 +104,7 @@ class Command(BaseCommand):
                 else None,
                 label_column=options["label_column"],
                 drop_unmatched=options["drop_unmatched"],
+                partial=options["partial"],
             )
         except ExamplesImportRejected as rejected:
             for error in rejected.errors:
@@ -127,6 +134,8 @@ class Command(BaseCommand):
             self.stdout.write(report.duplicates_text())
         if report.dropped_answers or report.dropped_items or report.repeated_rows:
             self.stdout.write(report.summary_text())
+        for error in report.refused:
+            self.stderr.write(f"{path.name}: refused: {error}")
 
     def _actor(self, shared_task: SharedTask, username: str | None):
         if username:
