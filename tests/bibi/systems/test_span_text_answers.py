@@ -24,9 +24,9 @@ MET = "you met you there ."  # "you" on either side of "met": equally near
 THEN_HE = UCD.replace("UCD", "Then he")
 
 
-def dev_upload(cast, rows: str):
+def dev_upload(cast, rows: str, name: str = "texts"):
     system = system_services.system_create(
-        team=cast.builder_team, actor=cast.builder, name="texts", kind="self_reported"
+        team=cast.builder_team, actor=cast.builder, name=name, kind="self_reported"
     )
     return system_predictions.system_predictions_upload(
         system=system,
@@ -62,7 +62,7 @@ def test_an_ambiguous_text_prediction_is_refused_with_the_way_out(db):
         "give 'start' and 'end'"
     ) in reasons
     # Offsets settle it.
-    version = dev_upload(cast, "id,start,end\nm1,0,3\n")
+    version = dev_upload(cast, "id,start,end\nm1,0,3\n", name="offsets")
     assert Prediction.objects.get(system_version=version).answer_start == 0
 
 
