@@ -104,6 +104,8 @@ class QasrlReading:
 
     records: list[QasrlRecord] = field(default_factory=list)
     errors: list[QasrlFormatError] = field(default_factory=list)
+    # The 2017 TSV: the lines whose upper-cased predicate was given its case back.
+    restored_case: list[int] = field(default_factory=list)
 
     def raise_first(self) -> None:
         """Raise the first error, if any."""
@@ -498,6 +500,8 @@ def _read_row(raw: str, line: int, errors: _Errors) -> QasrlRecord:
     written = predicate_case(
         predicate.strip(), previous=before[-1] if before else "", answers=given
     )
+    if written != predicate.strip():
+        errors.reading.restored_case.append(line)
     tokens = (*before, written, *suffix.split())
     slots = tuple("" if w == EMPTY_SLOT else w.replace("~", " ") for w in words[:7])
     return _record(record_id, tokens, (len(before), written), slots, given, errors, line)

@@ -89,6 +89,8 @@ class ExamplesImportReport:
     dropped_answers: tuple[tuple[int, str], ...] = ()
     dropped_items: tuple[int, ...] = ()
     repeated_rows: tuple[tuple[int, int], ...] = ()
+    # The 2017 TSV: lines whose upper-cased predicate was given the sentence's case back.
+    restored_case: tuple[int, ...] = ()
     # A partial import (``partial``): every problem of the rows it left out, in line order.
     refused: tuple[RowError, ...] = ()
 
@@ -104,6 +106,12 @@ class ExamplesImportReport:
                 f" Left out: {len(self.dropped_answers)} answers that are not spans of their "
                 f"sentence, {len(self.dropped_items)} items left without an answer and "
                 f"{len(self.repeated_rows)} repeated rows."
+            )
+        if self.restored_case:
+            count = len(self.restored_case)
+            span += (
+                f" {count} predicate{'s' if count != 1 else ''} written in capitals by the "
+                f"TSV {'were' if count != 1 else 'was'} given the sentence's case back."
             )
         refused = ""
         if self.refused:
@@ -217,6 +225,8 @@ def _import_audit(
     }
     if options.label_map:
         details["label_map"] = dict(options.label_map)
+    if checked.restored_case:
+        details["restored_case"] = len(checked.restored_case)
     if checked.errors:
         details["refused_lines"] = len({error.line for error in checked.errors})
     if checked.dropped_answers or checked.dropped_items or checked.repeated_rows:
@@ -340,4 +350,5 @@ def _examples_write(
         dropped_items=tuple(checked.dropped_items),
         repeated_rows=tuple(checked.repeated_rows),
         refused=tuple(checked.errors),
+        restored_case=tuple(checked.restored_case),
     )

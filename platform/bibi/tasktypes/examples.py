@@ -104,6 +104,8 @@ class ExamplesChecked:
     dropped_answers: list[tuple[int, str]] = field(default_factory=list)
     dropped_items: list[int] = field(default_factory=list)
     repeated_rows: list[tuple[int, int]] = field(default_factory=list)
+    # The 2017 TSV: lines whose upper-cased predicate was given the sentence's case back.
+    restored_case: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

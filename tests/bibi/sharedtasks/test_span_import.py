@@ -65,8 +65,14 @@ def test_it_imports_the_2017_tsv_told_by_its_header(cast):
         "the 2006 championship",
         "the 2006 championship as Dublin champions",
     ]
-    # The TSV marks the predicate in capitals; the sentence's case is restored (issue 33).
+    # The TSV marks the predicate in capitals; the sentence's case is restored (issue 33),
+    # and the import says so.
     assert finish.predicate == "finished"
+    assert "finished the 2006 championship" in finish.text
+    assert len(report.restored_case) == 4
+    assert "4 predicates written in capitals by the TSV were given the sentence's case back" in (
+        report.summary_text()
+    )
 
 
 def test_it_imports_json_lines_with_texts_and_offsets(cast):

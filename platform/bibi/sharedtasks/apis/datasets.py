@@ -144,6 +144,10 @@ class ExamplesImportOutput(serializers.Serializer):
         help_text="Span tasks: rows skipped as repeats of an earlier row (the 2017 TSV)."
     )
 
+    restored_case = serializers.SerializerMethodField(
+        help_text="Span tasks, the 2017 TSV: predicates written in capitals (the TSV's marker) "
+        "given the sentence's case back."
+    )
     refused_count = serializers.SerializerMethodField(
         help_text="A partial import: how many lines were refused (not stored)."
     )
@@ -151,6 +155,9 @@ class ExamplesImportOutput(serializers.Serializer):
         help_text="A partial import: every problem of the refused lines, in line order "
         "(line 0: the file as a whole)."
     )
+
+    def get_restored_case(self, report: importing.ExamplesImportReport) -> int:
+        return len(report.restored_case)
 
     def get_refused_count(self, report: importing.ExamplesImportReport) -> int:
         return len(report.refused_lines())

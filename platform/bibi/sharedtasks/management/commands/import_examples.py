@@ -132,7 +132,13 @@ class Command(BaseCommand):
         )
         if report.duplicates:
             self.stdout.write(report.duplicates_text())
-        if report.dropped_answers or report.dropped_items or report.repeated_rows:
+        if (
+            report.dropped_answers
+            or report.dropped_items
+            or report.repeated_rows
+            or report.restored_case
+            or report.refused
+        ):
             self.stdout.write(report.summary_text())
         for error in report.refused:
             self.stderr.write(f"{path.name}: refused: {error}")
