@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fim_engine.qasrl import NOT_A_SPAN, locate_span, token_spans
+from fim_engine.answer_spans import NOT_A_SPAN, locate_span, token_spans
 
 ANSWER_SEPARATOR = " ### "
 

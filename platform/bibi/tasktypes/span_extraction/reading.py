@@ -7,7 +7,7 @@
 * ``qasrl_tsv``: the 2017 shared task's TSV (header ``#id prefix predicate suffix question
   answer``), read by ``fim_engine.qasrl.read_tsv``; a ``.tsv`` file with that header is read
   this way without being asked. The TSV writes the predicate in capitals to mark it; the
-  reader gives it the sentence's case back (``fim_engine.qasrl.predicate_case``: lower case,
+  reader gives it the sentence's case back (``fim_engine.answer_spans.predicate_case``: lower case,
   capitalised at the start of the sentence or a quotation, or as an answer holding it writes
   it), so that no original, and so no variant, shows the marker; the import reports how many;
 * ``csv``, ``tsv``, ``jsonl``: one item per row with the fields ``id``, ``text`` (the
@@ -16,7 +16,7 @@
   ``predicate`` (the verb).
 
 Every answer of a QA-SRL item is kept, placed by whole words nearest the predicate
-(``answers.answer_locate``'s rule, shared with ``fim_engine.qasrl``). A question line whose
+(``answers.answer_locate``'s rule, shared with ``fim_engine.qasrl``: ``fim_engine.answer_spans``). A question line whose
 eighth field is ``_`` rather than ``?`` (as a released file has some) is read; a line that
 cannot be read is refused on its own, the block's other questions still read, so one import
 names every problem. An answer that is not a span of its sentence refuses

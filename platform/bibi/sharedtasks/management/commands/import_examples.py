@@ -123,9 +123,15 @@ class Command(BaseCommand):
         except ValidationError as error:
             raise CommandError(" ".join(error.messages)) from None
 
+        self._report_write(report, slug=shared_task.slug, split=options["split"], actor=actor)
+
+    def _report_write(self, report, *, slug: str, split: str, actor) -> None:
+        """What the import did: the count, then the duplicates, the lines left out (span
+        files), the predicates given their case back (the 2017 TSV) and the refused lines (a
+        partial import), each refused line on stderr."""
         self.stdout.write(
             self.style.SUCCESS(
-                f"Imported {report.created} examples into {shared_task.slug}/{options['split']} "
+                f"Imported {report.created} examples into {slug}/{split} "
                 f"from {report.filename} ({report.file_format}, {report.encoding}) "
                 f"as {actor.get_username()}."
             )
@@ -141,7 +147,7 @@ class Command(BaseCommand):
         ):
             self.stdout.write(report.summary_text())
         for error in report.refused:
-            self.stderr.write(f"{path.name}: refused: {error}")
+            self.stderr.write(f"{report.filename}: refused: {error}")
 
     def _actor(self, shared_task: SharedTask, username: str | None):
         if username:
