@@ -4,16 +4,22 @@ whole words, the occurrence nearest the predicate, refused when ambiguous; on ev
 
 from __future__ import annotations
 
+import csv
+import io
+
 import pytest
 from django.core.files.base import ContentFile
 
 from bibi.pairs import services as pair_services
 from bibi.pairs.models import Pair
+from bibi.sharedtasks.importing import examples_import
+from bibi.sharedtasks.models import Example
 from bibi.systems import predictions as system_predictions
 from bibi.systems import services as system_services
 from bibi.systems.errors import PredictionsRejected
 from bibi.systems.models import Prediction
 
+from ...conftest import REPO_ROOT
 from ..spancast import SAID, UCD, build_span_cast
 
 pytestmark = pytest.mark.django_db
@@ -120,3 +126,30 @@ def test_a_pair_file_refuses_an_answer_cut_inside_a_word(breaking):
     assert "'Kilmac' is not a span of the sentence: it is only part of a word there" in str(
         raised.value.errors[0]
     )
+
+
+SHARED_DEV = REPO_ROOT.parent / "shared" / "data" / "qasrl" / "wiki1.dev.qa"
+
+
+@pytest.mark.skipif(not SHARED_DEV.exists(), reason="the shared QA-SRL data is not there")
+def test_the_gold_texts_as_predictions_score_as_they_do_by_text_under_the_overlap_rule(db):
+    # Issue 33, point 6: a file of the gold answers' texts scored 100% exact but 96.39% under
+    # the overlap rule, its texts placed at their first occurrence. Placed as the gold answers
+    # are (whole words, nearest the predicate), they score the same under both.
+    cast = build_span_cast(current_phase="build", answer_mode="overlap_2017", blind_dev=[])
+    examples_import(
+        shared_task=cast.shared_task,
+        split="blind_dev",
+        actor=cast.organizer,
+        data=SHARED_DEV.read_bytes(),
+        filename=SHARED_DEV.name,
+        drop_unmatched=True,
+    )
+    examples = Example.objects.filter(
+        dataset__shared_task=cast.shared_task, dataset__split="blind_dev"
+    )
+    rows = [["id", "answer"]] + [[e.external_id, e.answers[0]["text"]] for e in examples]
+    out = io.StringIO()
+    csv.writer(out).writerows(rows)
+    version = dev_upload(cast, out.getvalue())
+    assert version.dev_accuracy == 1.0
