@@ -32,7 +32,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from bibi.evaluation import triggers as evaluation_triggers
-from bibi.files import RowError
+from bibi.files import RowError, refused_rows_csv
 from bibi.sharedtasks import selectors, services
 from bibi.sharedtasks.models import AuditLogEntry, Dataset, Example, SharedTask
 from bibi.tasktypes import TaskType
@@ -93,6 +93,9 @@ class ExamplesImportReport:
     restored_case: tuple[int, ...] = ()
     # A partial import (``partial``): every problem of the rows it left out, in line order.
     refused: tuple[RowError, ...] = ()
+
+    # ... and those lines as a file (``bibi.files.refused_rows_csv``, as a partial pair set's).
+    refused_file: str = ""
 
     def refused_lines(self) -> list[int]:
         """The lines a partial import left out (0: the file as a whole), each once."""
@@ -350,5 +353,10 @@ def _examples_write(
         dropped_items=tuple(checked.dropped_items),
         repeated_rows=tuple(checked.repeated_rows),
         refused=tuple(checked.errors),
+        refused_file=(
+            refused_rows_csv(checked.errors, upload.text, file_format=upload.file_format)
+            if checked.errors
+            else ""
+        ),
         restored_case=tuple(checked.restored_case),
     )

@@ -60,6 +60,10 @@ def test_a_partial_import_stores_the_items_that_pass_and_returns_the_refused_lin
     assert report.created == 6
     assert ids(span_cast) == ["R1.0.0", "R1.0.1", "R1.1.0", "R1.1.1", "R2.0.0", "R3.0.0"]
     assert report.refused_lines() == [15]
+    # The refused lines come back as a file, each with its reason and content.
+    assert report.refused_file.splitlines()[0] == "line,rule,setting,reason,content"
+    assert report.refused_file.splitlines()[1].startswith("15,,,\"the eighth field must be")
+    assert report.refused_file.splitlines()[1].endswith("\t!\tthe ADB Mouse II")
     assert report.dropped_items == (14,)
     assert "Refused (not stored): 1 line (15)." in report.summary_text()
     audit = AuditLogEntry.objects.get(action="examples.import")
@@ -80,6 +84,7 @@ def test_the_span_import_api_takes_the_partial_opt_in(span_cast):
     assert answer.status_code == 201, answer.json()
     body = answer.json()
     assert (body["created"], body["refused_count"]) == (6, 1)
+    assert "the ADB Mouse II" in body["refused_file"]
     assert body["refused"] == [
         {"line": 15, "reason": "the eighth field must be '?' (or '_'), got '!'"}
     ]
@@ -107,6 +112,14 @@ def test_a_label_import_lists_every_problem_and_takes_the_partial_opt_in(cast_bu
     assert report.created == 2
     assert ids(cast) == ["x1", "x4"]
     assert report.refused_lines() == [3, 4, 6]
+    # As a partial pair set's: the header first, so the fixed file uploads again.
+    assert [row.split(",")[0] for row in report.refused_file.splitlines()] == [
+        "line",
+        "1",
+        "3",
+        "4",
+        "6",
+    ]
 
 
 def test_a_sentence_pair_import_takes_the_partial_opt_in(db):

@@ -159,6 +159,12 @@ class ExamplesImportOutput(serializers.Serializer):
     def get_restored_case(self, report: importing.ExamplesImportReport) -> int:
         return len(report.restored_case)
 
+    refused_file = serializers.CharField(
+        help_text="A partial import: the refused lines as CSV (line, rule, setting, reason, "
+        "content: the line as it was in the file), as a partial pair set gives them; '' for "
+        "none."
+    )
+
     def get_refused_count(self, report: importing.ExamplesImportReport) -> int:
         return len(report.refused_lines())
 

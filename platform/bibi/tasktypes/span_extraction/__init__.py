@@ -86,7 +86,7 @@ class SpanExtraction(TaskType):
             )
         except FileFormatError as error:
             raise ExamplesRejected.from_format_error(error, source=filename) from None
-        return ExamplesFile("", filename, chosen, encoding, reading=reading)
+        return ExamplesFile(reading.text, filename, chosen, encoding, reading=reading)
 
     def examples_check(
         self, upload: ExamplesFile, *, existing: ExistingExamples, split: str, partial: bool = False

@@ -81,6 +81,8 @@ class SpanReading:
     errors: RowErrors = field(default_factory=RowErrors)
     # The 2017 TSV's lines whose upper-cased predicate got the sentence's case back.
     restored_case: list[int] = field(default_factory=list)
+    # The decoded file (a partial import quotes its refused lines from it).
+    text: str = ""
 
 
 def span_format(filename: str, requested: str | None, text: str) -> str:
@@ -124,6 +126,7 @@ def span_file_read(
         reading = _from_rows(iter_rows(decoded.text, file_format=chosen))
     if not reading.rows and not reading.errors:
         reading.errors.add(0, "the file has no examples")
+    reading.text = decoded.text
     return reading, decoded.encoding, chosen
 
 
