@@ -62,7 +62,7 @@ def test_a_partial_import_stores_the_items_that_pass_and_returns_the_refused_lin
     assert report.refused_lines() == [15]
     # The refused lines come back as a file, each with its reason and content.
     assert report.refused_file.splitlines()[0] == "line,rule,setting,reason,content"
-    assert report.refused_file.splitlines()[1].startswith("15,,,\"the eighth field must be")
+    assert report.refused_file.splitlines()[1].startswith('15,,,"the eighth field must be')
     assert report.refused_file.splitlines()[1].endswith("\t!\tthe ADB Mouse II")
     assert report.dropped_items == (14,)
     assert "Refused (not stored): 1 line (15)." in report.summary_text()
