@@ -4,7 +4,8 @@
   the tokenized sentence, then per predicate ``index<TAB>verb<TAB>questions`` and that many
   lines of seven question slots, ``?`` and the answers separated by `` ### ``);
 * the 2017 shared task's TSV: ``#id, prefix, predicate, suffix, question, answer``, where the
-  sentence is ``prefix PREDICATE suffix`` with the predicate upper-cased.
+  sentence is ``prefix PREDICATE suffix`` with the predicate upper-cased; the reader gives the
+  predicate back its case in the sentence (:func:`predicate_case`).
 
 Every question becomes a :class:`QasrlRecord`; the sentence text is its tokens joined by single
 spaces and every answer becomes character offsets into that text (:func:`locate_answer`). An
@@ -27,6 +28,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from fim_engine.answer_spans import locate_span, predicate_case
 
 SLOTS = ("wh", "aux", "subj", "verb", "obj", "prep", "obj2")
 EMPTY_SLOT = "_"
@@ -103,6 +106,8 @@ class QasrlReading:
 
     records: list[QasrlRecord] = field(default_factory=list)
     errors: list[QasrlFormatError] = field(default_factory=list)
+    # The 2017 TSV: the lines whose upper-cased predicate was given its case back.
+    restored_case: list[int] = field(default_factory=list)
 
     def raise_first(self) -> None:
         """Raise the first error, if any."""
@@ -131,53 +136,21 @@ def token_starts(tokens: Iterable[str]) -> list[int]:
 def locate_answer(
     tokens: tuple[str, ...], answer: str, predicate_index: int
 ) -> tuple[int, int] | None:
-    """Character offsets of ``answer`` in ``" ".join(tokens)``, or None if it is not a span.
-
-    Tried in order, the first rule that matches wins: the answer's tokens as a run of the
-    sentence's tokens; the same ignoring case (the TSV upper-cases the predicate; some answers
-    capitalise a sentence-initial word); the answer as a substring of the text (answers cut
-    inside a word); the same ignoring case; the same ignoring whitespace. Where the answer
-    occurs more than once the occurrence nearest the predicate is taken (QA-SRL answers are
-    arguments of their predicate), the first one on a tie.
+    """Character offsets of ``answer`` in ``" ".join(tokens)`` (``locate_span`` anchored on
+    the predicate's token), or None if it is not a span there or is ambiguous.
 
     >>> locate_answer(("Hezbollah", "killed", "three", "soldiers"), "three soldiers", 1)
     (17, 31)
     """
     text = " ".join(tokens)
-    starts = token_starts(tokens)
-    anchor = starts[predicate_index] if 0 <= predicate_index < len(starts) else 0
-    pieces = tuple(answer.split())
-    if not pieces:
+    return locate_span(text, answer, _token_anchor(tokens, predicate_index))[0]
+
+
+def _token_anchor(tokens: tuple[str, ...], index: int) -> tuple[int, int] | None:
+    if not 0 <= index < len(tokens):
         return None
-    for fold in (False, True):
-        runs = list(_token_runs(tokens, pieces, fold=fold))
-        if runs:
-            first, last = min(runs, key=lambda run: abs(starts[run[0]] - anchor))
-            return starts[first], starts[last] + len(tokens[last])
-    for pattern in _substring_patterns(answer):
-        found = [(m.start(), m.end()) for m in pattern.finditer(text) if m.end() > m.start()]
-        if found:
-            return min(found, key=lambda span: abs(span[0] - anchor))
-    return None
-
-
-def _token_runs(
-    tokens: tuple[str, ...], pieces: tuple[str, ...], *, fold: bool
-) -> Iterator[tuple[int, int]]:
-    size = len(pieces)
-    words = [t.casefold() for t in tokens] if fold else list(tokens)
-    wanted = [p.casefold() for p in pieces] if fold else list(pieces)
-    for first in range(len(tokens) - size + 1):
-        if words[first : first + size] == wanted:
-            yield first, first + size - 1
-
-
-def _substring_patterns(answer: str) -> Iterator[re.Pattern[str]]:
-    stripped = answer.strip()
-    yield re.compile(re.escape(stripped))
-    yield re.compile(re.escape(stripped), re.IGNORECASE)
-    letters = [re.escape(char) for char in stripped if not char.isspace()]
-    yield re.compile(r"\s*".join(letters), re.IGNORECASE)
+    start = token_starts(tokens)[index]
+    return start, start + len(tokens[index])
 
 
 def _answers(
@@ -186,13 +159,12 @@ def _answers(
     text = " ".join(tokens)
     found: list[Answer] = []
     unmatched: list[str] = []
+    anchor = _token_anchor(tokens, predicate_index)
     for answer in given.split(ANSWER_SEPARATOR):
-        span = locate_answer(tokens, answer, predicate_index)
+        span, why = locate_span(text, answer, anchor)
         if span is None:
             unmatched.append(answer)
-            errors.add(
-                AnswerNotFoundError, line, f"answer {answer!r} is not a span of the sentence"
-            )
+            errors.add(AnswerNotFoundError, line, f"answer {answer!r} {why}")
         else:
             found.append(Answer(span[0], span[1], text[span[0] : span[1]]))
     return tuple(found), tuple(unmatched)
@@ -288,9 +260,11 @@ def _read_block(block: list[str], start: int, errors: _Errors) -> list[QasrlReco
                 f"sentence {sentence_id} declares {num_predicates} predicates, found {ordinal}",
             )
             raise _BlockError
-        found = _read_predicate(block, (start, row), f"{sentence_id}.{ordinal}", tokens, errors)
+        found, asked = _read_predicate(
+            block, (start, row), f"{sentence_id}.{ordinal}", tokens, errors
+        )
         records.extend(found)
-        row += 1 + len(found)
+        row += 1 + asked
     if row < len(block):
         errors.add(
             CountMismatchError,
@@ -307,8 +281,9 @@ def _read_predicate(
     prefix: str,
     tokens: tuple[str, ...],
     errors: _Errors,
-) -> list[QasrlRecord]:
-    """The records of the predicate whose line is ``block[row]`` (``where = (start, row)``)."""
+) -> tuple[list[QasrlRecord], int]:
+    """The records of the predicate whose line is ``block[row]`` (``where = (start, row)``),
+    and the number of question lines it declares (a bad one yields no record)."""
     start, row = where
     line = start + row
     index, verb, asked = _fields(block[row], 3, "a predicate line", errors, line)
@@ -340,27 +315,38 @@ def _read_predicate(
             raise _BlockError
     records = []
     for number, raw in enumerate(block[row + 1 : row + 1 + num_questions]):
-        fields = _fields(raw, 9, "a question line", errors, line + 1 + number)
-        if fields[7] != "?":
-            errors.add(
-                MalformedFieldError,
-                line + 1 + number,
-                f"the eighth field must be '?', got {fields[7]!r}",
-            )
-            raise _BlockError
+        # A bad question line loses that question only: the block's other questions (and
+        # their problems) are still read, so one reading lists every problem.
+        at = line + 1 + number
+        fields = raw.split("\t")
         slots = tuple("" if slot == EMPTY_SLOT else slot for slot in fields[:7])
+        problem = _question_problem(fields, slots)
+        if problem:
+            kind = FieldCountError if len(fields) != 9 else MalformedFieldError
+            errors.add(kind, at, problem)
+            continue
         records.append(
             _record(
-                f"{prefix}.{number}",
-                tokens,
-                (predicate_index, verb),
-                slots,
-                fields[8],
-                errors,
-                line + 1 + number,
+                f"{prefix}.{number}", tokens, (predicate_index, verb), slots, fields[8], errors, at
             )
         )
-    return records
+    return records, num_questions
+
+
+# The eighth field of a question line as released: ``?``, or ``_`` (an empty slot's mark,
+# as some released files have it) where the seven slots still make a question.
+QUESTION_MARKS = ("?", EMPTY_SLOT)
+
+
+def _question_problem(fields: list[str], slots: tuple[str, ...]) -> str:
+    """Why a ``.qa`` question line cannot be read ('' when it can)."""
+    if len(fields) != 9:
+        return f"a question line needs 9 TAB-separated fields, found {len(fields)}"
+    if fields[7] not in QUESTION_MARKS:
+        return f"the eighth field must be '?' (or '_'), got {fields[7]!r}"
+    if not slots[0] or not slots[3]:
+        return "the question has no wh-word or no verb (slots 1 and 4): it cannot be read"
+    return ""
 
 
 def _record(
@@ -429,7 +415,7 @@ def _read_row(raw: str, line: int, errors: _Errors) -> QasrlRecord:
         errors.add(MalformedFieldError, line, f"predicate {predicate!r} must be one token")
         raise _BlockError
     words = question.split(" ")
-    if len(words) != 8 or words[7] != "?":
+    if len(words) != 8 or words[7] not in QUESTION_MARKS:
         errors.add(
             MalformedFieldError,
             line,
@@ -437,9 +423,14 @@ def _read_row(raw: str, line: int, errors: _Errors) -> QasrlRecord:
         )
         raise _BlockError
     before = prefix.split()
-    tokens = (*before, predicate.strip(), *suffix.split())
+    written = predicate_case(
+        predicate.strip(), previous=before[-1] if before else "", answers=given
+    )
+    if written != predicate.strip():
+        errors.reading.restored_case.append(line)
+    tokens = (*before, written, *suffix.split())
     slots = tuple("" if w == EMPTY_SLOT else w.replace("~", " ") for w in words[:7])
-    return _record(record_id, tokens, (len(before), predicate.strip()), slots, given, errors, line)
+    return _record(record_id, tokens, (len(before), written), slots, given, errors, line)
 
 
 def read_qasrl(path: str | Path) -> QasrlReading:

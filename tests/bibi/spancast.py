@@ -26,7 +26,7 @@ from bibi.systems import services as system_services
 from bibi.systems import validation
 from bibi.systems.models import SystemVersion
 from bibi.tasktypes import SPAN_EXTRACTION
-from bibi.tasktypes.span_extraction.answers import answer_locate
+from bibi.tasktypes.span_extraction.answers import answer_locate, predicate_anchor
 
 from ..conftest import sent_where_no_worker_reads
 from .conftest import Cast, build_cast
@@ -63,9 +63,13 @@ QA_BLIND_DEV: list[Row] = [
 QA_ITEMS = {"starter": QA_STARTER, "blind_dev": QA_BLIND_DEV}
 
 
-def answers_of(sentence: str, texts: list[str]) -> list[dict[str, Any]]:
-    """The gold answers ``texts`` of ``sentence`` as character offsets."""
-    found = [answer_locate(sentence, text) for text in texts]
+def answers_of(
+    sentence: str, texts: list[str], predicate_index: int | None = None
+) -> list[dict[str, Any]]:
+    """The gold answers ``texts`` of ``sentence`` as character offsets (placed as an import
+    places them: whole words, nearest the predicate)."""
+    anchor = predicate_anchor(sentence, predicate_index)
+    found = [answer_locate(sentence, text, anchor=anchor)[0] for text in texts]
     assert all(found), f"{texts} are not all spans of {sentence!r}"
     return [answer for answer in found if answer is not None]
 
@@ -81,7 +85,7 @@ def _span_dataset(shared_task: SharedTask, split: str, rows: list[Row]) -> Datas
             question=question,
             predicate_index=index,
             predicate=verb,
-            answers=answers_of(text, answers),
+            answers=answers_of(text, answers, index),
             position=i,
         )
         for i, (eid, text, question, index, verb, answers) in enumerate(rows)

@@ -171,6 +171,11 @@ class ExamplesImportForm(forms.Form):
         help_text="Span tasks: leave out (and report) answers that are not spans of their "
         "sentence, and items left without one, instead of refusing the file.",
     )
+    partial = forms.BooleanField(
+        required=False,
+        help_text="Store the rows that pass and list every refused line, instead of refusing "
+        "the whole file.",
+    )
     label_map = forms.CharField(
         required=False,
         help_text="Translate the file's labels, e.g. 0=negative,1=positive. "
@@ -210,6 +215,7 @@ class ExamplesImportForm(forms.Form):
             text_columns={"text_b": data["text_b_column"]} if data["text_b_column"] else None,
             label_column=data["label_column"],
             drop_unmatched=data["drop_unmatched"],
+            partial=data["partial"],
         )
 
 

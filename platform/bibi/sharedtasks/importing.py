@@ -32,6 +32,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from bibi.evaluation import triggers as evaluation_triggers
+from bibi.files import RowError, refused_rows_csv
 from bibi.sharedtasks import selectors, services
 from bibi.sharedtasks.models import AuditLogEntry, Dataset, Example, SharedTask
 from bibi.tasktypes import TaskType
@@ -88,6 +89,17 @@ class ExamplesImportReport:
     dropped_answers: tuple[tuple[int, str], ...] = ()
     dropped_items: tuple[int, ...] = ()
     repeated_rows: tuple[tuple[int, int], ...] = ()
+    # The 2017 TSV: lines whose upper-cased predicate was given the sentence's case back.
+    restored_case: tuple[int, ...] = ()
+    # A partial import (``partial``): every problem of the rows it left out, in line order.
+    refused: tuple[RowError, ...] = ()
+
+    # ... and those lines as a file (``bibi.files.refused_rows_csv``, as a partial pair set's).
+    refused_file: str = ""
+
+    def refused_lines(self) -> list[int]:
+        """The lines a partial import left out (0: the file as a whole), each once."""
+        return sorted({error.line for error in self.refused})
 
     def summary_text(self) -> str:
         """The import in a sentence, as the admin and the organizers' page show it."""
@@ -98,9 +110,23 @@ class ExamplesImportReport:
                 f"sentence, {len(self.dropped_items)} items left without an answer and "
                 f"{len(self.repeated_rows)} repeated rows."
             )
+        if self.restored_case:
+            count = len(self.restored_case)
+            span += (
+                f" {count} predicate{'s' if count != 1 else ''} written in capitals by the "
+                f"TSV {'were' if count != 1 else 'was'} given the sentence's case back."
+            )
+        refused = ""
+        if self.refused:
+            lines = self.refused_lines()
+            refused = (
+                f" Refused (not stored): {len(lines)} line{'s' if len(lines) != 1 else ''} "
+                f"({', '.join(str(line) for line in lines[:20])}"
+                f"{' and more' if len(lines) > 20 else ''})."
+            )
         return (
             f"Imported {self.created} examples into the {self.split} dataset from "
-            f"{self.filename} ({self.file_format}, {self.encoding}).{span}"
+            f"{self.filename} ({self.file_format}, {self.encoding}).{span}{refused}"
         )
 
 
@@ -118,6 +144,7 @@ def examples_import(
     label_column: str = "label",
     text_columns: dict[str, str] | None = None,
     drop_unmatched: bool = False,
+    partial: bool = False,
 ) -> ExamplesImportReport:
     """Add the examples of one file to the task's ``split`` dataset, after the ones it has.
 
@@ -129,6 +156,9 @@ def examples_import(
     ``label_column`` and ``text_columns`` (segment field -> column, by default the type's;
     ``text_column``: the first's) name a labelled file's columns; sst2 files have no ids.
     ``drop_unmatched`` leaves out (and reports) a span file's answers that are not spans.
+    ``partial`` (opt-in, any type): a file with refused rows stores the rows that pass and
+    returns every refused line in ``ExamplesImportReport.refused`` (a file none of whose
+    rows passes is still refused whole).
 
     Raises ``PermissionDenied`` unless ``actor`` organizes the task, ``ValidationError`` for
     a bad argument or a frozen split (blind dev and starter, once the break phase has
@@ -146,6 +176,7 @@ def examples_import(
         },
         label_column=label_column,
         drop_unmatched=drop_unmatched,
+        partial=partial,
     )
     _request_checked(shared_task=shared_task, actor=actor, split=split, options=options)
     digest = upload_digest(data, **options.described())
@@ -197,6 +228,10 @@ def _import_audit(
     }
     if options.label_map:
         details["label_map"] = dict(options.label_map)
+    if checked.restored_case:
+        details["restored_case"] = len(checked.restored_case)
+    if checked.errors:
+        details["refused_lines"] = len({error.line for error in checked.errors})
     if checked.dropped_answers or checked.dropped_items or checked.repeated_rows:
         details["dropped_answers"] = len(checked.dropped_answers)
         details["dropped_items"] = len(checked.dropped_items)
@@ -285,8 +320,10 @@ def _examples_write(
     last = dataset.examples.aggregate(last=Max("position"))["last"]
     if last is not None:
         _reimport_refuse(shared_task=shared_task, split=split, upload=upload)
-    checked = kind.examples_check(upload, existing=_existing(dataset, kind), split=split)
-    if checked.errors:
+    checked = kind.examples_check(
+        upload, existing=_existing(dataset, kind), split=split, partial=options.partial
+    )
+    if checked.errors and not (options.partial and checked.examples):
         raise upload.rejected(checked.errors)
     start = 0 if last is None else last + 1
     # By id: the foreign-key descriptor costs more than the rest of the row.
@@ -315,4 +352,11 @@ def _examples_write(
         dropped_answers=tuple(checked.dropped_answers),
         dropped_items=tuple(checked.dropped_items),
         repeated_rows=tuple(checked.repeated_rows),
+        refused=tuple(checked.errors),
+        refused_file=(
+            refused_rows_csv(checked.errors, upload.text, file_format=upload.file_format)
+            if checked.errors
+            else ""
+        ),
+        restored_case=tuple(checked.restored_case),
     )

@@ -3,9 +3,9 @@
 A span answer is a dict ``{"start": s, "end": e, "text": t}`` (character offsets into its own
 sentence, end exclusive): gold answers on ``Example.answers`` and ``Pair.*_answers``, a
 system's answer on ``Prediction.answer_start/answer_end/answer_text``. A self-reported answer
-given as text only gets the offsets of its first occurrence in the sentence
-(``answer_offsets``); one that is not in the sentence keeps no offsets and so is wrong under
-the overlap rules, which compare offsets.
+given as text gets the offsets the gold answers' rule gives it (``answer_offsets``: whole
+words, the occurrence nearest the predicate); one that is not a whole-word span keeps no
+offsets and so is wrong under the overlap rules, which compare offsets.
 
 ``span_scores`` is the one call that turns stored answers into correctness and token F1, used
 for the blind dev set (dev accuracy and dev token F1 of a version) and for pair items (the
@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from bibi.sharedtasks.models import SharedTask
+from bibi.tasktypes.span_extraction.answers import answer_locate
 from scoring.answers import answer_scores
 
 
@@ -33,17 +34,23 @@ class SpanAnswer:
     end: int | None = None
 
 
-def answer_offsets(sentence: str, text: str) -> tuple[int, int] | None:
-    """Offsets of the first occurrence of ``text`` (stripped) in ``sentence``, if any.
+def answer_offsets(
+    sentence: str, text: str, *, anchor: tuple[int, int] | None = None
+) -> tuple[tuple[int, int] | None, str]:
+    """Offsets of the answer ``text`` in ``sentence`` by the gold answers' rule
+    (``span_extraction.answers.answer_locate``: whole words, nearest ``anchor``, the
+    predicate), and '' ; or None and '' when it is no whole-word span there; or None and why
+    when it is ambiguous (the caller refuses it).
 
     >>> answer_offsets("UCD beat St Vincents.", " St Vincents ")
-    (9, 20)
+    ((9, 20), '')
+    >>> answer_offsets("you and you", "you", anchor=(8, 11))
+    ((8, 11), '')
     """
-    wanted = text.strip()
-    if not wanted:
-        return None
-    start = sentence.find(wanted)
-    return None if start < 0 else (start, start + len(wanted))
+    found, problem = answer_locate(sentence, text, anchor=anchor)
+    if found is not None:
+        return (found["start"], found["end"]), ""
+    return None, problem if " occurs " in problem else ""
 
 
 def span_scores(

@@ -7,9 +7,12 @@ Rows (CSV, TSV or JSON Lines, read by ``bibi.files``):
 
 The answer is ``answer`` (its text), or ``start`` and ``end`` (character offsets into the
 sentence, end exclusive), or all three (the text must then be the sentence's characters
-there). A text without offsets is located in the sentence (its first occurrence,
-``span_answers.answer_offsets``); one that is not in it is kept as text (right or wrong by
-its text, and wrong under the overlap rules, which compare offsets). Every item must be
+there). A text without offsets is placed in the sentence by the rule gold answers are
+(``span_answers.answer_offsets``: whole words, the occurrence nearest the item's predicate
+on the blind dev set); one that occurs twice with none nearer the predicate (or, on a pair
+item, which names no predicate, twice at all) is refused: give its offsets. One that is not
+a whole-word span is kept as text (right or wrong by its text, and wrong under the overlap
+rules, which compare offsets). Every item must be
 answered exactly once; otherwise every problem is listed and nothing is stored.
 """
 
@@ -38,6 +41,7 @@ from bibi.systems.reported import (
 from bibi.systems.selectors import dataset_examples, span_dev_scores
 from bibi.systems.span_answers import SpanAnswer, answer_offsets
 from bibi.tasktypes.items import item_key
+from bibi.tasktypes.span_extraction.answers import predicate_anchor
 from bibi.uploads import upload_digest
 
 
@@ -51,14 +55,20 @@ class SpanCell:
     answer: SpanAnswer
 
 
-def span_answer_read(fields: dict[str, str], sentence: str) -> tuple[SpanAnswer | None, str]:
-    """The row's answer to ``sentence``, or why it cannot be taken."""
+def span_answer_read(
+    fields: dict[str, str], sentence: str, *, anchor: tuple[int, int] | None = None
+) -> tuple[SpanAnswer | None, str]:
+    """The row's answer to ``sentence``, or why it cannot be taken. ``anchor``: the
+    predicate's span (blind dev items name their predicate), which a text answer is placed
+    nearest to (``answer_offsets``)."""
     text = fields.get("answer")
     raw_start, raw_end = (fields.get("start") or "").strip(), (fields.get("end") or "").strip()
     if not raw_start and not raw_end:
         if text is None or not text.strip():
             return None, "there is no answer: give 'answer', or 'start' and 'end'"
-        found = answer_offsets(sentence, text)
+        found, ambiguous = answer_offsets(sentence, text, anchor=anchor)
+        if ambiguous:
+            return None, ambiguous.replace("give its offsets", "give 'start' and 'end'")
         return SpanAnswer(text.strip(), *(found or (None, None))), ""
     if not raw_start.isdigit() or not raw_end.isdigit():
         return None, "'start' and 'end' must both be whole numbers"
@@ -102,7 +112,8 @@ def span_predicted_cells(
             errors.add(row.line, place + _unnamed(row, key, named))
             continue
         example, sentence, question = expected[key]
-        answer, problem = span_answer_read(row.fields, sentence)
+        anchor = predicate_anchor(sentence, example.predicate_index) if example else None
+        answer, problem = span_answer_read(row.fields, sentence, anchor=anchor)
         if answer is None:
             errors.add(row.line, place + problem)
             continue

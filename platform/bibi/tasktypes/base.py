@@ -319,10 +319,12 @@ class TaskType:
         raise NotImplementedError
 
     def examples_check(
-        self, upload: ExamplesFile, *, existing: ExistingExamples, split: str
+        self, upload: ExamplesFile, *, existing: ExistingExamples, split: str, partial: bool = False
     ) -> ExamplesChecked:
         """Check what ``examples_read`` read against itself and the dataset's ``existing``
-        examples; the examples are fields of ``Example`` rows, in file order."""
+        examples; the examples are fields of ``Example`` rows, in file order. Every problem
+        of every row is in ``errors``; with ``partial`` the examples are the rows that pass
+        even when others do not (a partial import stores them)."""
         raise NotImplementedError
 
     def existing_key(self, example: Any) -> tuple[str, ...] | None:

@@ -68,6 +68,8 @@ class ImportOptions:
     text_columns: Mapping[str, str] = field(default_factory=dict)
     label_column: str = "label"
     drop_unmatched: bool = False
+    # Opt-in: store the rows that pass and return the refused ones (as pair sets do).
+    partial: bool = False
 
     def described(self) -> dict[str, Any]:
         """The options that change what a file means, as an upload's digest takes them."""
@@ -76,6 +78,7 @@ class ImportOptions:
             "label_map": dict(self.label_map or {}),
             "columns": [self.id_column, sorted(self.text_columns.items()), self.label_column],
             "drop_unmatched": self.drop_unmatched,
+            "partial": self.partial,
         }
 
 
@@ -101,6 +104,8 @@ class ExamplesChecked:
     dropped_answers: list[tuple[int, str]] = field(default_factory=list)
     dropped_items: list[int] = field(default_factory=list)
     repeated_rows: list[tuple[int, int]] = field(default_factory=list)
+    # The 2017 TSV: lines whose upper-cased predicate was given the sentence's case back.
+    restored_case: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -234,10 +239,11 @@ class _FileSeen:
 
 
 def labelled_examples(
-    upload: ExamplesFile, *, existing: ExistingExamples, split: str
+    upload: ExamplesFile, *, existing: ExistingExamples, split: str, partial: bool = False
 ) -> ExamplesChecked:
     """The examples of a labelled file checked row by row against each other and
-    ``existing``; every problem of every row is in ``errors``."""
+    ``existing``; every problem of every row is in ``errors``. ``partial``: the rows that
+    pass are kept after a refused one (a partial import stores them)."""
     columns, lookup = upload.reading
     checked = ExamplesChecked()
     seen = _FileSeen()
@@ -250,7 +256,7 @@ def labelled_examples(
         )
         if problems:
             checked.errors.extend(RowError(line=row.line, reason=problem) for problem in problems)
-        elif not checked.errors:
+        elif partial or not checked.errors:
             # Once the file is refused, the rest is read for its problems, not kept.
             if duplicate is not None:
                 checked.duplicates.append(duplicate)

@@ -94,9 +94,9 @@ class LabelledTaskType(TaskType):
         )
 
     def examples_check(
-        self, upload: ExamplesFile, *, existing: ExistingExamples, split: str
+        self, upload: ExamplesFile, *, existing: ExistingExamples, split: str, partial: bool = False
     ) -> ExamplesChecked:
-        return labelled_examples(upload, existing=existing, split=split)
+        return labelled_examples(upload, existing=existing, split=split, partial=partial)
 
     def existing_key(self, example: Any) -> tuple[str, ...]:
         """The normalized item an example of the dataset is compared by."""

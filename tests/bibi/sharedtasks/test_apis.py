@@ -152,6 +152,10 @@ def test_an_organizer_imports_an_sst2_file_with_a_label_map(cast):
         "dropped_answers": 0,
         "dropped_items": 0,
         "repeated_rows": 0,
+        "restored_case": 0,
+        "refused_count": 0,
+        "refused": [],
+        "refused_file": "",
     }
     assert cast.train.examples.count() == 4
 

@@ -96,6 +96,13 @@ class ExamplesImportInput(serializers.Serializer):
         help_text="Span tasks: leave out (and report) answers that are not spans of their "
         "sentence, and items left without one, instead of refusing the file.",
     )
+    partial = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Store the rows that pass and return the refused ones (refused, "
+        "refused_count) instead of refusing the whole file; a file with no row that passes "
+        "is still refused.",
+    )
 
 
 class DuplicateTextOutput(serializers.Serializer):
@@ -106,6 +113,11 @@ class DuplicateTextOutput(serializers.Serializer):
     same_as_line = serializers.IntegerField(
         allow_null=True, help_text="Its line in this file; null if it was already imported."
     )
+
+
+class RefusedLineOutput(serializers.Serializer):
+    line = serializers.IntegerField()
+    reason = serializers.CharField()
 
 
 class ExamplesImportOutput(serializers.Serializer):
@@ -131,6 +143,34 @@ class ExamplesImportOutput(serializers.Serializer):
     repeated_rows = serializers.SerializerMethodField(
         help_text="Span tasks: rows skipped as repeats of an earlier row (the 2017 TSV)."
     )
+
+    restored_case = serializers.SerializerMethodField(
+        help_text="Span tasks, the 2017 TSV: predicates written in capitals (the TSV's marker) "
+        "given the sentence's case back."
+    )
+    refused_count = serializers.SerializerMethodField(
+        help_text="A partial import: how many lines were refused (not stored)."
+    )
+    refused = serializers.SerializerMethodField(
+        help_text="A partial import: every problem of the refused lines, in line order "
+        "(line 0: the file as a whole)."
+    )
+
+    def get_restored_case(self, report: importing.ExamplesImportReport) -> int:
+        return len(report.restored_case)
+
+    refused_file = serializers.CharField(
+        help_text="A partial import: the refused lines as CSV (line, rule, setting, reason, "
+        "content: the line as it was in the file), as a partial pair set gives them; '' for "
+        "none."
+    )
+
+    def get_refused_count(self, report: importing.ExamplesImportReport) -> int:
+        return len(report.refused_lines())
+
+    @extend_schema_field(RefusedLineOutput(many=True))
+    def get_refused(self, report: importing.ExamplesImportReport) -> list[dict[str, Any]]:
+        return [{"line": error.line, "reason": error.reason} for error in report.refused]
 
     def get_dropped_answers(self, report: importing.ExamplesImportReport) -> int:
         return len(report.dropped_answers)
@@ -237,5 +277,6 @@ class ExamplesImportApi(FileUploadApi):
             file_format=serializer.validated_data.get("format"),
             label_map=serializer.validated_data.get("label_map"),
             drop_unmatched=serializer.validated_data["drop_unmatched"],
+            partial=serializer.validated_data["partial"],
         )
         return Response(ExamplesImportOutput(report).data, status=status.HTTP_201_CREATED)

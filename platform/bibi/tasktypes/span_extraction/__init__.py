@@ -86,11 +86,12 @@ class SpanExtraction(TaskType):
             )
         except FileFormatError as error:
             raise ExamplesRejected.from_format_error(error, source=filename) from None
-        return ExamplesFile("", filename, chosen, encoding, reading=reading)
+        return ExamplesFile(reading.text, filename, chosen, encoding, reading=reading)
 
     def examples_check(
-        self, upload: ExamplesFile, *, existing: ExistingExamples, split: str
+        self, upload: ExamplesFile, *, existing: ExistingExamples, split: str, partial: bool = False
     ) -> ExamplesChecked:
+        # The rows that pass are kept whatever the others hold (``partial`` decides the import).
         return span_examples(upload.reading, existing=existing)
 
     def existing_key(self, example: Any) -> tuple[str, ...] | None:

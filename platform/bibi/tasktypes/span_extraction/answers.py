@@ -9,9 +9,11 @@ An answer is stored as ``{"start": s, "end": e, "text": t}`` with ``t == sentenc
   then be the sentence's characters there);
 * otherwise texts separated by `` ### `` (as the QA-SRL files write several answers).
 
-An answer given as text is located in its sentence: its first occurrence, or failing that
-its first occurrence ignoring case (the 2017 TSV upper-cases the predicate). An answer that
-is not a span of the sentence is refused with the reason; so is a sentence without answers.
+An answer given as text is located in its sentence by whole words (``answer_locate``, the
+one rule of every path: imports, pairs, predictions, the form), nearest the predicate where
+the item names one, and refused when it is not a run of whole words there ("Augustu" of
+"Augustus") or is ambiguous (two occurrences, none nearer the predicate). A sentence without
+answers is refused too.
 
     >>> answers_read("UCD ### the final", "UCD beat them in the final .")
     ([{'start': 0, 'end': 3, 'text': 'UCD'}, {'start': 17, 'end': 26, 'text': 'the final'}], [])
@@ -19,6 +21,8 @@ is not a span of the sentence is refused with the reason; so is a sentence witho
     ([{'start': 0, 'end': 3, 'text': 'UCD'}], [])
     >>> answers_read("Dublin", "UCD won .")[1]
     ["the answer 'Dublin' is not a span of the sentence"]
+    >>> answers_read("Augustu", "Augustus won .")[1]
+    ["the answer 'Augustu' is not a span of the sentence: it is only part of a word there"]
 """
 
 from __future__ import annotations
@@ -26,45 +30,57 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from fim_engine.answer_spans import NOT_A_SPAN, locate_span, token_spans
+
 ANSWER_SEPARATOR = " ### "
 
 
-def answer_locate(sentence: str, text: str) -> dict[str, Any] | None:
-    """The span of ``text`` (stripped) in ``sentence``: first exact, then case-folded match."""
-    wanted = text.strip()
-    if not wanted:
+def predicate_anchor(sentence: str, predicate_index: int | None) -> tuple[int, int] | None:
+    """The character span of the predicate's token (tokens split on whitespace), the anchor
+    a QA-SRL answer is placed nearest to; None without a (valid) index."""
+    spans = token_spans(sentence)
+    if predicate_index is None or not 0 <= predicate_index < len(spans):
         return None
-    start = sentence.find(wanted)
-    if start < 0:
-        start = sentence.casefold().find(wanted.casefold())
-        # Case folding can change lengths (ß -> ss): trust only a same-length match.
-        if start < 0 or len(sentence.casefold()) != len(sentence):
-            return None
-    end = start + len(wanted)
-    return {"start": start, "end": end, "text": sentence[start:end]}
+    return spans[predicate_index]
+
+
+def answer_locate(
+    sentence: str, text: str, *, anchor: tuple[int, int] | None = None
+) -> tuple[dict[str, Any] | None, str]:
+    """The span of the answer ``text`` in ``sentence``, or None and why.
+
+    The one rule for every answer given as text (an examples file's, a pair's variant
+    answers, a self-reported prediction, the form): ``fim_engine.qasrl.locate_span``, which
+    the QA-SRL readers use too. Whole words only (whitespace between them free), with their
+    case, ignoring case only where the words are nowhere with it; of several occurrences the
+    one nearest ``anchor`` (the predicate), and without one, or with two equally near, the
+    answer is ambiguous and refused.
+
+        >>> answer_locate("Then he FOUNDED it", "he")
+        ({'start': 5, 'end': 7, 'text': 'he'}, '')
+        >>> answer_locate("he said he would", "he")[1]
+        "the answer 'he' occurs 2 times in the sentence: give its offsets"
+    """
+    span, why = locate_span(sentence, text, anchor)
+    if span is None:
+        return None, f"the answer {text.strip()!r} {why}"
+    start, end = span
+    return {"start": start, "end": end, "text": sentence[start:end]}, ""
 
 
 def answer_locate_once(sentence: str, text: str) -> tuple[dict[str, Any] | None, str]:
-    """The span of ``text`` (stripped) in ``sentence`` when it occurs there exactly once
-    (case kept), else None and why: a breaker who types the answer instead of selecting it
-    must name one span, not the first of several.
+    """``answer_locate`` for a breaker who types the variant's answer instead of selecting
+    it: the answer must name one span of the variant, not the first of several.
 
         >>> answer_locate_once("he said he would", "he")[1]
         "the answer 'he' occurs 2 times in the variant sentence: select the one you mean"
     """
-    wanted = text.strip()
-    if not wanted:
+    if not text.strip():
         return None, "there is no answer"
-    count = sentence.count(wanted)
-    if count == 0:
-        return None, f"the answer {wanted!r} is not in the variant sentence"
-    if count > 1:
-        return None, (
-            f"the answer {wanted!r} occurs {count} times in the variant sentence: "
-            "select the one you mean"
-        )
-    start = sentence.find(wanted)
-    return {"start": start, "end": start + len(wanted), "text": wanted}, ""
+    answer, problem = answer_locate(sentence, text)
+    problem = problem.replace(NOT_A_SPAN, "is not in the variant sentence", 1)
+    problem = problem.replace("in the sentence", "in the variant sentence", 1)
+    return answer, problem.replace("give its offsets", "select the one you mean")
 
 
 def _answer_from_offsets(value: dict[str, Any], sentence: str) -> tuple[dict[str, Any] | None, str]:
@@ -101,7 +117,11 @@ def _answer_values(raw: str) -> list[Any] | str:
 
 
 def answers_read(
-    raw: str | None, sentence: str, *, max_answers: int | None = None
+    raw: str | None,
+    sentence: str,
+    *,
+    max_answers: int | None = None,
+    anchor: tuple[int, int] | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The answers of one field located in ``sentence``, and every problem found.
 
@@ -122,8 +142,7 @@ def answers_read(
         if isinstance(value, dict):
             answer, problem = _answer_from_offsets(value, sentence)
         elif isinstance(value, str):
-            answer = answer_locate(sentence, value)
-            problem = f"the answer {value.strip()!r} is not a span of the sentence"
+            answer, problem = answer_locate(sentence, value, anchor=anchor)
         else:
             answer, problem = None, f"the answer {value!r} is neither a text nor an object"
         if answer is None:

@@ -105,14 +105,16 @@ def variant_answers(
         answers, problems = answers_read(raw, variant, max_answers=SPAN_PAIR_MAX_ANSWERS)
         return answers, [f"{problem} (the variant sentence)" for problem in problems]
     found = [answer_locate(variant, answer["text"]) for answer in original.answers]
-    lost = [a["text"] for a, f in zip(original.answers, found, strict=True) if f is None]
+    lost = [a["text"] for a, (f, why) in zip(original.answers, found, strict=True) if f is None]
     if lost:
         named = ", ".join(repr(text) for text in lost)
+        twice = any(f is None and "occurs" in why for f, why in found)
         return [], [
-            f"the original's answer {named} is not in the variant sentence: give the "
-            "variant's answers"
+            f"the original's answer {named} "
+            + ("occurs more than once in" if twice else "is not in")
+            + " the variant sentence: give the variant's answers"
         ]
-    return [answer for answer in found if answer is not None], []
+    return [answer for answer, _ in found if answer is not None], []
 
 
 def answer_texts(answers: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:

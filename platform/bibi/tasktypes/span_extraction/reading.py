@@ -6,13 +6,20 @@
 * ``qa``: the QA-SRL block format of He et al. (2015), read by ``fim_engine.qasrl.read_qa``;
 * ``qasrl_tsv``: the 2017 shared task's TSV (header ``#id prefix predicate suffix question
   answer``), read by ``fim_engine.qasrl.read_tsv``; a ``.tsv`` file with that header is read
-  this way without being asked;
+  this way without being asked. The TSV writes the predicate in capitals to mark it; the
+  reader gives it the sentence's case back (``fim_engine.answer_spans.predicate_case``: lower case,
+  capitalised at the start of the sentence or a quotation, or as an answer holding it writes
+  it), so that no original, and so no variant, shows the marker; the import reports how many;
 * ``csv``, ``tsv``, ``jsonl``: one item per row with the fields ``id``, ``text`` (the
   sentence), ``question``, ``answers`` (``bibi.tasktypes.span_extraction.answers``) and optionally
   ``predicate_index`` (the predicate's token index, tokens split on whitespace) and
   ``predicate`` (the verb).
 
-Every answer of a QA-SRL item is kept. An answer that is not a span of its sentence refuses
+Every answer of a QA-SRL item is kept, placed by whole words nearest the predicate
+(``answers.answer_locate``'s rule, shared with ``fim_engine.qasrl``: ``fim_engine.answer_spans``). A question line whose
+eighth field is ``_`` rather than ``?`` (as a released file has some) is read; a line that
+cannot be read is refused on its own, the block's other questions still read, so one import
+names every problem. An answer that is not a span of its sentence refuses
 the file with its line, like every other problem, unless the import is asked to drop such
 answers (``drop_unmatched``; the shared QA-SRL data has a few answers written with curly
 quotes where the sentence has straight ones): they are then left out and reported, and so
@@ -39,7 +46,7 @@ from bibi.files import (
     iter_rows,
 )
 from bibi.tasktypes.examples import EXTERNAL_ID_MAX_LENGTH, ExamplesChecked, ExistingExamples
-from bibi.tasktypes.span_extraction.answers import answers_read
+from bibi.tasktypes.span_extraction.answers import answers_read, predicate_anchor
 from bibi.texts import text_problems
 from fim_engine.qasrl import TSV_HEADER, AnswerNotFoundError, QasrlReading, read_qa, read_tsv
 
@@ -72,6 +79,10 @@ class SpanReading:
     dropped_items: list[int] = field(default_factory=list)
     repeated: list[tuple[int, int]] = field(default_factory=list)
     errors: RowErrors = field(default_factory=RowErrors)
+    # The 2017 TSV's lines whose upper-cased predicate got the sentence's case back.
+    restored_case: list[int] = field(default_factory=list)
+    # The decoded file (a partial import quotes its refused lines from it).
+    text: str = ""
 
 
 def span_format(filename: str, requested: str | None, text: str) -> str:
@@ -115,11 +126,12 @@ def span_file_read(
         reading = _from_rows(iter_rows(decoded.text, file_format=chosen))
     if not reading.rows and not reading.errors:
         reading.errors.add(0, "the file has no examples")
+    reading.text = decoded.text
     return reading, decoded.encoding, chosen
 
 
 def _from_qasrl(qasrl: QasrlReading, *, drop_unmatched: bool) -> SpanReading:
-    reading = SpanReading()
+    reading = SpanReading(restored_case=list(qasrl.restored_case))
     for error in qasrl.errors:
         if not (drop_unmatched and isinstance(error, AnswerNotFoundError)):
             reading.errors.add(error.line, error.problem)
@@ -163,8 +175,10 @@ def _from_rows(rows: Iterator[Any]) -> SpanReading:
             if name not in fields
         ]
         text = (fields.get("text") or "").strip()
-        answers, answer_problems = answers_read(fields.get("answers"), text)
         index, index_problem = _predicate_index(fields.get("predicate_index"), text)
+        answers, answer_problems = answers_read(
+            fields.get("answers"), text, anchor=predicate_anchor(text, index)
+        )
         if "answers" in fields:
             problems += answer_problems
         if index_problem:
@@ -207,6 +221,7 @@ def span_examples(reading: SpanReading, *, existing: ExistingExamples) -> Exampl
         dropped_answers=reading.dropped,
         dropped_items=reading.dropped_items,
         repeated_rows=reading.repeated,
+        restored_case=reading.restored_case,
     )
     first: dict[str, SpanRow] = {}
     for row in reading.rows:

@@ -44,6 +44,12 @@ class Command(BaseCommand):
             "sentence, and items left without one, instead of refusing the file.",
         )
         parser.add_argument(
+            "--partial",
+            action="store_true",
+            help="Store the rows that pass and list every refused line, instead of refusing "
+            "the whole file.",
+        )
+        parser.add_argument(
             "--label-map",
             default="",
             metavar="MAP",
@@ -98,6 +104,7 @@ class Command(BaseCommand):
                 else None,
                 label_column=options["label_column"],
                 drop_unmatched=options["drop_unmatched"],
+                partial=options["partial"],
             )
         except ExamplesImportRejected as rejected:
             for error in rejected.errors:
@@ -116,17 +123,31 @@ class Command(BaseCommand):
         except ValidationError as error:
             raise CommandError(" ".join(error.messages)) from None
 
+        self._report_write(report, slug=shared_task.slug, split=options["split"], actor=actor)
+
+    def _report_write(self, report, *, slug: str, split: str, actor) -> None:
+        """What the import did: the count, then the duplicates, the lines left out (span
+        files), the predicates given their case back (the 2017 TSV) and the refused lines (a
+        partial import), each refused line on stderr."""
         self.stdout.write(
             self.style.SUCCESS(
-                f"Imported {report.created} examples into {shared_task.slug}/{options['split']} "
+                f"Imported {report.created} examples into {slug}/{split} "
                 f"from {report.filename} ({report.file_format}, {report.encoding}) "
                 f"as {actor.get_username()}."
             )
         )
         if report.duplicates:
             self.stdout.write(report.duplicates_text())
-        if report.dropped_answers or report.dropped_items or report.repeated_rows:
+        if (
+            report.dropped_answers
+            or report.dropped_items
+            or report.repeated_rows
+            or report.restored_case
+            or report.refused
+        ):
             self.stdout.write(report.summary_text())
+        for error in report.refused:
+            self.stderr.write(f"{report.filename}: refused: {error}")
 
     def _actor(self, shared_task: SharedTask, username: str | None):
         if username:
