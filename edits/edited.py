@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from edits.claims import edit_kind
 
 
-def _word_set(words: str) -> frozenset[str]:
+def word_set(words: str) -> frozenset[str]:
     return frozenset(words.split())
 
 
-AUXILIARIES = _word_set(
+AUXILIARIES = word_set(
     "is are was were am be been being do does did has have had will would can could shall "
     "should may might must"
 )
@@ -31,7 +31,7 @@ LISTING = frozenset({",", "and", "or", "&"})
 FUNCTION_WORDS = (
     AUXILIARIES
     | NEGATIONS
-    | _word_set(
+    | word_set(
         "a an the this that these those some any each every all both either neither such what "
         "which who whom whose i me my mine we us our ours you your yours he him his she her hers it "
         "its they them their theirs one ones myself itself themselves yourself and or but nor so "

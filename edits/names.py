@@ -15,9 +15,9 @@ from edits.edited import (
     FUNCTION_WORDS,
     Perturbation,
     Replacement,
-    _word_set,
     match_case,
     substitution,
+    word_set,
 )
 from edits.fluency import readings
 from edits.wordnet import WordNet, load_wordnet
@@ -65,13 +65,13 @@ def name_swaps(
 
 
 # Titles before a name: "Rabbi Tzvi Hirsh Braude", "Queen Sophia".
-_HONORIFICS = _word_set(
+_HONORIFICS = word_set(
     "mr mrs ms dr miss sir lady lord queen king prince princess president senator general "
     "captain saint st father sister brother professor rabbi judge governor bishop pope emperor "
     "duke duchess count countess uncle aunt coach director actor actress"
 )
 # Nouns after a name that make it a company's, a film's or a thing's: "Disney pictures".
-_NOT_A_PERSON_AFTER = _word_set(
+_NOT_A_PERSON_AFTER = word_set(
     "film films movie movies studio studios company pictures production productions "
     "animation channel records entertainment corporation inc brand network franchise series "
     "show"

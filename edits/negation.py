@@ -18,8 +18,8 @@ from edits.edited import (
     NEGATIONS,
     Edit,
     Perturbation,
-    _word_set,
     match_case,
+    word_set,
 )
 from edits.fluency import DEGREE, DETERMINERS, SENTENCE_ENDS, SUBJECTS, readings
 from edits.opinion import OPINION_MIN, opinion_signs, opinion_words
@@ -28,7 +28,7 @@ from edits.words import split_words
 # The negations that ``negation_edits`` removes ("no" rarely leaves a sentence behind).
 _REMOVABLE = frozenset({"not", "n't", "never"})
 # Words that need a negation before them: a removal would leave "can act a lick" behind.
-_POLARITY_ITEMS = _word_set(
+_POLARITY_ITEMS = word_set(
     "any anything anyone anybody anywhere ever either lick ounce yet whatsoever anymore"
 )
 # Hosts whose "n't" form is irregular: "ca n't" → "can", "wo n't" → "will".
@@ -93,14 +93,14 @@ def negation_edits(text: str, *, probes: bool = False) -> list[Perturbation]:
 
 # Words that end the verb's own phrase: an opinion after them is in a phrase of its own
 # ("should not have a stirring time at this beautifully drawn movie").
-_PHRASE_ENDS = _word_set(
+_PHRASE_ENDS = word_set(
     "at in on with for to that about by from than like as into during while after before "
     "without despite since until"
 )
 # Fronted words that invert the clause: "So concerned is not the film with ...".
-_FRONTED = _word_set("so such only never rarely seldom little hardly scarcely nor neither not")
+_FRONTED = word_set("so such only never rarely seldom little hardly scarcely nor neither not")
 # Idioms whose negation is their meaning: "can not deny", "ca n't help", "ca n't wait".
-_NEGATED_IDIOMS = _word_set("deny help resist wait overstate beat fail miss")
+_NEGATED_IDIOMS = word_set("deny help resist wait overstate beat fail miss")
 # Phrases after a negation that read as its degree: "not a bit like", "not one bit".
 _DEGREE_PHRASES = (("a", "bit"), ("a", "lot"), ("one", "bit"), ("in", "the", "least"))
 

@@ -54,9 +54,9 @@ from edits.edited import (
     Edit,
     Perturbation,
     Replacement,
-    _word_set,
     match_case,
     substitution,
+    word_set,
 )
 from edits.fluency import (
     NO_SUBSTITUTE,
@@ -190,7 +190,7 @@ def _wordnet_replacements(
 
 
 # Words after an adverb that make one preposition with it: "instead of", "rather than".
-_COMPLEX_PREPOSITION_ENDS = _word_set("of than to as from")
+_COMPLEX_PREPOSITION_ENDS = word_set("of than to as from")
 # WordNet verb frames the word after a verb asks for (WordNet 3.0's frame numbers): a person
 # as object ("tells us": 9 "Somebody ----s somebody", 14 "... somebody something", ...), or a
 # clause ("says that": 26 "Somebody ----s that CLAUSE", 34 "It ----s that CLAUSE").

@@ -1,7 +1,7 @@
 """Counts of the machine-made edits on the tuning sentences of issue 32 (not collected by pytest).
 
     .venv/bin/python scripts/language_sets.py tune
-    .venv/bin/python tests/edits/measure_language.py OUT.tsv [LIMIT]
+    .venv/bin/python scripts/measure_language.py OUT.tsv [LIMIT]
 
 Reads ``var/language/tune-*.tsv`` only (never the sealed files), runs ``name_swaps``,
 ``negation_edits`` (probes=True where the generator offers probes) and ``synonym_swaps`` on
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from edits.perturbations import name_swaps, negation_edits, synonym_swaps
 
-ROOT = Path(__file__).resolve().parents[2] / "var" / "language"
+ROOT = Path(__file__).resolve().parents[1] / "var" / "language"
 TEXT_COLUMN = {"sst2": 2, "nli": 3, "qasrl": 2}
 
 
