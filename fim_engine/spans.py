@@ -134,32 +134,10 @@ def span_lambda_max_by_mass(
         two left-out masses of each text; ``rows`` the number of Jacobian rows computed per text.
         None when the rows would not fit in ``max_bytes``.
     """
-    batch, width = start_logits.shape
-    probs, order = [], []
-    for logits in (start_logits, end_logits):
-        masked = logits.detach().double().masked_fill(~candidates, float("-inf"))
-        p = torch.nan_to_num(torch.softmax(masked, dim=-1), nan=0.0)
-        probs.append(p)
-        order.append(p.sort(dim=-1, descending=True))
-    # Keep position j of a sorted row while the mass before it leaves more than mass_tol out.
-    keeps = []
-    for sorted_p, _ in order:
-        before = sorted_p.cumsum(-1) - sorted_p
-        keeps.append(((1.0 - before > mass_tol) | (mass_tol <= 0)) & (sorted_p > 0))
-    k = max(1, max(int(keep.sum(-1).max()) for keep in keeps))
-    if max_bytes is not None and (2 * k + 2) * embeddings.numel() * 8 > max_bytes:
+    directions, weights, dropped = _mass_rows(start_logits, end_logits, candidates, mass_tol)
+    k = (len(directions) - 2) // 2
+    if max_bytes is not None and len(directions) * embeddings.numel() * 8 > max_bytes:
         return None
-    # Output directions (k per softmax, then the two means), B×2L each, as one batch of rows.
-    directions = start_logits.new_zeros(2 * k + 2, batch, 2 * width, dtype=torch.float64)
-    weights = start_logits.new_zeros(batch, 2 * k, dtype=torch.float64)
-    rows = torch.arange(batch, device=start_logits.device)
-    for side, ((sorted_p, index), keep, p) in enumerate(zip(order, keeps, probs, strict=True)):
-        offset = side * width
-        for j in range(k):
-            kept = keep[:, j]
-            directions[side * k + j, rows, offset + index[:, j]] = kept.double()
-            weights[:, side * k + j] = torch.where(kept, sorted_p[:, j], 0.0)
-        directions[2 * k + side, :, offset : offset + width] = p
     logits = torch.cat([start_logits, end_logits], dim=1)
     keep_x = editable.unsqueeze(-1).to(embeddings.dtype)
     grads = []
@@ -171,17 +149,47 @@ def span_lambda_max_by_mass(
     centred = torch.cat(
         [g[:, :k] - means[:, :1], g[:, k : 2 * k] - means[:, 1:]], dim=1
     ) * weights.sqrt().unsqueeze(-1)
-    gram = centred @ centred.mT
-    evals, evecs = torch.linalg.eigh(gram)
+    evals, evecs = torch.linalg.eigh(centred @ centred.mT)
     lam = evals[:, -1].clamp(min=0)
     root = lam.sqrt()
     scale = torch.where(root > 0, root, torch.ones_like(root))
     v = torch.einsum("bk,bkn->bn", evecs[:, :, -1], centred) / scale[:, None]
     v = torch.where(root[:, None] > 0, v, 0.0).reshape(embeddings.shape)
+    return lam, v, dropped, len(directions)
+
+
+def _mass_rows(
+    start: torch.Tensor, end: torch.Tensor, candidates: torch.Tensor, mass_tol: float
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The output directions whose Jacobian rows :func:`span_lambda_max_by_mass` needs
+    ((2k + 2)×B×2L: k one-hot rows per softmax, zero past a text's own kept count, then p and q),
+    the probability of each kept row (B×2k), and each text's larger left-out mass (B,)."""
+    batch, width = start.shape
+    probs, order, keeps = [], [], []
+    for logits in (start, end):
+        masked = logits.detach().double().masked_fill(~candidates, float("-inf"))
+        p = torch.nan_to_num(torch.softmax(masked, dim=-1), nan=0.0)
+        sorted_p, index = p.sort(dim=-1, descending=True)
+        # Keep position j of a sorted row while the mass before it leaves more than mass_tol.
+        before = sorted_p.cumsum(-1) - sorted_p
+        probs.append(p)
+        order.append((sorted_p, index))
+        keeps.append(((1.0 - before > mass_tol) | (mass_tol <= 0)) & (sorted_p > 0))
+    k = max(1, max(int(keep.sum(-1).max()) for keep in keeps))
+    directions = start.new_zeros(2 * k + 2, batch, 2 * width, dtype=torch.float64)
+    weights = start.new_zeros(batch, 2 * k, dtype=torch.float64)
+    rows = torch.arange(batch, device=start.device)
+    for side, ((sorted_p, index), keep, p) in enumerate(zip(order, keeps, probs, strict=True)):
+        offset = side * width
+        for j in range(k):
+            kept = keep[:, j]
+            directions[side * k + j, rows, offset + index[:, j]] = kept.double()
+            weights[:, side * k + j] = torch.where(kept, sorted_p[:, j], 0.0)
+        directions[2 * k + side, :, offset : offset + width] = p
     dropped = torch.stack(
         [(sorted_p * ~keep).sum(-1) for (sorted_p, _), keep in zip(order, keeps, strict=True)]
     ).amax(0)
-    return lam, v, dropped, 2 * k + 2
+    return directions, weights, dropped
 
 
 def _batched_vjp(

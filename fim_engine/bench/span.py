@@ -12,12 +12,12 @@ from __future__ import annotations
 import os
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
 
-from fim_engine.span_model import SpanSystem
+from fim_engine.span_model import SpanBatch, SpanSystem
 from fim_engine.spans import DEFAULT_MASS_TOL, DEFAULT_TOL, span_lambda_max, span_lambda_max_by_mass
 
 # The reference the fast path is measured against: Lanczos run to a residual of 1e-10.
@@ -76,30 +76,9 @@ def bench_span_lambda(
     steps: list[int] = []
     rows: list[int] = []
 
-    def run(method: str, batch, tolerance: float):  # type: ignore[no-untyped-def]
-        with torch.enable_grad():
-            embeds = system.input_embeddings(batch).detach().requires_grad_(True)
-            start, end = system.logits_from_embeddings(embeds, batch)
-            if method == "mass":
-                lam, v, _, taken = span_lambda_max_by_mass(
-                    start,
-                    end,
-                    embeds,
-                    editable=batch.context,
-                    candidates=batch.context,
-                    mass_tol=mass_tol,
-                )
-                rows.append(taken)
-            else:
-                lam, v, taken = span_lambda_max(
-                    start,
-                    end,
-                    embeds,
-                    editable=batch.context,
-                    candidates=batch.context,
-                    tol=tolerance,
-                )
-                steps.append(taken)
+    def run(method: str, batch: SpanBatch, tolerance: float) -> tuple[torch.Tensor, torch.Tensor]:
+        lam, v, taken = _lambda(system, batch, method, tolerance, mass_tol)
+        (rows if method == "mass" else steps).append(taken)
         return lam, v
 
     def fast() -> None:
@@ -110,16 +89,7 @@ def bench_span_lambda(
         for batch in batches:
             run("lanczos", batch, tol)
 
-    rounds = [forward, fast, *([slow] if lanczos else [])]
-    timings: list[list[float]] = [[] for _ in rounds]
-    for job in rounds:  # warm-up
-        job()
-    for _ in range(repeats):
-        for times, job in zip(timings, rounds, strict=True):
-            began = time.perf_counter()
-            job()
-            times.append(time.perf_counter() - began)
-    medians = [statistics.median(times) for times in timings]
+    medians = _interleaved_medians([forward, fast, *([slow] if lanczos else [])], repeats)
     errors, same = _errors(system, batches, run)
     ordered = sorted(errors)
     return SpanBench(
@@ -140,7 +110,42 @@ def bench_span_lambda(
     )
 
 
-def _errors(system: SpanSystem, batches, run):  # type: ignore[no-untyped-def]
+def _lambda(
+    system: SpanSystem, batch: SpanBatch, method: str, tol: float, mass_tol: float
+) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """λmax, the top eigenvector and the rows (``"mass"``) or Lanczos steps it took."""
+    with torch.enable_grad():
+        embeds = system.input_embeddings(batch).detach().requires_grad_(True)
+        start, end = system.logits_from_embeddings(embeds, batch)
+        ctx = batch.context
+        if method == "lanczos":
+            return span_lambda_max(start, end, embeds, editable=ctx, candidates=ctx, tol=tol)
+        found = span_lambda_max_by_mass(
+            start, end, embeds, editable=ctx, candidates=ctx, mass_tol=mass_tol
+        )
+        assert found is not None  # no memory cap here
+        return found[0], found[1], found[3]
+
+
+def _interleaved_medians(rounds: list[Callable[[], None]], repeats: int) -> list[float]:
+    """Median seconds of each job over ``repeats`` rounds that run every job in turn, after
+    one warm-up run of each (so a change of load weighs on all of them alike)."""
+    timings: list[list[float]] = [[] for _ in rounds]
+    for job in rounds:
+        job()
+    for _ in range(repeats):
+        for times, job in zip(timings, rounds, strict=True):
+            began = time.perf_counter()
+            job()
+            times.append(time.perf_counter() - began)
+    return [statistics.median(times) for times in timings]
+
+
+def _errors(
+    system: SpanSystem,
+    batches: list[SpanBatch],
+    run: Callable[[str, SpanBatch, float], tuple[torch.Tensor, torch.Tensor]],
+) -> tuple[list[float], list[bool]]:
     """Per pair: the fast λmax's relative error against :data:`TIGHT_TOL` Lanczos, and whether
     the two hints rank the sentence's words the same."""
     from fim_engine.fisher import WordDirections
@@ -156,7 +161,7 @@ def _errors(system: SpanSystem, batches, run):  # type: ignore[no-untyped-def]
             directions = WordDirections.from_batch(lam, v, embeds, batch.word_index, num_words)
             rankings.append(
                 [
-                    (directions[row].lambda_max, _ranking(directions[row].norms))
+                    (directions[row].lambda_max, _ranking(directions[row].norms.tolist()))
                     for row in range(len(batch.words))
                 ]
             )
@@ -166,7 +171,7 @@ def _errors(system: SpanSystem, batches, run):  # type: ignore[no-untyped-def]
     return errors, same
 
 
-def _ranking(norms) -> list[int]:  # type: ignore[no-untyped-def]
+def _ranking(norms: Sequence[float]) -> list[int]:
     """Word indices by hint, largest first; hints within 1e-9 of each other are tied, in word
     order."""
     values = [float(x) for x in norms]
