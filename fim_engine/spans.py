@@ -52,6 +52,10 @@ DEFAULT_TOL = 1e-6
 DEFAULT_MASS_TOL = 1e-4
 # Memory the mass path may hold its Jacobian rows in before :func:`span_fisher` uses Lanczos.
 MASS_MAX_BYTES = 1 << 30
+# Jacobian rows past which :func:`span_fisher` uses Lanczos instead: on a model whose start and
+# end distributions are flat every candidate is kept, and a batched vector-Jacobian product
+# of 2n + 2 rows measured slower than Lanczos's ~17 steps (README, bench-span).
+MASS_MAX_ROWS = 16
 
 
 def span_lambda_max(
@@ -110,6 +114,7 @@ def span_lambda_max_by_mass(
     mass_tol: float = DEFAULT_MASS_TOL,
     rows_per_pass: int = 16,
     max_bytes: int | None = None,
+    max_rows: int | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int] | None:
     """λmax of G per text from the rows of J at the positions that carry the probability mass.
 
@@ -127,6 +132,7 @@ def span_lambda_max_by_mass(
         rows_per_pass: Jacobian rows per batched backward pass (bounds memory).
         max_bytes: give up (return None) when the kept rows would take more memory than this
             (they are all held at once, in float64, for their Gram matrix).
+        max_rows: give up (return None) when more Jacobian rows than this are needed.
 
     Returns:
         ``(lambda_max, v, dropped, rows)``: λmax (B,) and the unit top eigenvector of L
@@ -136,7 +142,8 @@ def span_lambda_max_by_mass(
     """
     directions, weights, dropped = _mass_rows(start_logits, end_logits, candidates, mass_tol)
     k = (len(directions) - 2) // 2
-    if max_bytes is not None and len(directions) * embeddings.numel() * 8 > max_bytes:
+    too_big = max_bytes is not None and len(directions) * embeddings.numel() * 8 > max_bytes
+    if too_big or (max_rows is not None and len(directions) > max_rows):
         return None
     logits = torch.cat([start_logits, end_logits], dim=1)
     keep_x = editable.unsqueeze(-1).to(embeddings.dtype)
@@ -357,13 +364,14 @@ def span_fisher(
     *,
     tol: float | None = None,
     mass_tol: float = DEFAULT_MASS_TOL,
+    max_rows: int | None = MASS_MAX_ROWS,
 ) -> list[SpanFisherResult]:
     """λmax, hints and leverage for each (question, sentence) pair, in input order.
 
     By default from the rows of J at the positions carrying all but ``mass_tol`` of each
     softmax (:func:`span_lambda_max_by_mass`; ``steps`` is then the number of Jacobian rows);
     by Lanczos to the residual ``tol`` when ``tol`` is given, or when those rows would take
-    more than :data:`MASS_MAX_BYTES`."""
+    more than :data:`MASS_MAX_BYTES` or number more than ``max_rows``."""
     results: list[SpanFisherResult] = []
     pad = system.pad_embedding().double().cpu().numpy()
     for first in range(0, len(questions), system.batch_size):
@@ -382,6 +390,7 @@ def span_fisher(
                     candidates=batch.context,
                     mass_tol=mass_tol,
                     max_bytes=MASS_MAX_BYTES,
+                    max_rows=max_rows,
                 )
             if fast is not None:
                 lam, v, _, steps = fast

@@ -92,7 +92,7 @@ def test_span_lambda_max_matches_the_dense_metric(
     result = span_fisher(tiny_qa, [question], [sentence], tol=1e-6)[0]
     assert result.lambda_max == pytest.approx(expected, rel=1e-6)
     # The mass path with nothing left out is the dense eigenproblem of G's Jacobian rows.
-    exact = span_fisher(tiny_qa, [question], [sentence], mass_tol=0.0)[0]
+    exact = span_fisher(tiny_qa, [question], [sentence], mass_tol=0.0, max_rows=None)[0]
     assert exact.lambda_max == pytest.approx(expected, rel=1e-9)
     dim = tiny_qa.module.config.hidden_size
     exact_hints = np.array([score for _, score in exact.hints])
@@ -176,7 +176,7 @@ def test_span_lambda_max_is_exact_on_minilm_with_a_fresh_qa_head(tmp_path: Path)
     g, _ = dense_span_metric(system, question, sentence)
     expected, _ = dense_top(g)
     result = span_fisher(system, [question], [sentence], tol=1e-6)[0]
-    fast = span_fisher(system, [question], [sentence])[0]
+    fast = span_fisher(system, [question], [sentence], max_rows=None)[0]
     assert expected > 0
     assert result.lambda_max == pytest.approx(expected, rel=1e-6)
     assert fast.lambda_max == pytest.approx(expected, rel=1e-3)
@@ -201,7 +201,7 @@ def fast_against_tight(system: SpanSystem, pairs: list[tuple[str, str]], mass_to
     """The mass path's λmax and hints next to Lanczos at 1e-11, per pair."""
     questions, sentences = zip(*pairs, strict=True)
     tight = span_fisher(system, list(questions), list(sentences), tol=1e-11)
-    fast = span_fisher(system, list(questions), list(sentences), mass_tol=mass_tol)
+    fast = span_fisher(system, list(questions), list(sentences), mass_tol=mass_tol, max_rows=None)
     return list(zip(fast, tight, strict=True))
 
 
@@ -240,6 +240,10 @@ def test_leaving_mass_out_gives_a_lower_bound_that_names_what_it_dropped(
             start, end, embeds, editable=batch.context, candidates=batch.context, max_bytes=1
         )
     assert none is None
+    too_many = span_lambda_max_by_mass(
+        start, end, embeds, editable=batch.context, candidates=batch.context, max_rows=3
+    )
+    assert too_many is None
     assert 0 < float(dropped[0]) <= 0.5
     assert rows < 2 * int(batch.context.sum()) + 2
     assert 0 < float(lam[0]) <= float(exact[0])
