@@ -52,10 +52,10 @@ DEFAULT_TOL = 1e-6
 DEFAULT_MASS_TOL = 1e-4
 # Memory the mass path may hold its Jacobian rows in before :func:`span_fisher` uses Lanczos.
 MASS_MAX_BYTES = 1 << 30
-# Jacobian rows past which :func:`span_fisher` uses Lanczos instead: on a model whose start and
-# end distributions are flat every candidate is kept, and a batched vector-Jacobian product
-# of 2n + 2 rows measured slower than Lanczos's ~17 steps (README, bench-span).
-MASS_MAX_ROWS = 16
+# Jacobian rows past which :func:`span_fisher` uses Lanczos instead. On CPU a row of the
+# batched vector-Jacobian product measured about 2.7 forward passes and a Lanczos step about
+# 2.4 (README, bench-span), and Lanczos takes 9-17 steps: the rows win only when fewer.
+MASS_MAX_ROWS = 8
 
 
 def span_lambda_max(
