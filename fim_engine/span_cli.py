@@ -78,7 +78,10 @@ def add_bench_span(commands: Any) -> None:
     bench.add_argument("--model", required=True, type=Path, help="a *ForQuestionAnswering dir")
     bench.add_argument("--data", required=True, type=Path, help="QA-SRL .qa or .tsv file")
     bench.add_argument("--pairs", type=int, default=64, help="the first N questions (default 64)")
-    bench.add_argument("--repeats", type=int, default=1, help="timed rounds of each")
+    bench.add_argument("--repeats", type=int, default=3, help="interleaved timed rounds of each")
+    bench.add_argument(
+        "--mass-tol", type=float, default=None, help="probability the fast path may leave out"
+    )
     bench.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     bench.add_argument("--batch-size", type=int, default=32)
     bench.add_argument("--max-length", type=int, default=128)
@@ -97,7 +100,11 @@ def bench_span(args: argparse.Namespace) -> int:
         args.model, device=args.device, batch_size=args.batch_size, max_length=args.max_length
     )
     result = bench_span_lambda(
-        system, [r.question for r in records], [r.text for r in records], repeats=args.repeats
+        system,
+        [r.question for r in records],
+        [r.text for r in records],
+        repeats=args.repeats,
+        **({} if args.mass_tol is None else {"mass_tol": args.mass_tol}),
     )
     figures = {**asdict(result), "device": str(system.device), "batch_size": system.batch_size}
     print(json.dumps(figures, indent=2))

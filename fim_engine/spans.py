@@ -47,6 +47,16 @@ from fim_engine.fisher import WordDirections
 # eigenvector to about 1e-6 / (relative gap); pass a smaller tol for exactness checks.
 DEFAULT_TOL = 1e-6
 
+# Probability of each of the start and end softmaxes that :func:`span_lambda_max_by_mass` may
+# leave out. Measured against the tight Lanczos value (``bench-span``, README): see there.
+DEFAULT_MASS_TOL = 1e-4
+# Memory the mass path may hold its Jacobian rows in before :func:`span_fisher` uses Lanczos.
+MASS_MAX_BYTES = 1 << 30
+# Jacobian rows past which :func:`span_fisher` uses Lanczos instead. On CPU a row of the
+# batched vector-Jacobian product measured about 2.7 forward passes and a Lanczos step about
+# 2.4 (README, bench-span), and Lanczos takes 9-17 steps: the rows win only when fewer.
+MASS_MAX_ROWS = 8
+
 
 def span_lambda_max(
     start_logits: torch.Tensor,
@@ -92,6 +102,117 @@ def span_lambda_max(
     scale = torch.where(root > 0, root, torch.ones_like(root))
     v = torch.where(root[:, None, None] > 0, direction / scale[:, None, None], 0.0)
     return lam.clamp(min=0), v, steps
+
+
+def span_lambda_max_by_mass(
+    start_logits: torch.Tensor,
+    end_logits: torch.Tensor,
+    embeddings: torch.Tensor,
+    *,
+    editable: torch.Tensor,
+    candidates: torch.Tensor,
+    mass_tol: float = DEFAULT_MASS_TOL,
+    rows_per_pass: int = 16,
+    max_bytes: int | None = None,
+    max_rows: int | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int] | None:
+    """λmax of G per text from the rows of J at the positions that carry the probability mass.
+
+    Each softmax metric is a covariance, G_p = Σ_i p_i (g_i − ḡ)(g_i − ḡ)ᵀ with g_i = ∇a_i and
+    ḡ = Σ_i p_i g_i = Jᵀp. Keeping the most probable positions of p (and of q) until what is
+    left weighs at most ``mass_tol`` drops only PSD terms, so the kept sum L ⪯ G and λmax(L) is
+    a lower bound of λmax(G); with ``mass_tol=0`` every candidate is kept and L = G. The
+    nonzero eigenvalues of L are those of the Gram matrix of its k vectors √p_i (g_i − ḡ),
+    which needs the k rows g_i and the two means, all from one batched vector-Jacobian
+    product, and a k×k eigenproblem: no Lanczos and no Jacobian-vector product.
+
+    Args:
+        start_logits, end_logits, embeddings, editable, candidates: as :func:`span_lambda_max`.
+        mass_tol: probability of each softmax that may be left out, per text.
+        rows_per_pass: Jacobian rows per batched backward pass (bounds memory).
+        max_bytes: give up (return None) when the kept rows would take more memory than this
+            (they are all held at once, in float64, for their Gram matrix).
+        max_rows: give up (return None) when more Jacobian rows than this are needed.
+
+    Returns:
+        ``(lambda_max, v, dropped, rows)``: λmax (B,) and the unit top eigenvector of L
+        (B×L×d), both float64 as in :func:`span_lambda_max`; ``dropped`` (B,) the larger of the
+        two left-out masses of each text; ``rows`` the number of Jacobian rows computed per text.
+        None when the rows would not fit in ``max_bytes``.
+    """
+    directions, weights, dropped = _mass_rows(start_logits, end_logits, candidates, mass_tol)
+    k = (len(directions) - 2) // 2
+    too_big = max_bytes is not None and len(directions) * embeddings.numel() * 8 > max_bytes
+    if too_big or (max_rows is not None and len(directions) > max_rows):
+        return None
+    logits = torch.cat([start_logits, end_logits], dim=1)
+    keep_x = editable.unsqueeze(-1).to(embeddings.dtype)
+    grads = []
+    for first in range(0, len(directions), rows_per_pass):
+        part = directions[first : first + rows_per_pass].to(logits.dtype)
+        grads.append(_batched_vjp(logits, embeddings, part) * keep_x)
+    g = torch.cat(grads).double().flatten(2).transpose(0, 1)  # B×(2k+2)×(L·d)
+    means = g[:, 2 * k :]  # Jᵀp, Jᵀq
+    centred = torch.cat(
+        [g[:, :k] - means[:, :1], g[:, k : 2 * k] - means[:, 1:]], dim=1
+    ) * weights.sqrt().unsqueeze(-1)
+    evals, evecs = torch.linalg.eigh(centred @ centred.mT)
+    lam = evals[:, -1].clamp(min=0)
+    root = lam.sqrt()
+    scale = torch.where(root > 0, root, torch.ones_like(root))
+    v = torch.einsum("bk,bkn->bn", evecs[:, :, -1], centred) / scale[:, None]
+    v = torch.where(root[:, None] > 0, v, 0.0).reshape(embeddings.shape)
+    return lam, v, dropped, len(directions)
+
+
+def _mass_rows(
+    start: torch.Tensor, end: torch.Tensor, candidates: torch.Tensor, mass_tol: float
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The output directions whose Jacobian rows :func:`span_lambda_max_by_mass` needs
+    ((2k + 2)×B×2L: k one-hot rows per softmax, zero past a text's own kept count, then p and q),
+    the probability of each kept row (B×2k), and each text's larger left-out mass (B,)."""
+    batch, width = start.shape
+    probs, order, keeps = [], [], []
+    for logits in (start, end):
+        masked = logits.detach().double().masked_fill(~candidates, float("-inf"))
+        p = torch.nan_to_num(torch.softmax(masked, dim=-1), nan=0.0)
+        sorted_p, index = p.sort(dim=-1, descending=True)
+        # Keep position j of a sorted row while the mass before it leaves more than mass_tol.
+        before = sorted_p.cumsum(-1) - sorted_p
+        probs.append(p)
+        order.append((sorted_p, index))
+        keeps.append(((1.0 - before > mass_tol) | (mass_tol <= 0)) & (sorted_p > 0))
+    k = max(1, max(int(keep.sum(-1).max()) for keep in keeps))
+    directions = start.new_zeros(2 * k + 2, batch, 2 * width, dtype=torch.float64)
+    weights = start.new_zeros(batch, 2 * k, dtype=torch.float64)
+    rows = torch.arange(batch, device=start.device)
+    for side, ((sorted_p, index), keep, p) in enumerate(zip(order, keeps, probs, strict=True)):
+        offset = side * width
+        for j in range(k):
+            kept = keep[:, j]
+            directions[side * k + j, rows, offset + index[:, j]] = kept.double()
+            weights[:, side * k + j] = torch.where(kept, sorted_p[:, j], 0.0)
+        directions[2 * k + side, :, offset : offset + width] = p
+    dropped = torch.stack(
+        [(sorted_p * ~keep).sum(-1) for (sorted_p, _), keep in zip(order, keeps, strict=True)]
+    ).amax(0)
+    return directions, weights, dropped
+
+
+def _batched_vjp(
+    logits: torch.Tensor, embeddings: torch.Tensor, rows: torch.Tensor
+) -> torch.Tensor:
+    """``Jᵀ w`` for each w of ``rows`` (R×B×2L) → R×B×L×d, in one batched backward pass when
+    vmap can batch the model's backward, one pass per row otherwise."""
+    try:
+        (grad,) = torch.autograd.grad(
+            logits, embeddings, rows, retain_graph=True, is_grads_batched=True
+        )
+        return grad
+    except RuntimeError:
+        return torch.stack(
+            [torch.autograd.grad(logits, embeddings, w, retain_graph=True)[0] for w in rows]
+        )
 
 
 def _s_half(start: torch.Tensor, end: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
@@ -203,7 +324,7 @@ class SpanFisherResult:
     hints: list[tuple[str, float]]
     leverage: list[tuple[str, float]]
     truncated: bool
-    steps: int
+    steps: int  # Lanczos steps, or Jacobian rows on the mass path
 
 
 class SpanEncoding(Protocol):
@@ -241,9 +362,16 @@ def span_fisher(
     questions: Sequence[str],
     sentences: Sequence[str],
     *,
-    tol: float = DEFAULT_TOL,
+    tol: float | None = None,
+    mass_tol: float = DEFAULT_MASS_TOL,
+    max_rows: int | None = MASS_MAX_ROWS,
 ) -> list[SpanFisherResult]:
-    """λmax, hints and leverage for each (question, sentence) pair, in input order."""
+    """λmax, hints and leverage for each (question, sentence) pair, in input order.
+
+    By default from the rows of J at the positions carrying all but ``mass_tol`` of each
+    softmax (:func:`span_lambda_max_by_mass`; ``steps`` is then the number of Jacobian rows);
+    by Lanczos to the residual ``tol`` when ``tol`` is given, or when those rows would take
+    more than :data:`MASS_MAX_BYTES` or number more than ``max_rows``."""
     results: list[SpanFisherResult] = []
     pad = system.pad_embedding().double().cpu().numpy()
     for first in range(0, len(questions), system.batch_size):
@@ -252,9 +380,29 @@ def span_fisher(
         with torch.inference_mode(False), torch.enable_grad():
             embeds = system.input_embeddings(batch).detach().requires_grad_(True)
             start, end = system.logits_from_embeddings(embeds, batch)
-            lam, v, steps = span_lambda_max(
-                start, end, embeds, editable=batch.context, candidates=batch.context, tol=tol
-            )
+            fast = None
+            if tol is None:
+                fast = span_lambda_max_by_mass(
+                    start,
+                    end,
+                    embeds,
+                    editable=batch.context,
+                    candidates=batch.context,
+                    mass_tol=mass_tol,
+                    max_bytes=MASS_MAX_BYTES,
+                    max_rows=max_rows,
+                )
+            if fast is not None:
+                lam, v, _, steps = fast
+            else:
+                lam, v, steps = span_lambda_max(
+                    start,
+                    end,
+                    embeds,
+                    editable=batch.context,
+                    candidates=batch.context,
+                    tol=DEFAULT_TOL if tol is None else tol,
+                )
         num_words = [len(words) for words in batch.words]
         directions = WordDirections.from_batch(lam, v, embeds.detach(), batch.word_index, num_words)
         for row, words in enumerate(batch.words):

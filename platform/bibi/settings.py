@@ -380,6 +380,9 @@ SYSTEM_VALIDATION_SOFT_TIME_LIMIT = env_int("SYSTEM_VALIDATION_SOFT_TIME_LIMIT",
 SYSTEM_VALIDATION_TIME_LIMIT = env_int("SYSTEM_VALIDATION_TIME_LIMIT", 35 * 60)
 # Validation runs a version gets before a model that keeps killing its worker is failed.
 SYSTEM_VALIDATION_MAX_ATTEMPTS = env_int("SYSTEM_VALIDATION_MAX_ATTEMPTS", 3)
+# On the embedded default (tasks in-process), validate in a thread of the web process after
+# the upload commits, instead of inside the upload request (which could block for minutes).
+SYSTEM_VALIDATION_IN_BACKGROUND = env_bool("SYSTEM_VALIDATION_IN_BACKGROUND", True)
 # A running validation writes a heartbeat four times in this many seconds; with none for
 # this long its worker is taken for gone and the version is queued again.
 SYSTEM_WORKER_LOST_AFTER = env_int("SYSTEM_WORKER_LOST_AFTER", 120)

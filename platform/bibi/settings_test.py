@@ -32,6 +32,11 @@ os.environ.setdefault("WORKER_ARCHIVE_THROTTLE", "100000/minute")
 from bibi.settings import *  # noqa: E402,F403
 from bibi.settings import BASE_DIR, DATABASES, env_path  # noqa: E402
 
+# The suite's fixtures build ready systems by uploading them and reading the outcome at once:
+# on the embedded backend they validate inside the upload, as with the setting off. The
+# background path is tested on its own (tests/bibi/systems/test_validation.py).
+SYSTEM_VALIDATION_IN_BACKGROUND = False
+
 VAR_DIR = env_path("VAR_DIR", BASE_DIR / "var" / "test")
 UPLOAD_ROOT = MEDIA_ROOT = VAR_DIR / "uploads"
 MODEL_STORE = VAR_DIR / "models"

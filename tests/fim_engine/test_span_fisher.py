@@ -12,7 +12,7 @@ import torch
 from torch.autograd.functional import jacobian
 
 from fim_engine.span_model import SpanSystem, load_span_system
-from fim_engine.spans import lanczos_top, span_fisher
+from fim_engine.spans import lanczos_top, span_fisher, span_lambda_max, span_lambda_max_by_mass
 
 PAIRS = [
     ("what is fun ?", "the film is fun and witty ."),
@@ -89,8 +89,14 @@ def test_span_lambda_max_matches_the_dense_metric(
     expected, top = dense_top(g)
     assert expected > 1e-6
     # At the default tolerance λmax is exact to 1e-6 (its error is quadratic in the residual).
-    result = span_fisher(tiny_qa, [question], [sentence])[0]
+    result = span_fisher(tiny_qa, [question], [sentence], tol=1e-6)[0]
     assert result.lambda_max == pytest.approx(expected, rel=1e-6)
+    # The mass path with nothing left out is the dense eigenproblem of G's Jacobian rows.
+    exact = span_fisher(tiny_qa, [question], [sentence], mass_tol=0.0, max_rows=None)[0]
+    assert exact.lambda_max == pytest.approx(expected, rel=1e-9)
+    dim = tiny_qa.module.config.hidden_size
+    exact_hints = np.array([score for _, score in exact.hints])
+    assert exact_hints == pytest.approx(word_norms(top, token_words, dim), abs=1e-6)
     # The eigenvector's error is linear in the residual: compare it at a tight tolerance.
     precise = span_fisher(tiny_qa, [question], [sentence], tol=1e-11)[0]
     dim = tiny_qa.module.config.hidden_size
@@ -169,9 +175,14 @@ def test_span_lambda_max_is_exact_on_minilm_with_a_fresh_qa_head(tmp_path: Path)
     question, sentence = "who beat someone ?", "UCD beat St Vincents in the final ."
     g, _ = dense_span_metric(system, question, sentence)
     expected, _ = dense_top(g)
-    result = span_fisher(system, [question], [sentence])[0]
+    result = span_fisher(system, [question], [sentence], tol=1e-6)[0]
+    fast = span_fisher(system, [question], [sentence], max_rows=None)[0]
     assert expected > 0
     assert result.lambda_max == pytest.approx(expected, rel=1e-6)
+    assert fast.lambda_max == pytest.approx(expected, rel=1e-3)
+    assert ranking(fast.hints) == ranking(
+        span_fisher(system, [question], [sentence], tol=1e-11)[0].hints
+    )
 
 
 def test_the_benchmark_times_lambda_max_against_forward_passes(tiny_qa: SpanSystem) -> None:
@@ -182,7 +193,61 @@ def test_the_benchmark_times_lambda_max_against_forward_passes(tiny_qa: SpanSyst
     assert bench.pairs == 3
     assert bench.forward_s > 0 and bench.lambda_s > 0
     assert bench.ratio == pytest.approx(bench.lambda_s / bench.forward_s)
-    assert bench.mean_steps >= 1
+    assert bench.mean_steps >= 1 and bench.mean_rows >= 4
+    assert bench.rel_error_max <= 1e-3 and bench.same_ranking == 1.0
+
+
+def fast_against_tight(system: SpanSystem, pairs: list[tuple[str, str]], mass_tol: float):
+    """The mass path's λmax and hints next to Lanczos at 1e-11, per pair."""
+    questions, sentences = zip(*pairs, strict=True)
+    tight = span_fisher(system, list(questions), list(sentences), tol=1e-11)
+    fast = span_fisher(system, list(questions), list(sentences), mass_tol=mass_tol, max_rows=None)
+    return list(zip(fast, tight, strict=True))
+
+
+def ranking(hints: list[tuple[str, float]]) -> list[int]:
+    return sorted(range(len(hints)), key=lambda i: -hints[i][1])
+
+
+@pytest.mark.parametrize("mass_tol", [0.0, 1e-4])
+def test_the_mass_path_agrees_with_tight_lanczos(tiny_qa: SpanSystem, mass_tol: float) -> None:
+    # The stated error of the fast path: λmax within 1e-3 (relative), hints ranking words the
+    # same; with nothing left out (mass_tol=0) it is exact.
+    for fast, tight in fast_against_tight(tiny_qa, PAIRS, mass_tol):
+        bound = 1e-9 if mass_tol == 0 else 1e-3
+        assert fast.lambda_max == pytest.approx(tight.lambda_max, rel=bound)
+        assert ranking(fast.hints) == ranking(tight.hints)
+        assert fast.lambda_max <= tight.lambda_max * (1 + 1e-9)  # a lower bound
+
+
+def test_leaving_mass_out_gives_a_lower_bound_that_names_what_it_dropped(
+    tiny_qa: SpanSystem,
+) -> None:
+    question, sentence = PAIRS[0]
+    batch = tiny_qa.encode([question], [sentence])
+    with torch.enable_grad():
+        embeds = tiny_qa.input_embeddings(batch).detach().requires_grad_(True)
+        start, end = tiny_qa.logits_from_embeddings(embeds, batch)
+        exact, _, _ = span_lambda_max(
+            start, end, embeds, editable=batch.context, candidates=batch.context, tol=1e-12
+        )
+        found = span_lambda_max_by_mass(
+            start, end, embeds, editable=batch.context, candidates=batch.context, mass_tol=0.5
+        )
+        assert found is not None
+        lam, v, dropped, rows = found
+        none = span_lambda_max_by_mass(
+            start, end, embeds, editable=batch.context, candidates=batch.context, max_bytes=1
+        )
+    assert none is None
+    too_many = span_lambda_max_by_mass(
+        start, end, embeds, editable=batch.context, candidates=batch.context, max_rows=3
+    )
+    assert too_many is None
+    assert 0 < float(dropped[0]) <= 0.5
+    assert rows < 2 * int(batch.context.sum()) + 2
+    assert 0 < float(lam[0]) <= float(exact[0])
+    assert float(v.norm()) == pytest.approx(1.0)
 
 
 def test_a_row_without_candidates_has_lambda_zero_and_leaves_the_others_exact() -> None:

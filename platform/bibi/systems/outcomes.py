@@ -13,6 +13,7 @@ Imported by ``tasks`` (the worker's main process) and ``validation``; it sends n
 
 from __future__ import annotations
 
+import logging
 import re
 import shutil
 import sys
@@ -26,6 +27,8 @@ from django.utils import timezone
 
 from bibi.evaluation import triggers as evaluation_triggers
 from bibi.systems.models import SystemVersion
+
+logger = logging.getLogger(__name__)
 
 Reason = SystemVersion.FailureReason
 Status = SystemVersion.Status
@@ -93,6 +96,23 @@ def _version_in_hand(version_id: int, worker: str) -> SystemVersion | None:
     if version is None or version.status != Status.RUNNING or version.worker != worker:
         return None
     return version
+
+
+def system_version_failed_in_process(*, version_id: int, cause: str) -> None:
+    """A validation running in the web process (the embedded default) raised past its own
+    handling: fail the version unless it already ended, so it never stays ``running``."""
+    with transaction.atomic():
+        version = SystemVersion.objects.select_for_update().filter(id=version_id).first()
+        if version is None or version.status in (Status.READY, Status.FAILED):
+            return
+        logger.error("validation of version %s stopped in-process: %s", version_id, cause)
+        version_finish(
+            version,
+            Status.FAILED,
+            Reason.WORKER_LOST,
+            "The platform failed while validating this version. This does not count against "
+            "your uploads: upload again.",
+        )
 
 
 def system_version_worker_died(*, version_id: int, worker: str, cause: str) -> None:

@@ -30,12 +30,11 @@ from django.db.models import Max
 from django.utils import timezone
 
 from bibi.evaluation import triggers as evaluation_triggers
-from bibi.queue import enqueue_on_commit
 from bibi.sharedtasks import services as sharedtask_services
 from bibi.sharedtasks.models import Phase, SharedTask, Team
 from bibi.systems import model_store, selectors
 from bibi.systems.models import System, SystemVersion
-from bibi.systems.tasks import system_validate_task
+from bibi.systems.tasks import validation_send_on_commit
 from bibi.texts import name_clash_text, name_lookalike, name_normalize, name_problems
 from bibi.uploads import upload_size_require
 
@@ -202,14 +201,14 @@ def system_version_upload(
                 label_mapping=mapping,
                 sent_at=timezone.now(),
             )
-            sending = enqueue_on_commit(system_validate_task, version.id)
+            sending = validation_send_on_commit(version.id)
     except BaseException:
         stored.unlink(missing_ok=True)
         raise
     if sending.sent is False:
         # Never sent: housekeeping sends it on its next tick, without waiting for a re-send.
         SystemVersion.objects.filter(id=version.id).update(sent_at=None)
-    # On the embedded default the validation ran in-process on commit: answer with its outcome.
+    # Where the validation ran in the request (eager, not in the background): its outcome.
     version.refresh_from_db()
     # Read by the API to say the upload waits for the queue.
     version.queue_unreachable = sending.sent is False

@@ -12,6 +12,7 @@ import contextlib
 import logging
 import os
 import signal
+import threading
 from collections.abc import Callable
 
 from billiard.einfo import ExceptionWithTraceback
@@ -21,8 +22,10 @@ from celery.signals import worker_init
 from celery.worker.request import Request
 from django import db
 from django.conf import settings
+from django.db import transaction
 
 from bibi.celery import GPU_QUEUE
+from bibi.queue import Sending, enqueue_on_commit
 from bibi.systems import outcomes
 
 logger = logging.getLogger(__name__)
@@ -113,3 +116,46 @@ def _load_model_code_before_forking(sender, **_) -> None:
         import transformers  # noqa: F401
 
         import bibi.systems.validation  # noqa: F401
+
+
+def validation_send_on_commit(version_id: int) -> Sending:
+    """Have ``version_id`` validated once the current transaction commits.
+
+    With a broker, the ``gpu.system_validate`` message goes to the workers. On the embedded
+    default (``CELERY_TASK_ALWAYS_EAGER``) the task would run inside the request that asked
+    for it, and a validation can take many minutes: with ``SYSTEM_VALIDATION_IN_BACKGROUND``
+    (the default there) it runs in a thread of the web process instead, after the commit, so
+    the request answers with the version ``queued`` and the page follows its state in the
+    database as it would follow a worker's.
+    """
+    if not (settings.CELERY_TASK_ALWAYS_EAGER and settings.SYSTEM_VALIDATION_IN_BACKGROUND):
+        return enqueue_on_commit(system_validate_task, version_id)
+    sending = Sending()
+
+    def start() -> None:
+        threading.Thread(
+            target=validate_in_background,
+            args=(version_id,),
+            name=f"bibi-validate-{version_id}",
+            daemon=True,
+        ).start()
+        sending.sent = True
+
+    transaction.on_commit(start)
+    return sending
+
+
+def validate_in_background(version_id: int) -> None:
+    """Run the validation task in-process (as the embedded default does), in this thread; a
+    failure the validation did not record itself (it raised) fails the version, so it never
+    stays ``queued`` or ``running`` with nobody left to finish it."""
+    try:
+        system_validate_task.apply(args=(version_id,), throw=True)
+    except BaseException as error:
+        logger.exception("validating system version %s in the background failed", version_id)
+        cause = error.__class__.__name__
+        _in_main_process(
+            lambda: outcomes.system_version_failed_in_process(version_id=version_id, cause=cause)
+        )
+    finally:
+        db.connections.close_all()

@@ -344,6 +344,84 @@ def test_on_the_embedded_default_an_upload_answers_with_the_version_as_validated
     assert (body["attempts"], body["dev_count"], body["note"]) == (1, len(BLIND_DEV), None)
 
 
+def poll_version(version_id: int, done: set[str], seconds: float = 120) -> SystemVersion:
+    """The version once its status is in ``done`` (polled; fails after ``seconds``)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while True:
+        version = SystemVersion.objects.get(id=version_id)
+        if version.status in done:
+            return version
+        assert time.monotonic() < deadline, f"version still {version.status}"
+        time.sleep(0.05)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_on_the_embedded_default_an_upload_answers_before_a_background_validation_ends(
+    hosted, settings, monkeypatch
+):
+    import threading
+
+    from django.test import Client
+
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("with a broker, a worker validates: the request never waits for it")
+    settings.SYSTEM_VALIDATION_IN_BACKGROUND = True
+    cast, system = hosted
+    release = threading.Event()
+    run = validation._run_validation
+
+    def held(version):
+        # Validation in the request would wait here until the timeout, then answer "ready".
+        release.wait(timeout=30)
+        return run(version)
+
+    monkeypatch.setattr(validation, "_run_validation", held)
+    response = cast.client("builder").post(
+        f"/api/v1/shared-tasks/sst/systems/{system.id}/versions/",
+        {"archive": archive_upload(TINY_MODELS / "tiny-cnn")},
+        format="multipart",
+    )
+    try:
+        assert response.status_code == 201, response.json()
+        body = response.json()
+        assert body["status"] in ("queued", "running"), body
+        assert not release.is_set()
+        poll_version(SystemVersion.objects.get().id, {"running"})
+        page = Client()
+        page.force_login(cast.builder)
+        html = page.get(f"/tasks/sst/systems/{system.id}/").content.decode()
+        assert "A version is being checked" in html and "data-poll-url" in html
+    finally:
+        release.set()
+    version = poll_version(SystemVersion.objects.get().id, {"ready", "failed"})
+    assert version.status == "ready", version.failure_detail
+    assert version.dev_count == len(BLIND_DEV)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_background_validation_that_crashes_fails_its_version(hosted, settings, monkeypatch):
+    if not settings.CELERY_TASK_ALWAYS_EAGER:
+        pytest.skip("a worker's crashes are test_worker_faults.py's")
+    settings.SYSTEM_VALIDATION_IN_BACKGROUND = True
+    cast, system = hosted
+
+    def crash(**_):
+        raise RuntimeError("the thread died")
+
+    monkeypatch.setattr(validation, "system_version_validate", crash)
+    response = cast.client("builder").post(
+        f"/api/v1/shared-tasks/sst/systems/{system.id}/versions/",
+        {"archive": archive_upload(TINY_MODELS / "tiny-cnn")},
+        format="multipart",
+    )
+    assert response.status_code == 201, response.content
+    version = poll_version(SystemVersion.objects.get().id, {"ready", "failed"})
+    assert (version.status, version.failure_reason) == ("failed", "worker_lost")
+    assert "upload again" in version.failure_detail
+
+
 @pytest.mark.django_db(transaction=True)
 def test_on_the_embedded_default_the_soft_time_limit_stops_a_slow_model(hosted, settings, tmp_path):
     if not settings.CELERY_TASK_ALWAYS_EAGER:
