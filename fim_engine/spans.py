@@ -383,15 +383,9 @@ def span_fisher(
             fast = None
             if tol is None:
                 fast = span_lambda_max_by_mass(
-                    start,
-                    end,
-                    embeds,
-                    editable=batch.context,
-                    candidates=batch.context,
-                    mass_tol=mass_tol,
-                    max_bytes=MASS_MAX_BYTES,
-                    max_rows=max_rows,
-                )
+                    start, end, embeds, editable=batch.context, candidates=batch.context,
+                    mass_tol=mass_tol, max_bytes=MASS_MAX_BYTES, max_rows=max_rows,
+                )  # fmt: skip
             if fast is not None:
                 lam, v, _, steps = fast
             else:
