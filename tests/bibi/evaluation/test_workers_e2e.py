@@ -56,6 +56,19 @@ def done_run(trigger: str | None = None, after: int = 0):
     return runs.order_by("id").last()
 
 
+def run_scoring(system_id: int):
+    """A condition: the latest finished run whose snapshot scored ``system_id``."""
+
+    def found() -> ScoringRun | None:
+        runs = ScoringRun.objects.filter(status="done").select_related("snapshot").order_by("-id")
+        return next(
+            (r for r in runs if any(e["system_id"] == system_id for e in r.snapshot.systems)),
+            None,
+        )
+
+    return found
+
+
 def test_hosted_and_self_reported_systems_are_scored_by_real_workers(stack_factory):
     stack = stack_factory()
     task = build_scored_task()
@@ -63,9 +76,11 @@ def test_hosted_and_self_reported_systems_are_scored_by_real_workers(stack_facto
     default = stack.start("default", "default", beat=True)
     workers = (gpu, default)
 
-    # The pair predictions ask for a run (a version brought cells after the break phase).
+    # The pair predictions ask for a run (a version brought cells after the break phase). Beat
+    # may have asked for one already (the break phase is closed): the run to check is the one
+    # that scored the self-reported system's pair predictions, whichever finished first.
     upload_self_reported_pairs(task)
-    run = wait_for(done_run, "the run", workers)
+    run = wait_for(run_scoring(task.by_hand.id), "the run scoring the pair predictions", workers)
 
     assert run.status == "done", run.failure_reason
     # Computed: the distinct (hosted version, text) not known from validation, once each.
