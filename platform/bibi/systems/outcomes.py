@@ -98,6 +98,13 @@ def _version_in_hand(version_id: int, worker: str) -> SystemVersion | None:
     return version
 
 
+# What a team reads when validation failed for the platform's own reasons, not its model's.
+PLATFORM_FAILED = (
+    "The platform failed while validating this version. This does not count against "
+    "your uploads: upload again."
+)
+
+
 def system_version_failed_in_process(*, version_id: int, cause: str) -> None:
     """A validation running in the web process (the embedded default) raised past its own
     handling: fail the version unless it already ended, so it never stays ``running``."""
@@ -110,8 +117,7 @@ def system_version_failed_in_process(*, version_id: int, cause: str) -> None:
             version,
             Status.FAILED,
             Reason.WORKER_LOST,
-            "The platform failed while validating this version. This does not count against "
-            "your uploads: upload again.",
+            PLATFORM_FAILED,
         )
 
 

@@ -35,7 +35,11 @@ from bibi.systems.hosted_runs import HostedRun
 from bibi.systems.label_outputs import label_version_run
 from bibi.systems.model_store import archive_fetch, archive_limits, store_evict, store_lock
 from bibi.systems.models import Prediction, System, SystemVersion
-from bibi.systems.outcomes import version_fail_if_lost_too_often, version_finish
+from bibi.systems.outcomes import (
+    PLATFORM_FAILED,
+    version_fail_if_lost_too_often,
+    version_finish,
+)
 from bibi.systems.runner import heartbeat, soft_time_limit_in_process
 from bibi.systems.span_outputs import span_version_run
 from bibi.tasktypes import LABEL, SPAN, Parts
@@ -204,7 +208,6 @@ def system_version_validate(
             version,
             Status.FAILED,
             Reason.WORKER_LOST,
-            "The platform failed while validating this version. This does not count against "
-            "your uploads: upload again.",
+            PLATFORM_FAILED,
         )
     return version
