@@ -130,3 +130,13 @@ def dev_scores_after_answer_rule(*, shared_task: SharedTask) -> int:
     Called inside the settings change's transaction.
     """
     return dev_scores_stale_update(shared_task=shared_task)
+
+
+def on_answer_rule_changed(*, shared_task: SharedTask, **_: object) -> None:
+    """Receiver of ``sharedtasks.signals.answer_rule_changed``."""
+    dev_scores_after_answer_rule(shared_task=shared_task)
+
+
+def on_results_phase_warning(*, shared_task: SharedTask, doing: str, **_: object) -> str | None:
+    """Receiver of ``sharedtasks.signals.results_phase_warning``."""
+    return validation_end_warning(shared_task=shared_task, doing=doing)

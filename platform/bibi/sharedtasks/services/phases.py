@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from bibi.sharedtasks import signals
 from bibi.sharedtasks.models import (
     Phase,
     SharedTask,
@@ -259,10 +260,8 @@ def phase_close_now(
     phase_require_movable(phase=phase, starts_at=phase.starts_at, ends_at=now, now=now)
     warning = None
     if following is not None and following.kind == Phase.Kind.RESULTS:
-        # Imported here: evaluation imports these services (the one door upwards).
-        from bibi.evaluation import triggers as evaluation_triggers
-
-        warning = evaluation_triggers.validation_end_warning(
+        # Evaluation answers (sharedtasks.signals): it imports these services, not they it.
+        warning = signals.first_warning(
             shared_task=shared_task, doing=f"closing the {phase.kind} phase now"
         )
         if warning is not None and not confirm:

@@ -8,7 +8,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from bibi.evaluation import triggers as evaluation_triggers
+from bibi.sharedtasks import signals
 from bibi.sharedtasks.models import (
     Membership,
     Organizer,
@@ -120,9 +120,10 @@ def shared_task_update(
     *, shared_task: SharedTask, actor: AbstractBaseUser, via: str | None = None, **changes: Any
 ) -> SharedTask:
     """Change the fields of the stored ``shared_task`` (``shared_task_changes_check``);
-    audited with each field's old and new value (and ``via``, e.g. "admin", if given). A new
-    answer rule (``ANSWER_RULE_FIELDS``) computes every version's dev figures again from its
-    stored cells (``evaluation.triggers.dev_scores_after_answer_rule``)."""
+        audited with each field's old and new value (and ``via``, e.g. "admin", if given). A new
+        answer rule (``ANSWER_RULE_FIELDS``) computes every version's dev figures again from its
+        stored cells (``signals.answer_rule_changed``: evaluation's
+    ``triggers.dev_scores_after_answer_rule``)."""
     organizer_require(user=actor, shared_task=shared_task, doing="that")
     shared_task_changes_check(shared_task=shared_task, changes=changes)
     before = {field: getattr(shared_task, field) for field in changes}
@@ -135,7 +136,7 @@ def shared_task_update(
     }
     if set(changed) & set(ANSWER_RULE_FIELDS):
         # Dev figures are stored with the rule they were computed under: compute them again.
-        evaluation_triggers.dev_scores_after_answer_rule(shared_task=shared_task)
+        signals.answer_rule_changed.send(sender=SharedTask, shared_task=shared_task)
     if changed:
         audit_record(
             shared_task=shared_task,
