@@ -14,8 +14,8 @@ class EvaluationConfig(AppConfig):
         from bibi.sharedtasks import signals
 
         signals.answer_rule_changed.connect(
-            triggers.on_answer_rule_changed, dispatch_uid="evaluation-answer-rule"
+            triggers.dev_scores_after_answer_rule, dispatch_uid="evaluation-answer-rule"
         )
         signals.results_phase_warning.connect(
-            triggers.on_results_phase_warning, dispatch_uid="evaluation-results-warning"
+            triggers.validation_end_warning, dispatch_uid="evaluation-results-warning"
         )

@@ -27,11 +27,12 @@ from bibi.systems.models import System, SystemVersion
 Trigger = ScoringRun.Trigger
 
 
-def validation_end_warning(*, shared_task: SharedTask, doing: str) -> str | None:
+def validation_end_warning(*, shared_task: SharedTask, doing: str, **_: object) -> str | None:
     """What starting the results phase now would do, None when nothing: it ends label
     validation for good, and the pairs still waiting for votes are then scored with the
     labels their teams claimed (the task's ``validation_pending`` 'claimed') or left out
-    ('left_out'). ``doing``: what the organizer is about to do, for the message.
+    ('left_out'). ``doing``: what the organizer is about to do, for the message. Also the
+    receiver of ``sharedtasks.signals.results_phase_warning`` (``**_``: the signal's arguments).
 
     ``sharedtasks.services.phase_close_now`` refuses, without ``confirm``, with this
     message; the phases page asks for that confirmation.
@@ -121,22 +122,13 @@ def dataset_cells_request(*, dataset: Dataset, examples: Sequence[Example]) -> i
     return sum(chunk.size for chunk in chunks)
 
 
-def dev_scores_after_answer_rule(*, shared_task: SharedTask) -> int:
+def dev_scores_after_answer_rule(*, shared_task: SharedTask, **_: object) -> int:
     """The task's answer rule (``answer_mode``, ``answer_f1_threshold``) changed: every version's
     dev figures again, from its stored blind-dev cells (no model runs), so that dev weights and
     the pages never mix figures of two rules (``chunks.dev_scores_stale_update``). Returns how
     many versions were scored again.
 
-    Called inside the settings change's transaction.
+    Called inside the settings change's transaction, as the receiver of
+    ``sharedtasks.signals.answer_rule_changed`` (``**_``: the signal's own arguments).
     """
     return dev_scores_stale_update(shared_task=shared_task)
-
-
-def on_answer_rule_changed(*, shared_task: SharedTask, **_: object) -> None:
-    """Receiver of ``sharedtasks.signals.answer_rule_changed``."""
-    dev_scores_after_answer_rule(shared_task=shared_task)
-
-
-def on_results_phase_warning(*, shared_task: SharedTask, doing: str, **_: object) -> str | None:
-    """Receiver of ``sharedtasks.signals.results_phase_warning``."""
-    return validation_end_warning(shared_task=shared_task, doing=doing)
