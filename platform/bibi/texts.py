@@ -335,7 +335,7 @@ def name_problems(name: str) -> str | None:
     problems = blank_problems(name)
     if not shows_nothing(name):
         problems += text_problems(name)
-    return f"The name {'; it '.join(problems)}." if problems else None
+    return _problems_sentence("The name", problems)
 
 
 def blank_name_problem(name: str, *, what: str = "The name") -> str | None:
@@ -346,7 +346,11 @@ def blank_name_problem(name: str, *, what: str = "The name") -> str | None:
     >>> blank_name_problem("\u2800", what="The user name")
     'The user name shows nothing: it is made of characters that render blank (U+2800 BRAILLE PATTERN BLANK).'
     """
-    problems = blank_problems(name)
+    return _problems_sentence(what, blank_problems(name))
+
+
+def _problems_sentence(what: str, problems: list[str]) -> str | None:
+    """``what`` ("The name") followed by its ``problems`` as one sentence; None for none."""
     return f"{what} {'; it '.join(problems)}." if problems else None
 
 
