@@ -37,6 +37,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from bibi.evaluation import triggers as evaluation_triggers
+from bibi.labelmaps import LabelLookup
 from bibi.pairs.models import Contest, LabelValidation, Pair
 from bibi.pairs.services.contests import REASON_MAX_CHARS
 from bibi.pairs.validation.selectors import queue, states
@@ -142,13 +143,13 @@ def _vote_clean(
     if unclear and label:
         raise ValidationError({"label": "An unclear variant gets no label: leave it empty."})
     if not unclear:
-        # Labels ignore case here as everywhere else: "Positive" is the task's "positive".
-        known = {each.casefold(): each for each in shared_task.labels}
-        if label.casefold() not in known:
+        # Labels ignore case here as everywhere (bibi.labelmaps): "Positive" is "positive".
+        known = LabelLookup.build(None, labels=shared_task.labels).resolve(label)
+        if known is None:
             raise ValidationError(
                 {"label": f"Give one of {', '.join(shared_task.labels)}, or mark it unclear."}
             )
-        label = known[label.casefold()]
+        label = known
     if len(note) > REASON_MAX_CHARS:
         raise ValidationError({"note": f"At most {REASON_MAX_CHARS} characters, please."})
     if "\x00" in note:
